@@ -1,0 +1,38 @@
+# claw: two commands do everything. `make demo` builds claw and shows it
+# deciding actions on the embedded defaults; `make test` runs the full suite.
+GO      ?= go
+BIN     := bin/claw
+GOFLAGS ?=
+export CGO_ENABLED := 1
+
+.PHONY: all build deps demo test test-short vet fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(GO) build -trimpath -o $(BIN) ./cmd/claw
+
+demo: build
+	@scripts/demo.sh $(BIN)
+
+vet: deps
+	$(GO) vet ./...
+
+# The full suite. Sandbox tests must run (not skip) when CLAW_REQUIRE_SANDBOX is set.
+test: deps vet
+	$(GO) test -count=1 -timeout 9m ./...
+
+# Long fuzzing runs; not part of CI.
+FUZZTIME ?= 30s
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZTIME)
+
+# Benchmarks against their anchors (opa eval, bwrap); numbers go in bench/README.md.
+bench: build
+	@bench/run.sh
+
+clean:
+	rm -rf bin

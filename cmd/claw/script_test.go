@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "update testscript files and golden files")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"claw": func() { os.Exit(run(os.Args[1:])) },
+	})
+}
+
+// TestScript runs the end-to-end scripts in testdata/script against the real
+// claw binary (this test binary re-executed as "claw").
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("CLAW_HOME", filepath.Join(e.WorkDir, ".claw"))
+			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			if v := os.Getenv("CLAW_REQUIRE_SANDBOX"); v != "" {
+				e.Setenv("CLAW_REQUIRE_SANDBOX", v)
+			}
+			return os.MkdirAll(filepath.Join(e.WorkDir, "home"), 0o755)
+		},
+		Condition: scriptCondition,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
+	})
+}
+
+// scriptCondition answers [root] and [sandbox] (Landlock and seccomp usable;
+// with CLAW_REQUIRE_SANDBOX set it is always true so scripts fail rather
+// than skip).
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "root":
+		return os.Geteuid() == 0, nil
+	case "sandbox":
+		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
+			return true, nil
+		}
+		return sandboxUsable(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// cmdStatus runs a program and asserts its exact exit status:
+//
+//	status 3 claw gate test shell 'rm -rf /'
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! status")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: status CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad code %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
