@@ -1,0 +1,152 @@
+package deptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/clawsec/claw"
+
+// rule says what a package (and its subpackages) may depend on.
+type rule struct {
+	// mayUse lists the claw packages (prefixes, relative to the module)
+	// the package may depend on, directly or not. nil means any.
+	mayUse []string
+	// never lists packages (full import paths or claw-relative prefixes)
+	// that must not be anywhere in its dependencies, with why.
+	never map[string]string
+}
+
+var rules = map[string]rule{
+	"policies": {mayUse: []string{}},
+	"gate":     {mayUse: []string{"policies", "gate"}, never: map[string]string{"os/exec": "the gate is a pure function", "net/http": "the gate never reaches the network"}},
+	"executor": {mayUse: []string{"executor"}, never: map[string]string{}},
+	"receipts": {mayUse: []string{"receipts"}},
+	"audit":    {mayUse: []string{"audit", "receipts", "gate", "policies"}},
+	"agent": {mayUse: []string{"agent"}, never: map[string]string{
+		"os/exec": "tools act only through the broker (agent.Invoker)",
+	}},
+	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent"}},
+	"internal/config": {mayUse: []string{"internal/config"}},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", module+"/...")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, errb.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) (string, bool) {
+	if path == module {
+		return "", true
+	}
+	if strings.HasPrefix(path, module+"/") {
+		return strings.TrimPrefix(path, module+"/"), true
+	}
+	return "", false
+}
+
+func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+
+// violations returns every broken rule among pkgs, and how many packages
+// a rule applied to.
+func violations(pkgs []pkg) (bad []string, checked int) {
+	for _, p := range pkgs {
+		me, _ := rel(p.ImportPath)
+		for owner, r := range rules {
+			if !under(me, owner) {
+				continue
+			}
+			checked++
+			for _, d := range p.Deps {
+				if dr, ok := rel(d); ok && r.mayUse != nil {
+					allowed := false
+					for _, m := range r.mayUse {
+						if under(dr, m) {
+							allowed = true
+						}
+					}
+					if !allowed {
+						bad = append(bad, me+" depends on "+dr+"; "+owner+" may only use "+strings.Join(r.mayUse, ", "))
+					}
+				}
+				if why, no := r.never[d]; no {
+					bad = append(bad, me+" depends on "+d+": "+why)
+				}
+			}
+		}
+		// Production code never imports the testing packages.
+		for _, imp := range p.Imports {
+			if imp == "testing" || strings.HasSuffix(imp, "/testscript") {
+				bad = append(bad, me+" imports "+imp+" in non-test code")
+			}
+		}
+	}
+	return bad, checked
+}
+
+// TestDependencyRules checks every package of the module against the rules.
+func TestDependencyRules(t *testing.T) {
+	pkgs := listPackages(t)
+	bad, checked := violations(pkgs)
+	if checked == 0 {
+		t.Fatal("no package matched a rule")
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// TestViolationsAreFound proves the checker is not vacuous.
+func TestViolationsAreFound(t *testing.T) {
+	tests := []struct {
+		name string
+		pkg  pkg
+		want string
+	}{
+		{name: "agent runs a process", pkg: pkg{ImportPath: module + "/agent/tool", Deps: []string{"os/exec"}}, want: "os/exec"},
+		{name: "agent imports executor", pkg: pkg{ImportPath: module + "/agent", Deps: []string{module + "/executor"}}, want: "executor"},
+		{name: "gate imports receipts", pkg: pkg{ImportPath: module + "/gate", Deps: []string{module + "/receipts"}}, want: "receipts"},
+		{name: "receipts imports gate", pkg: pkg{ImportPath: module + "/receipts", Deps: []string{module + "/gate"}}, want: "gate"},
+		{name: "policies imports claw", pkg: pkg{ImportPath: module + "/policies", Deps: []string{module + "/gate/shell"}}, want: "gate/shell"},
+		{name: "testing in production", pkg: pkg{ImportPath: module + "/executor", Imports: []string{"testing"}}, want: "testing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad, _ := violations([]pkg{tt.pkg})
+			if len(bad) == 0 || !strings.Contains(strings.Join(bad, "\n"), tt.want) {
+				t.Fatalf("violations = %q, want one naming %q", bad, tt.want)
+			}
+		})
+	}
+	ok, _ := violations([]pkg{{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}}})
+	if len(ok) != 0 {
+		t.Fatalf("allowed dependency reported: %q", ok)
+	}
+}
