@@ -1,0 +1,154 @@
+package executor
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// cgroups bound what rlimits cannot: the number of processes for root
+// (RLIMIT_NPROC never applies to uid 0) and the memory of the whole tree.
+// claw uses cgroup v2 when the hierarchy is delegated to it, else the v1
+// pids and memory controllers when it may write them (root), else nothing
+// (and says so in claw doctor).
+
+type cgroupKind struct {
+	version string   // "v2", "v1"
+	bases   []string // parent directories to create job groups in
+}
+
+var cgroupSeq atomic.Uint64
+
+// detectCgroup finds where claw may create job cgroups.
+func detectCgroup() cgroupKind {
+	own := map[string]string{} // controller (or "" for v2) -> path
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return cgroupKind{}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			own[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			own[c] = parts[2]
+		}
+	}
+	// v2: a unified hierarchy with pids and memory delegated to our group
+	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		p, ok := own[""]
+		if !ok {
+			break
+		}
+		dir := filepath.Join(root, p)
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		if err != nil {
+			continue
+		}
+		ctl := " " + strings.TrimSpace(string(b)) + " "
+		if strings.Contains(ctl, " pids ") && strings.Contains(ctl, " memory ") && writable(dir) {
+			return cgroupKind{version: "v2", bases: []string{dir}}
+		}
+	}
+	// v1: pids (and memory if present) controllers we may write
+	var bases []string
+	for _, c := range []string{"pids", "memory"} {
+		p, ok := own[c]
+		if !ok {
+			continue
+		}
+		dir := filepath.Join("/sys/fs/cgroup", c, p)
+		if writable(dir) {
+			bases = append(bases, dir)
+		}
+	}
+	if len(bases) > 0 && strings.HasSuffix(bases[0], filepath.Join("pids", own["pids"])) {
+		return cgroupKind{version: "v1", bases: bases}
+	}
+	return cgroupKind{}
+}
+
+func writable(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	t, err := os.MkdirTemp(dir, ".claw-probe-")
+	if err != nil {
+		return false
+	}
+	os.Remove(t)
+	return true
+}
+
+// jobCgroup is one action's cgroup (one directory per v1 controller).
+type jobCgroup struct {
+	dirs []string
+}
+
+func newJobCgroup(k cgroupKind, l Limits) (*jobCgroup, error) {
+	if k.version == "" {
+		return nil, nil
+	}
+	name := fmt.Sprintf("claw-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	j := &jobCgroup{}
+	for _, base := range k.bases {
+		d := filepath.Join(base, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			j.remove()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		j.dirs = append(j.dirs, d)
+		var writes [][2]string
+		switch {
+		case k.version == "v2":
+			writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}, {"memory.max", strconv.FormatUint(l.MemoryBytes, 10)}, {"memory.swap.max", "0"}}
+		case strings.Contains(base, "/pids"):
+			writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}}
+		case strings.Contains(base, "/memory"):
+			writes = [][2]string{{"memory.limit_in_bytes", strconv.FormatUint(l.MemoryBytes, 10)}}
+		}
+		for _, w := range writes {
+			err := os.WriteFile(filepath.Join(d, w[0]), []byte(w[1]), 0)
+			if err != nil && w[0] != "memory.swap.max" {
+				j.remove()
+				return nil, fmt.Errorf("cgroup %s: %w", w[0], err)
+			}
+		}
+	}
+	return j, nil
+}
+
+// add moves a process into the job's cgroups.
+func (j *jobCgroup) add(pid int) error {
+	if j == nil {
+		return nil
+	}
+	for _, d := range j.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// remove deletes the job's cgroups (they must be empty).
+func (j *jobCgroup) remove() {
+	if j == nil {
+		return
+	}
+	for _, d := range j.dirs {
+		os.Remove(d)
+	}
+}

@@ -1,0 +1,303 @@
+package child
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit codes of the child when it could not run the command.
+const (
+	CodeSetup    = 126
+	CodeNotFound = 127
+)
+
+// Main is the sandboxed child's entry point (argv[1] == EntrySandbox). It
+// never returns on success: the command replaces it. On any failure it
+// reports on the status fd and returns 126 (or 127 when the command does
+// not exist); the command has not run.
+func Main(args []string) int {
+	runtime.LockOSThread() // every restriction below is per thread; exec from this one
+	status := os.NewFile(StatusFD, "status")
+	cf := os.NewFile(ConfigFD, "config")
+	if status == nil || cf == nil {
+		fmt.Fprintln(os.Stderr, "claw: sandbox: not started by the executor")
+		return CodeSetup
+	}
+	c, err := DecodeConfig(cf)
+	cf.Close()
+	if err != nil {
+		return report(status, Status{Stage: "config", Code: CodeSetup, Err: err.Error()})
+	}
+	st, err := setup(c)
+	if err != nil {
+		var se *stepError
+		if errors.As(err, &se) {
+			return report(status, Status{Stage: se.stage, Code: se.code, Err: se.err.Error()})
+		}
+		return report(status, Status{Stage: "setup", Code: CodeSetup, Err: err.Error()})
+	}
+	if c.Mode == ModeProbe {
+		st.Stage = "probe"
+		writeStatus(status, st)
+		return 0
+	}
+	st.Stage = "ready"
+	writeStatus(status, st)
+	// close_range marked every fd >= 3 close-on-exec, the status fd included:
+	// a successful exec closes it with nothing more written.
+	err = syscall.Exec(c.Argv[0], c.Argv, c.Env)
+	code := CodeSetup
+	if errors.Is(err, syscall.ENOENT) {
+		code = CodeNotFound
+	}
+	return report(status, Status{Stage: "exec", Code: code, Err: fmt.Sprintf("%s: %v", c.Argv[0], err)})
+}
+
+type stepError struct {
+	stage string
+	code  int
+	err   error
+}
+
+func (e *stepError) Error() string { return e.stage + ": " + e.err.Error() }
+
+func fail(stage string, err error) error { return &stepError{stage, CodeSetup, err} }
+
+func report(f *os.File, s Status) int {
+	writeStatus(f, s)
+	fmt.Fprintf(os.Stderr, "claw: sandbox: %s: %s\n", s.Stage, s.Err)
+	return s.Code
+}
+
+func writeStatus(f *os.File, s Status) {
+	b, _ := json.Marshal(s)
+	f.Write(append(b, '\n'))
+}
+
+// setup confines the current thread in the order the design needs: rlimits,
+// mounts (while capabilities remain), command lookup, cwd, credentials,
+// no_new_privs, Landlock, seccomp, fd hygiene.
+func setup(c *Config) (Status, error) {
+	st := Status{UID: -1}
+	for _, l := range c.Limits {
+		lim := syscall.Rlimit{Cur: l.Max, Max: l.Max}
+		if err := syscall.Setrlimit(l.Resource, &lim); err != nil {
+			return st, fail("rlimit", fmt.Errorf("resource %d: %w", l.Resource, err))
+		}
+	}
+	if c.MountNS {
+		if err := remount(c); err != nil {
+			return st, fail("mount", err)
+		}
+		st.Mount = true
+		if c.MountProc {
+			if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+				return st, fail("mount /proc", err)
+			}
+			st.Proc = true
+		}
+	}
+	if c.Mode == ModeExec {
+		path, err := resolve(c)
+		if err != nil {
+			return st, err
+		}
+		if c.Self {
+			c.RO = append(c.RO, path) // the tool binary must be executable in the domain
+		}
+		c.Argv = append([]string{path}, c.Argv[1:]...)
+		// Landlock checks the path the command is run by: keep argv[0] as
+		// given for the program's sake, exec the resolved path.
+		if c.Dir != "" {
+			if err := unix.Chdir(c.Dir); err != nil {
+				return st, fail("cwd", err)
+			}
+		}
+	}
+	if err := credentials(c, &st); err != nil {
+		return st, fail("credentials", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return st, fail("no_new_privs", err)
+	}
+	abi, _ := LandlockABI()
+	switch {
+	case abi >= c.MinABI && abi > 0:
+		if err := landlockRestrict(c, abi); err != nil {
+			return st, fail("landlock", err)
+		}
+		st.ABI = abi
+	case c.Degraded && abi > 0:
+		if err := landlockRestrict(c, abi); err != nil {
+			return st, fail("landlock", err)
+		}
+		st.ABI = abi
+	case c.Degraded:
+	default:
+		return st, fail("landlock", fmt.Errorf("landlock ABI %d is below the required %d", abi, c.MinABI))
+	}
+	if len(c.BPF) > 0 {
+		if err := loadSeccomp(c.BPF); err != nil {
+			return st, fail("seccomp", err)
+		}
+	} else if !c.Degraded {
+		return st, fail("seccomp", errors.New("no seccomp program"))
+	}
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return st, fail("close_range", err)
+	}
+	return st, nil
+}
+
+// resolve finds the program the way execvp would, with the sandbox's PATH,
+// before Landlock hides anything.
+func resolve(c *Config) (string, error) {
+	if c.Self {
+		p, err := os.Readlink("/proc/self/exe")
+		if err != nil {
+			return "", fail("exec", err)
+		}
+		return p, nil
+	}
+	name := c.Argv[0]
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) && c.Dir != "" {
+			p = filepath.Join(c.Dir, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", &stepError{"exec", CodeNotFound, fmt.Errorf("%s: command not found", name)}
+		}
+		return p, nil
+	}
+	pathEnv := "/usr/local/bin:/usr/bin:/bin"
+	for _, e := range c.Env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // relative PATH entries are never searched in the sandbox
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &stepError{"exec", CodeNotFound, fmt.Errorf("%s: command not found", name)}
+}
+
+// remount makes the whole mount tree read-only and nosuid, except the
+// read-write grants, which are bind-mounted onto themselves and made
+// writable again. This covers what Landlock does not (chmod, chown, utimes,
+// xattrs outside the workspace, notably for root).
+func remount(c *Config) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	var binds []string
+	for _, p := range c.RW {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %q: %w", p, err)
+		}
+		binds = append(binds, p)
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("read-only /: %w", err)
+	}
+	rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	for _, p := range binds {
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &rw); err != nil {
+			return fmt.Errorf("writable %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// credentials switches to the configured uid/gid and drops every
+// capability: the bounding and ambient sets are emptied and securebits
+// locked so that executing anything, even as uid 0, grants nothing.
+func credentials(c *Config, st *Status) error {
+	if c.GID >= 0 {
+		if err := unix.Setgroups([]int{c.GID}); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := unix.Setresgid(c.GID, c.GID, c.GID); err != nil {
+			return fmt.Errorf("setgid: %w", err)
+		}
+	}
+	// keep capabilities across setuid long enough to drop them explicitly
+	_ = unix.Prctl(unix.PR_SET_KEEPCAPS, 1, 0, 0, 0)
+	if c.UID >= 0 {
+		if err := unix.Setresuid(c.UID, c.UID, c.UID); err != nil {
+			return fmt.Errorf("setuid: %w", err)
+		}
+	}
+	// a credential change clears the parent-death signal; set it again
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	const secbits = 0x2f // NOROOT|NOROOT_LOCKED|NO_SETUID_FIXUP|NO_SETUID_FIXUP_LOCKED|KEEP_CAPS_LOCKED
+	hasSetpcap := haveCap(unix.CAP_SETPCAP)
+	if hasSetpcap {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbits, 0, 0, 0); err != nil {
+			return fmt.Errorf("securebits: %w", err)
+		}
+		for i := 0; i <= lastCap(); i++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(i), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("drop bounding capability %d: %w", i, err)
+			}
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	st.Caps = true
+	st.UID = unix.Getuid()
+	return nil
+}
+
+func haveCap(cap int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[cap/32].Effective&(1<<(uint(cap)%32)) != 0
+}
+
+func lastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err == nil {
+		var n int
+		if _, err := fmt.Sscanf(string(b), "%d", &n); err == nil && n > 0 && n < 128 {
+			return n
+		}
+	}
+	return 63
+}
+
+// loadSeccomp installs a precompiled classic BPF program on this thread.
+func loadSeccomp(prog []byte) error {
+	fprog := unix.SockFprog{Len: uint16(len(prog) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&prog[0]))}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return fmt.Errorf("seccomp(SET_MODE_FILTER): %w", e)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}

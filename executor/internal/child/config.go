@@ -1,0 +1,138 @@
+// Package child is the code that runs inside the sandboxed child process:
+// it confines the process it runs in (namespaces' mounts, rlimits,
+// credentials, Landlock, seccomp) and then executes the command, and it
+// holds the in-sandbox tool implementations. It does not use cgo, so the
+// small helper binary that embeds it can be built static.
+package child
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Entry points. The parent starts the child as
+//
+//	argv0 EntrySandbox            (config on fd 3, status on fd 4)
+//
+// and a tool runs as the sandboxed program
+//
+//	argv0 EntryTool NAME          (arguments as JSON on stdin)
+const (
+	EntrySandbox = "__sandbox"
+	EntryTool    = "__sandbox-tool"
+)
+
+// File descriptors the parent hands the child.
+const (
+	ConfigFD = 3 // the Config, JSON, then EOF
+	StatusFD = 4 // status lines written by the child, closed on exec
+)
+
+// MaxConfigBytes bounds the config the child reads.
+const MaxConfigBytes = 4 << 20
+
+// Modes of the child.
+const (
+	ModeExec  = "exec"  // confine, then exec Argv
+	ModeProbe = "probe" // run the namespace and mount steps, report, exit 0
+)
+
+// Config is what the parent tells the child to do. It is built by the
+// executor from a Spec; the child trusts it (it comes from the parent over
+// a private pipe) but still decodes it strictly.
+type Config struct {
+	Mode string   `json:"mode"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+
+	// Self is set when Argv[0] is the child's own executable (tools): the
+	// child resolves it to /proc/self/exe's target before confining.
+	Self bool `json:"self,omitempty"`
+
+	RO  []string `json:"ro,omitempty"`  // read and execute
+	RW  []string `json:"rw,omitempty"`  // read, write, create, remove; no devices
+	Dev []string `json:"dev,omitempty"` // device files: read and write only
+
+	Net      bool     `json:"net,omitempty"`       // network granted (TCP ports below)
+	TCPPorts []uint16 `json:"tcp_ports,omitempty"` // connect allowed
+	UDPPorts []uint16 `json:"udp_ports,omitempty"` // connect/send allowed (Landlock ABI 10+)
+
+	MinABI   int  `json:"min_abi"`
+	Degraded bool `json:"degraded,omitempty"`
+
+	MountNS   bool `json:"mount_ns,omitempty"`   // in a private mount namespace: remount read-only
+	MountProc bool `json:"mount_proc,omitempty"` // in a PID namespace: mount a fresh /proc
+
+	UID    int      `json:"uid"` // -1: keep
+	GID    int      `json:"gid"`
+	Limits []Rlimit `json:"rlimits,omitempty"`
+
+	BPF []byte `json:"bpf,omitempty"` // seccomp program (struct sock_filter array)
+}
+
+// Rlimit is one resource limit; soft and hard are set to Max.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Max      uint64 `json:"max"`
+}
+
+// Status is one line the child writes on the status fd.
+type Status struct {
+	Stage string `json:"stage"`           // "ready" before exec, or the failing step
+	Code  int    `json:"code,omitempty"`  // 126 setup failed, 127 not found
+	Err   string `json:"err,omitempty"`   // what failed
+	ABI   int    `json:"abi,omitempty"`   // Landlock ABI enforced (0: none)
+	Proc  bool   `json:"proc,omitempty"`  // fresh /proc mounted
+	Mount bool   `json:"mount,omitempty"` // read-only remount done
+	Caps  bool   `json:"caps,omitempty"`  // capabilities dropped
+	UID   int    `json:"uid"`             // uid the command runs as
+}
+
+// DecodeConfig reads one Config from r, bounded and strict.
+func DecodeConfig(r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read sandbox config: %w", err)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, errors.New("sandbox config too large")
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig decodes and validates a Config.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytesReader(data))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("malformed sandbox config: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("malformed sandbox config: trailing data")
+	}
+	switch c.Mode {
+	case ModeExec:
+		if len(c.Argv) == 0 || c.Argv[0] == "" {
+			return nil, errors.New("sandbox config: empty argv")
+		}
+	case ModeProbe:
+	default:
+		return nil, fmt.Errorf("sandbox config: unknown mode %q", c.Mode)
+	}
+	if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
+		return nil, errors.New("sandbox config: malformed seccomp program")
+	}
+	for _, p := range append(append(append([]string{}, c.RO...), c.RW...), c.Dev...) {
+		if len(p) == 0 || p[0] != '/' {
+			return nil, fmt.Errorf("sandbox config: path %q is not absolute", p)
+		}
+	}
+	if c.Dir != "" && c.Dir[0] != '/' {
+		return nil, fmt.Errorf("sandbox config: cwd %q is not absolute", c.Dir)
+	}
+	return &c, nil
+}

@@ -1,0 +1,579 @@
+package executor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/clawsec/claw/executor/internal/child"
+	"golang.org/x/sys/unix"
+)
+
+// nsMode is how the child is cloned.
+type nsMode struct {
+	user, pid, mount, net bool
+	proc                  bool // a fresh /proc can be mounted
+}
+
+func (m nsMode) names(net bool) []string {
+	var n []string
+	if m.user {
+		n = append(n, "user")
+	}
+	if m.pid {
+		n = append(n, "pid")
+	}
+	if m.mount {
+		n = append(n, "mount")
+	}
+	if m.net && !net {
+		n = append(n, "net")
+	}
+	return n
+}
+
+func (m nsMode) sysProcAttr(netOn bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if m.user {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		uid, gid := os.Getuid(), os.Getgid()
+		if uid == 0 {
+			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+			a.GidMappingsEnableSetgroups = true
+		} else {
+			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			// keep the capabilities the helper needs to mount and then drop
+			// everything, without pretending to be root inside
+			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		}
+	}
+	if m.pid {
+		a.Cloneflags |= syscall.CLONE_NEWPID
+	}
+	if m.mount {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+	}
+	if m.net && !netOn {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	return a
+}
+
+var (
+	checkOnce sync.Once
+	checked   Support
+)
+
+// Check probes the kernel once (it starts one sandboxed child) and reports
+// what is supported and what will be enforced. It is cached.
+func Check() Support {
+	checkOnce.Do(func() { checked = probe() })
+	return checked
+}
+
+func probe() Support {
+	var s Support
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		s.Kernel = unix.ByteSliceToString(uts.Release[:])
+	}
+	s.LandlockABI, s.LandlockErrata = child.LandlockABI()
+	s.Root = os.Geteuid() == 0
+	l, err := findHelper()
+	if err != nil {
+		s.Missing = append(s.Missing, "sandbox helper: "+err.Error())
+		s.Err = err.Error()
+		return s
+	}
+	s.Helper, s.HelperIsSelf = l.path, l.self
+	_, perr := seccompProgram(false)
+	_, nerr := seccompProgram(true)
+	if perr != nil || nerr != nil {
+		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", errors.Join(perr, nerr)))
+	}
+	if ck := detectCgroup(); ck.version != "" {
+		s.Cgroup = ck.version
+		cgroupDetected = ck
+	}
+	candidates := []nsMode{
+		{user: true, pid: true, mount: true, net: true, proc: true},
+		{user: true, pid: true, mount: true, net: true},
+	}
+	if s.Root {
+		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
+	}
+	candidates = append(candidates, nsMode{})
+	for _, m := range candidates {
+		st, err := probeOne(l, m, perr == nil)
+		if err != nil {
+			continue
+		}
+		s.ns = m
+		s.UserNS, s.PIDNS, s.MountNS, s.NetNS, s.FreshProc = m.user, m.pid, m.mount, m.net, m.proc
+		s.Seccomp = perr == nil && nerr == nil && st.seccomp
+		break
+	}
+	s.describe()
+	if err := s.Require(0); err != nil {
+		s.Err = err.Error()
+	}
+	return s
+}
+
+var cgroupDetected cgroupKind
+
+type probeResult struct{ seccomp bool }
+
+func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
+	cfg := &child.Config{Mode: child.ModeProbe, MinABI: 0, Degraded: true, UID: -1, GID: -1,
+		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount}
+	if withBPF {
+		cfg.BPF, _ = seccompProgram(false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, st, err := launch(ctx, l, m, cfg, nil, 4096, nil, false)
+	if err != nil {
+		return probeResult{}, err
+	}
+	if res.ExitCode != 0 || st == nil || st.Stage != "probe" {
+		return probeResult{}, fmt.Errorf("probe failed: %s", res.Stderr)
+	}
+	return probeResult{seccomp: withBPF}, nil
+}
+
+func (s *Support) describe() {
+	if s.LandlockABI > 0 {
+		e := fmt.Sprintf("Landlock ABI %d: filesystem (read-only system dirs, read-write grants only, no device nodes)", s.LandlockABI)
+		if s.LandlockABI >= 4 {
+			e += ", TCP bind/connect by port"
+		}
+		if s.LandlockABI >= 6 {
+			e += ", abstract unix socket and signal scoping"
+		}
+		if s.LandlockABI >= 9 {
+			e += ", pathname unix sockets"
+		}
+		if s.LandlockABI >= 10 {
+			e += ", UDP by port"
+		}
+		s.Enforced = append(s.Enforced, e)
+		if s.LandlockABI < 9 {
+			s.Missing = append(s.Missing, "Landlock ABI < 9: pathname unix sockets are not covered by Landlock (seccomp refuses socket(AF_UNIX) instead)")
+		}
+		if s.LandlockABI < 10 {
+			s.Missing = append(s.Missing, "Landlock ABI < 10: UDP is not covered by Landlock (seccomp refuses sockets when network is off; a net namespace hides the host)")
+		}
+	} else {
+		s.Missing = append(s.Missing, "Landlock: not enabled (add landlock to the lsm= boot parameter)")
+	}
+	if s.Seccomp {
+		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no sockets without a network grant; foreign architectures killed")
+	}
+	s.Enforced = append(s.Enforced, "no_new_privs; every capability dropped (bounding, ambient, securebits locked)")
+	if s.UserNS || s.PIDNS || s.MountNS {
+		s.Enforced = append(s.Enforced, "namespaces: "+strings.Join(s.ns.names(false), ", "))
+	} else {
+		s.Missing = append(s.Missing, "namespaces: none usable; a timeout kills only the process group and /proc is not granted")
+	}
+	if s.MountNS {
+		s.Enforced = append(s.Enforced, "whole filesystem remounted read-only and nosuid except the write grants (stops chmod/chown/utimes outside them)")
+	}
+	if s.FreshProc {
+		s.Enforced = append(s.Enforced, "fresh /proc showing only the sandbox's processes")
+	} else {
+		s.Missing = append(s.Missing, "fresh /proc: not mountable; /proc is not granted at all")
+	}
+	s.Enforced = append(s.Enforced, "rlimits: CPU, file size, open files, core 0, data size, processes (RLIMIT_NPROC does not apply to uid 0)")
+	switch s.Cgroup {
+	case "v2":
+		s.Enforced = append(s.Enforced, "cgroup v2: pids.max and memory.max per action")
+	case "v1":
+		s.Enforced = append(s.Enforced, "cgroup v1: pids.max (and memory limit) per action")
+	default:
+		s.Missing = append(s.Missing, "cgroups: no delegated cgroup; process count relies on RLIMIT_NPROC (not enforced for root) and the wall timeout")
+	}
+	s.Enforced = append(s.Enforced, "environment from an allowlist only; inherited file descriptors closed")
+	if s.Root {
+		s.Enforced = append(s.Enforced, "as root: uid 0 kept unless run_as is set, with no capabilities; outside the write grants the filesystem is read-only")
+	}
+}
+
+// Run runs one action in a sandbox made for it and waits for it. An error
+// wrapping ErrUnavailable or ErrInvalidSpec means nothing ran. A
+// *SetupError (exit 126) means the child failed to confine itself and the
+// command did not run; ErrNotFound (exit 127) that the command does not
+// exist. Otherwise the error is nil and the Result carries the command's
+// exit status (non-zero included).
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if err := s.Validate(); err != nil {
+		return Result{}, err
+	}
+	sup := Check()
+	min := s.MinLandlockABI
+	if min <= 0 {
+		min = DefaultMinLandlockABI
+	}
+	var warnings []string
+	if err := sup.Require(min); err != nil {
+		if !s.Degraded || sup.Helper == "" {
+			return Result{}, err
+		}
+		warnings = append(warnings, "DEGRADED: "+err.Error())
+	}
+	l, err := findHelper()
+	if err != nil {
+		return Result{}, err
+	}
+	s = withDefaults(s)
+
+	home, err := os.MkdirTemp("", "claw-sandbox-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox home: %w", err)
+	}
+	defer os.RemoveAll(home)
+
+	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount}
+	if s.RunAs != "" {
+		uid, gid, err := lookupUser(s.RunAs)
+		if err != nil {
+			return Result{}, err
+		}
+		if os.Geteuid() != 0 && uid != os.Geteuid() {
+			return Result{}, fmt.Errorf("%w: run_as needs root", ErrInvalidSpec)
+		}
+		cfg.UID, cfg.GID = uid, gid
+		if err := os.Chown(home, uid, gid); err != nil {
+			return Result{}, fmt.Errorf("sandbox home: %w", err)
+		}
+	}
+	cfg.Env = buildEnv(&s, home)
+	cfg.Dir = s.Cwd
+	if cfg.Dir == "" {
+		cfg.Dir = home
+		if len(s.Write) > 0 {
+			cfg.Dir = s.Write[0]
+		}
+	}
+	var stdin []byte
+	switch s.Tool {
+	case "", ToolShell:
+		cfg.Argv = s.Argv
+		stdin = s.Stdin
+	default:
+		cfg.Argv = []string{l.argv0, child.EntryTool, s.Tool}
+		cfg.Self = true
+		stdin = s.Args
+	}
+	cfg.RO = append(systemReadPaths(), s.Read...)
+	if cfg.MountProc {
+		cfg.RO = append(cfg.RO, "/proc")
+	}
+	cfg.RW = append([]string{home}, s.Write...)
+	cfg.Dev = devicePaths
+	if s.Net.On() {
+		cfg.Net = true
+		cfg.TCPPorts = s.Net.Ports
+		cfg.UDPPorts = []uint16{53}
+	}
+	cfg.Limits = rlimits(s.Limits)
+	if sup.Seccomp {
+		if cfg.BPF, err = seccompProgram(cfg.Net); err != nil {
+			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+
+	var cg *jobCgroup
+	if cgroupDetected.version != "" {
+		if cg, err = newJobCgroup(cgroupDetected, s.Limits); err != nil {
+			warnings = append(warnings, err.Error())
+			cg = nil
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	maxOut := s.MaxOutput
+	if s.Tool != "" && s.Tool != ToolShell {
+		maxOut = maxToolOutput
+	}
+	res, st, err := launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, cfg.Net)
+	if cg != nil {
+		go func() { // the namespace's processes are dying; retry briefly
+			for i := 0; i < 50; i++ {
+				cg.remove()
+				if _, err := os.Stat(cg.dirs[0]); err != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		res.Sandbox.Cgroup = cgroupDetected.version
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Sandbox.Namespaces = sup.ns.names(cfg.Net)
+	res.Sandbox.Degraded = s.Degraded && len(warnings) > 0
+	res.Sandbox.Warnings = append(warnings, res.Sandbox.Warnings...)
+	if st != nil && st.Stage == "ready" {
+		res.Sandbox.LandlockABI = st.ABI
+		res.Sandbox.Seccomp = len(cfg.BPF) > 0
+		res.Sandbox.NoNewPrivs = true
+		res.Sandbox.CapsDropped = st.Caps
+		res.Sandbox.ReadOnlyFS = st.Mount
+		res.Sandbox.FreshProc = st.Proc
+		res.Sandbox.UID = st.UID
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		res.TimedOut = true
+	}
+	if st != nil && st.Code != 0 {
+		res.ExitCode = st.Code
+		res.SetupError = st.Stage + ": " + st.Err
+		if st.Code == child.CodeNotFound {
+			return res, fmt.Errorf("%w: %s", ErrNotFound, st.Err)
+		}
+		return res, &SetupError{Stage: st.Stage, Msg: st.Err}
+	}
+	if cfg.Self && !res.TimedOut {
+		res.Tool = parseTool(res.Stdout)
+	}
+	return res, nil
+}
+
+// ErrNotFound is returned (wrapped) when the command does not exist; the
+// Result's exit code is 127.
+var ErrNotFound = errors.New("command not found")
+
+// SetupError is returned when the sandboxed child could not confine itself;
+// the command did not run and the Result's exit code is 126.
+type SetupError struct {
+	Stage string // the failing step: rlimit, mount, landlock, seccomp, exec…
+	Msg   string
+}
+
+func (e *SetupError) Error() string {
+	return "sandbox setup failed at " + e.Stage + ": " + e.Msg
+}
+
+func parseTool(out []byte) *ToolResult {
+	var o child.ToolOutput
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return &ToolResult{Error: "malformed tool output: " + err.Error()}
+	}
+	return &ToolResult{Payload: o.Payload, Error: o.Error}
+}
+
+// launch starts the child with the config, feeds it, waits, and collects.
+func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin []byte, maxOut int64, cg *jobCgroup, netOn bool) (Result, *child.Status, error) {
+	var res Result
+	cfgData, err := json.Marshal(cfg)
+	if err != nil {
+		return res, nil, err
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return res, nil, err
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		return res, nil, err
+	}
+	defer stR.Close()
+	defer stW.Close()
+
+	stdout, stderr := newCapture(maxOut), newCapture(maxOut)
+	cmd := &exec.Cmd{
+		Path:        l.path,
+		Args:        []string{l.argv0, child.EntrySandbox},
+		Env:         []string{},
+		Dir:         "/",
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{cfgR, stW},
+		SysProcAttr: m.sysProcAttr(netOn),
+		WaitDelay:   500 * time.Millisecond,
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	// Pdeathsig follows the thread that forked: keep it for the whole run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, nil, fmt.Errorf("%w: cannot start the sandbox: %v", ErrUnavailable, err)
+	}
+	cfgR.Close()
+	stW.Close()
+	pid := cmd.Process.Pid
+	kill := func() {
+		syscall.Kill(pid, syscall.SIGKILL)  // PID 1 of the namespace: takes everyone
+		syscall.Kill(-pid, syscall.SIGKILL) // the session's group, without a PID namespace
+	}
+	if err := cg.add(pid); err != nil {
+		kill()
+		cmd.Wait()
+		return res, nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
+	}
+	go func() {
+		cfgW.Write(cfgData) // the child waits for this before doing anything
+		cfgW.Close()
+	}()
+	statusCh := make(chan *child.Status, 1)
+	go func() {
+		var last *child.Status
+		sc := bufio.NewScanner(io.LimitReader(stR, 64<<10))
+		for sc.Scan() {
+			var s child.Status
+			if json.Unmarshal(sc.Bytes(), &s) == nil {
+				last = &s
+			}
+		}
+		statusCh <- last
+	}()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			kill()
+		case <-done:
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	kill() // nothing of the tree may outlive the action
+	res.Duration = time.Since(start)
+	st := <-statusCh
+	if werr != nil {
+		var ee *exec.ExitError
+		if !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
+			return res, st, fmt.Errorf("waiting for the sandbox: %w", werr)
+		}
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Signaled():
+			res.Signal = unix.SignalName(ws.Signal())
+			res.ExitCode = 128 + int(ws.Signal())
+		default:
+			res.ExitCode = ws.ExitStatus()
+		}
+	}
+	res.Stdout, res.StdoutTruncated = stdout.bytes()
+	res.Stderr, res.StderrTruncated = stderr.bytes()
+	res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
+	so, se := stdout.sum(), stderr.sum()
+	res.StdoutSHA256, res.StderrSHA256 = hex.EncodeToString(so), hex.EncodeToString(se)
+	both := sha256.Sum256(append(append([]byte{}, so...), se...))
+	res.OutputSHA256 = hex.EncodeToString(both[:])
+	return res, st, nil
+}
+
+func withDefaults(s Spec) Spec {
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxOutput == 0 {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	l := &s.Limits
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = DefaultCPU
+	}
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = DefaultFileSize
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = DefaultMemory
+	}
+	if l.Processes == 0 {
+		l.Processes = DefaultProcesses
+	}
+	clean := func(ps []string) []string {
+		out := make([]string, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	s.Read, s.Write = clean(s.Read), clean(s.Write)
+	if s.Cwd != "" {
+		s.Cwd = filepath.Clean(s.Cwd)
+	}
+	return s
+}
+
+func rlimits(l Limits) []child.Rlimit {
+	return []child.Rlimit{
+		{Resource: unix.RLIMIT_CPU, Max: l.CPUSeconds},
+		{Resource: unix.RLIMIT_FSIZE, Max: l.FileSizeBytes},
+		{Resource: unix.RLIMIT_NOFILE, Max: l.OpenFiles},
+		{Resource: unix.RLIMIT_CORE, Max: 0},
+		{Resource: unix.RLIMIT_DATA, Max: l.MemoryBytes},
+		{Resource: unix.RLIMIT_NPROC, Max: l.Processes},
+	}
+}
+
+func lookupUser(name string) (uid, gid int, err error) {
+	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
+		if u, err := user.LookupId(name); err == nil {
+			g, _ := strconv.Atoi(u.Gid)
+			return n, g, nil
+		}
+		return n, n, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: run_as: %v", ErrInvalidSpec, err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, nil
+}
+
+// devicePaths are the device files every sandbox may read and write.
+var devicePaths = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// systemReadPaths are readable (and executable) in every sandbox: the
+// system's programs and libraries and a minimal /etc.
+func systemReadPaths() []string {
+	ps := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+	for _, e := range []string{
+		"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+		"hosts", "resolv.conf", "host.conf", "gai.conf", "localtime", "timezone", "services",
+		"protocols", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "alternatives",
+		"mime.types", "os-release", "debian_version", "bash.bashrc", "inputrc", "terminfo",
+		"magic", "locale.alias", "locale.conf", "environment.d",
+	} {
+		ps = append(ps, "/etc/"+e)
+	}
+	return ps
+}

@@ -1,0 +1,196 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	seccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp policy is default-allow with a deny list (Landlock and the
+// mount namespace do the filesystem; seccomp removes kernel attack surface
+// and the ways around them). It is compiled once per network mode with
+// libseccomp in the parent and handed to the child as a BPF program, so the
+// child never links libseccomp and never compiles anything.
+
+var denyEPERM = []string{
+	// namespaces and mounts
+	"unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot",
+	"open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	// system administration
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	"reboot", "swapon", "swapoff", "acct", "syslog", "quotactl", "quotactl_fd",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm",
+	"uselib", "_sysctl", "lookup_dcookie", "vhangup", "open_by_handle_at",
+	"name_to_handle_at", "nfsservctl", "sysfs", "ustat",
+	// other processes
+	"ptrace", "process_vm_readv", "process_vm_writev", "perf_event_open", "kcmp",
+	"pidfd_getfd", "process_madvise",
+	// attack surface
+	"add_key", "request_key", "keyctl", "bpf", "userfaultfd",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"mbind", "set_mempolicy", "set_mempolicy_home_node", "migrate_pages", "move_pages",
+	"fanotify_init", "lsm_set_self_attr",
+}
+
+// ENOSYS makes libc fall back to calls the filter can inspect.
+var denyENOSYS = []string{"clone3"}
+
+const (
+	cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+	addrNoRandomize = 0x0040000
+	ipprotoMPTCP    = 262
+	afMax           = 64 // above every family the kernel knows
+)
+
+type bpfKey struct{ net bool }
+
+var (
+	bpfMu    sync.Mutex
+	bpfCache = map[bpfKey][]byte{}
+)
+
+// seccompProgram returns the compiled filter for the network mode.
+func seccompProgram(net bool) ([]byte, error) {
+	bpfMu.Lock()
+	defer bpfMu.Unlock()
+	if p, ok := bpfCache[bpfKey{net}]; ok {
+		return p, nil
+	}
+	p, err := buildSeccomp(net)
+	if err != nil {
+		return nil, err
+	}
+	bpfCache[bpfKey{net}] = p
+	return p, nil
+}
+
+func buildSeccomp(net bool) ([]byte, error) {
+	f, err := seccomp.NewFilter(seccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp bad-arch action: %w", err)
+	}
+	if err := f.SetNoNewPrivsBit(false); err != nil { // the child sets it itself
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	eperm := seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	add := func(name string, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error {
+		sc, err := seccomp.GetSyscallFromName(name)
+		if err != nil {
+			return nil // not a syscall of this architecture
+		}
+		if len(conds) == 0 {
+			err = f.AddRule(sc, act)
+		} else {
+			err = f.AddRuleConditional(sc, act, conds)
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp rule %s: %w", name, err)
+		}
+		return nil
+	}
+	masked := func(arg uint, mask, value uint64) seccomp.ScmpCondition {
+		// operand order: mask first, then the value (see the package notes)
+		c, err := seccomp.MakeCondition(arg, seccomp.CompareMaskedEqual, mask, value)
+		if err != nil {
+			panic(err)
+		}
+		return c
+	}
+	for _, n := range denyEPERM {
+		if err := add(n, eperm); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range denyENOSYS {
+		if err := add(n, seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+			return nil, err
+		}
+	}
+	// clone with any namespace flag
+	for bit := uint64(1); bit != 0 && bit <= 1<<31; bit <<= 1 {
+		if bit&cloneNewFlags == 0 {
+			continue
+		}
+		if err := add("clone", eperm, masked(0, bit, bit)); err != nil {
+			return nil, err
+		}
+	}
+	// legacy TTY input injection, 32-bit compare (CVE-2019-10063)
+	for _, cmd := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
+		if err := add("ioctl", eperm, masked(1, 0xffffffff, cmd)); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("personality", eperm, masked(0, addrNoRandomize, addrNoRandomize)); err != nil {
+		return nil, err
+	}
+	eafno := seccomp.ActErrno.SetReturnCode(int16(unix.EAFNOSUPPORT))
+	if !net {
+		// no sockets at all: not even AF_UNIX, so host sockets (docker,
+		// ssh-agent) stay out of reach; anonymous stream socketpairs stay.
+		if err := add("socket", eafno); err != nil {
+			return nil, err
+		}
+		ne, _ := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
+		if err := add("socketpair", eafno, ne); err != nil {
+			return nil, err
+		}
+	} else {
+		// network granted: AF_INET and AF_INET6 only, no raw sockets, no
+		// MPTCP (which Landlock's TCP rules do not cover).
+		for fam := uint64(0); fam < afMax; fam++ {
+			if fam == unix.AF_INET || fam == unix.AF_INET6 {
+				continue
+			}
+			if err := add("socket", eafno, masked(0, 0xffffffff, fam)); err != nil {
+				return nil, err
+			}
+		}
+		if err := add("socket", eperm, masked(1, 0xf, unix.SOCK_RAW)); err != nil {
+			return nil, err
+		}
+		if err := add("socket", eperm, masked(2, 0xffffffff, ipprotoMPTCP)); err != nil {
+			return nil, err
+		}
+		ne, _ := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
+		if err := add("socketpair", eafno, ne); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := exportBPF(f)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp export: %w", err)
+	}
+	if len(prog) == 0 || len(prog)%8 != 0 {
+		return nil, errors.New("seccomp export: malformed program")
+	}
+	return prog, nil
+}
+
+// exportBPF writes the program to a memfd (libseccomp before 2.6 has no
+// in-memory export) and reads it back.
+func exportBPF(f *seccomp.ScmpFilter) ([]byte, error) {
+	fd, err := unix.MemfdCreate("claw-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	mf := os.NewFile(uintptr(fd), "claw-seccomp")
+	defer mf.Close()
+	if err := f.ExportBPF(mf); err != nil {
+		return nil, err
+	}
+	if _, err := mf.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(mf, 1<<20))
+}
