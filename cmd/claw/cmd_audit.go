@@ -1,0 +1,298 @@
+package main
+
+import (
+	"crypto"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/receipts"
+	"github.com/spf13/cobra"
+)
+
+func init() { registerCommand("audit", newAuditCommand) }
+
+func newAuditCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "Verify, summarise and export the receipt log",
+		Long: `Verify, summarise and export the signed, hash-chained receipt log
+(HOME/receipts, or the directory given as an argument).
+
+EXIT STATUS
+  0 verified or ok, 1 error, 2 usage, 4 verification failed (tamper-evident).`,
+	}
+	c.AddCommand(newAuditVerifyCommand(g, "verify"), newAuditReportCommand(g), newAuditExportCommand(g), newAuditCheckpointCommand(g))
+	return c
+}
+
+// logDirArg is DIR if given, else HOME/receipts.
+func logDirArg(g *globals, args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	return receiptDir(g)
+}
+
+// parseWhen reads a time as RFC 3339, a date (YYYY-MM-DD, UTC), or a
+// duration back from now ("24h", "7d").
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == d {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageErrorf("bad time %q (want RFC 3339, YYYY-MM-DD, or a duration like 24h or 7d)", s)
+}
+
+func newAuditVerifyCommand(g *globals, use string) *cobra.Command {
+	var (
+		keyFiles    []string
+		anchorFiles []string
+		from, until string
+		asJSON      bool
+		fast        bool
+	)
+	c := &cobra.Command{
+		Use:   use + " [DIR]",
+		Short: "Verify the receipt log: signatures, hash chain, checkpoints, anchors",
+		Long: `Stream the receipt log and check every receipt: the hash chain, gap-free
+sequence numbers, signatures, timestamps, the signed checkpoints and their
+Merkle roots, anchors kept elsewhere, and that every action that ran was
+allowed or approved first. It keeps going after a problem and reports every
+one with its place (seq, file:line), ending in VERIFIED or TAMPER-EVIDENT.
+
+Without --key it trusts the public keys in HOME/keys, which an attacker on
+the host could replace: an auditor should pass a copy kept elsewhere. Without
+--anchor, truncation or rewriting after the last checkpoint that left the
+host cannot be detected.
+
+EXIT STATUS
+  0 verified, 1 error, 2 usage, 4 tamper-evident.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			var opts audit.Options
+			if opts.From, err = parseWhen(from, now); err != nil {
+				return err
+			}
+			if opts.Until, err = parseWhen(until, now); err != nil {
+				return err
+			}
+			opts.Fast = fast
+			if len(keyFiles) == 0 {
+				keys, _, err := trustedReceiptKeys(g)
+				if err != nil {
+					return err
+				}
+				if len(keys) == 0 {
+					return withCode(exitError, errors.New("no public keys to verify with"), "pass --key FILE with the receipt public key")
+				}
+				opts.Keys = keys
+			}
+			for _, kf := range keyFiles {
+				ks, err := loadPublicKeyFile(kf)
+				if err != nil {
+					return err
+				}
+				opts.Keys = append(opts.Keys, ks...)
+			}
+			for _, af := range anchorFiles {
+				b, err := readSmall(af, receipts.MaxCheckpointBytes)
+				if err != nil {
+					return withCode(exitError, fmt.Errorf("failed to read anchor: %w", err))
+				}
+				opts.Anchors = append(opts.Anchors, audit.Anchor{Source: af, Note: b})
+			}
+			rep, err := audit.Verify(c.Context(), dir, opts)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if asJSON {
+				err = rep.WriteJSON(g.stdout)
+			} else {
+				err = rep.WriteText(g.stdout)
+			}
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if !rep.Verified {
+				return withCode(exitVerify, fmt.Errorf("receipt log is tamper-evident: %d problem(s)", rep.ProblemCount))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&keyFiles, "key", nil, "trusted public key PEM file (repeatable; default HOME/keys/*.pub)")
+	c.Flags().StringArrayVar(&anchorFiles, "anchor", nil, "signed checkpoint kept elsewhere (repeatable)")
+	c.Flags().StringVar(&from, "from", "", "count and check signatures from this time (RFC 3339, YYYY-MM-DD or 24h)")
+	c.Flags().StringVar(&until, "until", "", "until this time")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().BoolVar(&fast, "fast", false, "skip per-receipt signatures (checkpoint signatures and the chain are still checked)")
+	return c
+}
+
+func newAuditReportCommand(g *globals) *cobra.Command {
+	var (
+		since, until string
+		asJSON       bool
+	)
+	c := &cobra.Command{
+		Use:   "report [DIR]",
+		Short: "Summarise who did what and when: denials, approvals, asked actions",
+		Long: `Summarise the receipt log: decisions and outcomes, denials by rule,
+approvals and rejections by approver, the most asked actions. It reads the
+log without verifying it; run 'claw audit verify' for that.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			var f audit.Filter
+			now := time.Now()
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return err
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return err
+			}
+			if _, err := os.Stat(dir); err != nil {
+				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
+			}
+			s, err := audit.Summarize(c.Context(), dir, f)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if asJSON {
+				return s.WriteJSON(g.stdout)
+			}
+			return s.WriteText(g.stdout)
+		},
+	}
+	c.Flags().StringVar(&since, "since", "", "from this time (RFC 3339, YYYY-MM-DD or 24h)")
+	c.Flags().StringVar(&until, "until", "", "until this time")
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+func newAuditExportCommand(g *globals) *cobra.Command {
+	var (
+		since, until, format string
+	)
+	c := &cobra.Command{
+		Use:   "export [DIR]",
+		Short: "Export receipts as JSON lines or CSV for a SIEM",
+		Long: `Export receipts to standard output. jsonl writes each receipt body's exact
+(signed) bytes on its own line; csv writes one row per receipt with fixed
+columns, and prefixes cells that start with = + - @ with a single quote so
+spreadsheets do not run them. Nothing is verified; run 'claw audit verify'.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if format != audit.FormatJSONL && format != audit.FormatCSV {
+				return usageErrorf("--format must be jsonl or csv")
+			}
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			var f audit.Filter
+			now := time.Now()
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return err
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return err
+			}
+			if _, err := os.Stat(dir); err != nil {
+				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
+			}
+			skipped, err := audit.Export(c.Context(), dir, g.stdout, format, f)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if skipped > 0 {
+				warnf(g.stderr, "skipped %d malformed line(s); run 'claw audit verify'", skipped)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	c.Flags().StringVar(&since, "since", "", "from this time (RFC 3339, YYYY-MM-DD or 24h)")
+	c.Flags().StringVar(&until, "until", "", "until this time")
+	return c
+}
+
+func newAuditCheckpointCommand(g *globals) *cobra.Command {
+	var (
+		o      keyOptions
+		create bool
+	)
+	c := &cobra.Command{
+		Use:   "checkpoint [DIR]",
+		Short: "Print the latest signed checkpoint, to ship off the host",
+		Long: `Print the latest signed checkpoint of the receipt log (a C2SP signed note
+over the RFC 6962 Merkle root of the receipts). Keep copies somewhere the
+host cannot rewrite (another machine, object storage with a retention lock,
+a ticket) and check the log against one later with
+'claw audit verify --anchor FILE'. With --new, write a fresh checkpoint
+first (needs the signing key).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			if create {
+				s, err := loadReceiptSigner(g, &o)
+				if err != nil {
+					return err
+				}
+				l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+				if err != nil {
+					return withCode(exitError, err)
+				}
+				_, err = l.Checkpoint(c.Context())
+				if cerr := l.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return withCode(exitError, err)
+				}
+			}
+			b, err := receipts.LatestCheckpoint(dir)
+			if errors.Is(err, os.ErrNotExist) {
+				return withCode(exitError, fmt.Errorf("no checkpoint in %s yet", dir), "write one with 'claw audit checkpoint --new'")
+			}
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			_, err = g.stdout.Write(b)
+			return err
+		},
+	}
+	o.addFlags(c)
+	c.Flags().BoolVar(&create, "new", false, "write a new checkpoint first (needs the signing key)")
+	return c
+}
+
+var _ crypto.PublicKey

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clawsec/claw/receipts"
+	"github.com/spf13/cobra"
+)
+
+func init() { registerCommand("receipt", newReceiptCommand) }
+
+func newReceiptCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "receipt",
+		Short: "List and verify receipts",
+		Long: `List and verify the receipts claw writes for every attempted action.
+
+EXIT STATUS
+  0 ok or verified, 1 error, 2 usage, 4 verification failed (tamper-evident).`,
+	}
+	c.AddCommand(newReceiptListCommand(g), newAuditVerifyCommand(g, "verify"), newReceiptAppendCommand(g))
+	return c
+}
+
+func newReceiptListCommand(g *globals) *cobra.Command {
+	var (
+		since, until, tool, decision string
+		asJSON                       bool
+	)
+	c := &cobra.Command{
+		Use:   "list [DIR]",
+		Short: "List receipts, optionally filtered by time, tool or decision",
+		Long: `List receipts one per line (with --json, each body's exact bytes, one per
+line). --tool and --decision select actions by their decision receipt and
+show all receipts of those actions. Listing does not verify; run
+'claw receipt verify'.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			from, err := parseWhen(since, now)
+			if err != nil {
+				return err
+			}
+			to, err := parseWhen(until, now)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(dir); err != nil {
+				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
+			}
+			byAction := tool != "" || decision != ""
+			picked := map[string]bool{}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			if !asJSON {
+				fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tACTION\tDETAIL")
+			}
+			bad := 0
+			err = receipts.Walk(c.Context(), dir, func(r receipts.Record) error {
+				if r.Err != nil {
+					if !r.Torn {
+						bad++
+					}
+					return nil
+				}
+				b := &r.Line.Decoded
+				t, _ := b.Time()
+				if (!from.IsZero() && t.Before(from)) || (!to.IsZero() && t.After(to)) {
+					return nil
+				}
+				if byAction {
+					if b.Type == receipts.TypeDecision {
+						ok := (tool == "" || (b.Action != nil && b.Action.Tool == tool)) &&
+							(decision == "" || (b.Decision != nil && b.Decision.Result == decision))
+						if ok {
+							picked[b.ActionID] = true
+						}
+					}
+					if b.ActionID == "" || !picked[b.ActionID] {
+						return nil
+					}
+				}
+				if asJSON {
+					if _, err := g.stdout.Write(r.Line.Body); err != nil {
+						return err
+					}
+					_, err := io.WriteString(g.stdout, "\n")
+					return err
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", b.Seq, b.TS, b.Type, orDash(b.ActionID), receiptDetail(b))
+				return nil
+			})
+			if !asJSON {
+				tw.Flush()
+			}
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if bad > 0 {
+				warnf(g.stderr, "skipped %d malformed line(s); run 'claw receipt verify'", bad)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&since, "since", "", "from this time (RFC 3339, YYYY-MM-DD or 24h)")
+	c.Flags().StringVar(&until, "until", "", "until this time")
+	c.Flags().StringVar(&tool, "tool", "", "only actions of this tool")
+	c.Flags().StringVar(&decision, "decision", "", "only actions with this decision (allow, ask, passphrase, deny)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print each receipt body as a JSON line")
+	return c
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}
+
+func receiptDetail(b *receipts.Body) string {
+	switch b.Type {
+	case receipts.TypeDecision:
+		var parts []string
+		if d := b.Decision; d != nil {
+			parts = append(parts, d.Result)
+			if d.Risk != "" {
+				parts = append(parts, "risk="+d.Risk)
+			}
+		}
+		if a := b.Action; a != nil {
+			parts = append(parts, a.Tool+":", oneLine(a.Summary, 60))
+		}
+		if d := b.Decision; d != nil && len(d.Reasons) > 0 {
+			parts = append(parts, "["+strings.Join(d.Reasons, ",")+"]")
+		}
+		return strings.Join(parts, " ")
+	case receipts.TypeApproval:
+		if a := b.Approval; a != nil {
+			return a.Result + " by " + a.By
+		}
+	case receipts.TypeOutcome:
+		if o := b.Outcome; o != nil {
+			s := o.Status
+			if o.Exit != nil {
+				s += fmt.Sprintf(" exit=%d", *o.Exit)
+			}
+			return s + fmt.Sprintf(" %dms", o.MS)
+		}
+	case receipts.TypeCheckpoint:
+		if c := b.Checkpoint; c != nil {
+			return fmt.Sprintf("size=%d root=%s", c.Size, c.Root)
+		}
+	case receipts.TypeKeyRotated:
+		if k := b.Key; k != nil {
+			return k.OldKID + " -> " + k.NewKID
+		}
+	case receipts.TypeRecovery:
+		if r := b.Recovery; r != nil {
+			return fmt.Sprintf("removed %d torn bytes at %s:%d", r.Bytes, r.Segment, r.Offset)
+		}
+	case receipts.TypeEstop:
+		if e := b.Estop; e != nil {
+			if e.Active {
+				return "engaged " + oneLine(e.Reason, 60)
+			}
+			return "cleared"
+		}
+	case receipts.TypePolicyLoaded:
+		if p := b.Policy; p != nil {
+			return p.Digest
+		}
+	}
+	return ""
+}
+
+// newReceiptAppendCommand is a hidden diagnostic and test aid: it appends
+// one receipt with the local signing key. The broker writes receipts in
+// normal operation.
+func newReceiptAppendCommand(g *globals) *cobra.Command {
+	var (
+		o       keyOptions
+		typ     string
+		body    string
+		every   int
+		asJSON  bool
+		repeats int
+	)
+	c := &cobra.Command{
+		Use:    "__append [DIR]",
+		Short:  "Append a receipt (diagnostics and tests only)",
+		Hidden: true,
+		Args:   cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := logDirArg(g, args)
+			if err != nil {
+				return err
+			}
+			var b receipts.Body
+			if body != "" {
+				dec := json.NewDecoder(bytes.NewReader([]byte(body)))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&b); err != nil {
+					return usageErrorf("bad --json body: %v", err)
+				}
+			}
+			if typ != "" {
+				b.Type = receipts.Type(typ)
+			}
+			s, err := loadReceiptSigner(g, &o)
+			if err != nil {
+				return err
+			}
+			l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1, CheckpointEvery: every})
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			var last receipts.Entry
+			for range max(repeats, 1) {
+				if last, err = l.Append(c.Context(), b); err != nil {
+					break
+				}
+			}
+			if cerr := l.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if asJSON {
+				return writeReceiptJSON(g, map[string]any{"seq": last.Seq, "hash": last.Hash.String()})
+			}
+			fmt.Fprintf(g.stdout, "seq %d\n", last.Seq)
+			return nil
+		},
+	}
+	o.addFlags(c)
+	c.Flags().StringVar(&typ, "type", "", "receipt type")
+	c.Flags().StringVar(&body, "json", "", "receipt body fields as JSON")
+	c.Flags().IntVar(&every, "checkpoint-every", 0, "receipts between checkpoints")
+	c.Flags().IntVar(&repeats, "n", 1, "append the receipt this many times")
+	c.Flags().BoolVar(&asJSON, "print-json", false, "print the result as JSON")
+	return c
+}
