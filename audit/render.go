@@ -57,7 +57,7 @@ func (p Problem) where() string {
 // String formats a problem on one line.
 func (p Problem) String() string {
 	s := p.Kind + p.where() + ": " + p.Msg
-	if p.Expected != "" || p.Found != "" {
+	if p.Expected != "" {
 		s += fmt.Sprintf(" (expected %s, found %s)", orNone(p.Expected), orNone(p.Found))
 	}
 	return s

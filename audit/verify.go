@@ -296,8 +296,6 @@ type verifier struct {
 	digests  map[string]bool
 	anchors  []*anchorState
 	bySize   map[uint64][]*anchorState
-	lastFile string
-	lastLine int
 }
 
 type anchorState struct {
@@ -519,7 +517,7 @@ func (v *verifier) warn(p Problem) {
 	}
 }
 
-func (v *verifier) missing(from, to uint64) {
+func (v *verifier) missing(at Problem, from, to uint64) {
 	if len(v.rep.Missing) < v.opts.MaxListed {
 		v.rep.Missing = append(v.rep.Missing, SeqRange{from, to})
 	}
@@ -527,7 +525,8 @@ func (v *verifier) missing(from, to uint64) {
 	if to > from {
 		msg = fmt.Sprintf("receipts %d-%d are missing", from, to)
 	}
-	v.problem(Problem{Kind: KindMissing, Seq: from, File: v.lastFile, Line: v.lastLine, Msg: msg})
+	at.Kind, at.Seq, at.Msg = KindMissing, from, msg
+	v.problem(at)
 }
 
 // consume does the ordered checks for one receipt.
@@ -535,7 +534,6 @@ func (v *verifier) consume(r *rec) {
 	rep := v.rep
 	rep.Receipts++
 	at := Problem{File: r.file, Line: r.line}
-	defer func() { v.lastFile, v.lastLine = r.file, r.line }()
 	if r.torn && r.err != nil {
 		w := at
 		w.Kind, w.Msg = WarnTornTail, fmt.Sprintf("partial last line (%d bytes), never acknowledged; the next writer truncates it and records a recovery receipt", len(r.data))
@@ -569,14 +567,13 @@ func (v *verifier) consume(r *rec) {
 	if !v.started {
 		rep.FirstSeq = b.Seq
 		if b.Seq != 1 {
-			v.missing(1, b.Seq-1)
+			v.missing(at, 1, b.Seq-1)
 		}
 	} else {
 		switch {
 		case b.Seq == v.maxSeq+1:
 		case b.Seq > v.maxSeq+1:
-			v.lastFile, v.lastLine = r.file, r.line
-			v.missing(v.maxSeq+1, b.Seq-1)
+			v.missing(at, v.maxSeq+1, b.Seq-1)
 		case b.Seq == v.maxSeq:
 			p := at
 			p.Kind, p.Msg = KindDuplicate, fmt.Sprintf("seq %d appears twice", b.Seq)
@@ -857,7 +854,7 @@ func (v *verifier) finish() {
 
 	ring := v.ring.Load()
 	for _, a := range v.anchors {
-		if a.Result == "" {
+		if a.Result != "malformed" {
 			if _, _, err := receipts.OpenCheckpoint(a.note, ring); err != nil {
 				a.Result, a.Detail = "bad-signature", err.Error()
 			}

@@ -54,7 +54,7 @@ type Options struct {
 // Errors a caller may branch on.
 var (
 	ErrClosed     = errors.New("receipt log is closed")
-	ErrKeyRetired = errors.New("signing key was rotated away; reopen the log with the new key")
+	ErrKeyRetired = errors.New("signing key is not the log's current key (rotated away, or a different key)")
 	ErrCorrupt    = errors.New("receipt log is corrupt")
 )
 
@@ -127,6 +127,7 @@ type state struct {
 	lastCkpt time.Time
 	lastTS   time.Time
 	retired  map[string]bool
+	curKID   string
 	recovery *Recovery
 }
 
@@ -551,8 +552,8 @@ func (l *Log) build(b *Body, off int64) ([]byte, Entry, error) {
 	l.mu.Lock()
 	s := l.signer
 	l.mu.Unlock()
-	if st.retired[s.kid] {
-		return nil, Entry{}, ErrKeyRetired
+	if st.retired[s.kid] || (st.curKID != "" && st.curKID != s.kid) {
+		return nil, Entry{}, fmt.Errorf("%w: the log is signed by %s, this key is %s", ErrKeyRetired, st.curKID, s.kid)
 	}
 	ts := l.now()
 	b.V = Version
@@ -572,18 +573,19 @@ func (l *Log) build(b *Body, off int64) ([]byte, Entry, error) {
 		return nil, Entry{}, fmt.Errorf("failed to sign receipt: %w", err)
 	}
 	line := append(EncodeLine(body, s.kid, sig), '\n')
-	if err := st.apply(body, b, ts); err != nil {
+	if err := st.apply(body, b, s.kid, ts); err != nil {
 		return nil, Entry{}, err
 	}
 	return line, Entry{Seq: b.Seq, Hash: st.prev, TS: b.TS, Segment: SegmentName(st.seg), Offset: off}, nil
 }
 
-func (st *state) apply(body []byte, b *Body, ts time.Time) error {
+func (st *state) apply(body []byte, b *Body, kid string, ts time.Time) error {
 	if err := st.rng.Append(LeafHash(body), nil); err != nil {
 		return err
 	}
 	st.seq = b.Seq
 	st.prev = EntryHash(body)
+	st.curKID = kid
 	if ts.After(st.lastTS) {
 		st.lastTS = ts
 	}
@@ -594,6 +596,7 @@ func (st *state) apply(body []byte, b *Body, ts time.Time) error {
 	case TypeKeyRotated:
 		if b.Key != nil {
 			st.retired[b.Key.OldKID] = true
+			st.curKID = b.Key.NewKID
 		}
 		st.since++
 	default:
@@ -726,7 +729,7 @@ func findCheckpoint(data []byte, st *state) (int64, bool) {
 		st.rng = rng
 		st.logID = pl.Decoded.Log
 		ts, _ := pl.Decoded.Time()
-		if err := st.apply(pl.Body, &pl.Decoded, ts); err != nil {
+		if err := st.apply(pl.Body, &pl.Decoded, pl.KID, ts); err != nil {
 			return 0, false
 		}
 		return int64(le + 1), true
@@ -794,7 +797,7 @@ func (l *Log) applyLines(data []byte, base int64) error {
 			st.logID = pl.Decoded.Log
 		}
 		ts, _ := pl.Decoded.Time()
-		if err := st.apply(pl.Body, &pl.Decoded, ts); err != nil {
+		if err := st.apply(pl.Body, &pl.Decoded, pl.KID, ts); err != nil {
 			return err
 		}
 		data = data[i+1:]
