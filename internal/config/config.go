@@ -1,0 +1,262 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MaxSize is the largest config file Load reads.
+const MaxSize = 1 << 20
+
+// Config is the whole claw configuration. The zero value is not useful: start
+// from [Default], [Parse] or [Load].
+type Config struct {
+	WorkspaceDir    string   `toml:"workspace_dir" json:"workspace_dir"`
+	DefaultProvider string   `toml:"default_provider" json:"default_provider"`
+	DefaultModel    string   `toml:"default_model" json:"default_model"`
+	Security        Security `toml:"security" json:"security"`
+	Sandbox         Sandbox  `toml:"sandbox" json:"sandbox"`
+	Receipts        Receipts `toml:"receipts" json:"receipts"`
+
+	// Path is the file the config was loaded from ("" for defaults).
+	Path string `toml:"-" json:"-"`
+	// Home is the claw home directory the defaults were derived from.
+	Home string `toml:"-" json:"-"`
+
+	src      *source // positions of the keys in the file, nil for defaults
+	expanded bool
+}
+
+// Security is the [security] table: what the gate allows.
+type Security struct {
+	Autonomy                 string   `toml:"autonomy" json:"autonomy"`
+	WorkspaceOnly            bool     `toml:"workspace_only" json:"workspace_only"`
+	ForbiddenPaths           []string `toml:"forbidden_paths" json:"forbidden_paths"`
+	ReadPaths                []string `toml:"read_paths" json:"read_paths"`
+	ForbiddenCommands        []string `toml:"forbidden_commands" json:"forbidden_commands"`
+	AllowedCommands          []string `toml:"allowed_commands" json:"allowed_commands"`
+	AllowedDomains           []string `toml:"allowed_domains" json:"allowed_domains"`
+	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
+	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
+	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
+	AuditLog                 bool     `toml:"audit_log" json:"audit_log"`
+	GateTimeout              Duration `toml:"gate_timeout" json:"gate_timeout"`
+}
+
+// Sandbox is the [sandbox] table: limits of the sandboxed child.
+type Sandbox struct {
+	MinLandlockABI int      `toml:"min_landlock_abi" json:"min_landlock_abi"`
+	RunAs          string   `toml:"run_as" json:"run_as"`
+	Timeout        Duration `toml:"timeout" json:"timeout"`
+	MemoryMax      string   `toml:"memory_max" json:"memory_max"`
+	PidsMax        int      `toml:"pids_max" json:"pids_max"`
+	HTTPPorts      []int    `toml:"http_ports" json:"http_ports"`
+}
+
+// Receipts is the [receipts] table: where the receipt log and its key live.
+type Receipts struct {
+	Dir        string `toml:"dir" json:"dir"`
+	Key        string `toml:"key" json:"key"`
+	Checkpoint int    `toml:"checkpoint_every" json:"checkpoint_every"`
+}
+
+// Autonomy levels, the allowed values of security.autonomy.
+const (
+	AutonomyReadonly   = "readonly"
+	AutonomySupervised = "supervised"
+	AutonomyFull       = "full"
+)
+
+// Autonomies lists the autonomy levels from least to most permissive.
+var Autonomies = []string{AutonomyReadonly, AutonomySupervised, AutonomyFull}
+
+// RiskLevels lists the risk levels a passphrase_for entry may name.
+var RiskLevels = []string{"low", "medium", "high", "critical"}
+
+// Duration is a time.Duration written as a string in TOML and JSON ("15s",
+// "250ms").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: use a number with a unit, like \"250ms\" or \"15s\"", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration the way time.Duration.String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Default returns the configuration used for every absent key. Paths are not
+// yet expanded: call [Config.Expand]. home must be absolute; a "$" in it is
+// escaped so that expansion leaves it alone.
+func Default(home string) *Config {
+	h := strings.ReplaceAll(home, "$", "$$")
+	return &Config{
+		WorkspaceDir:    "~/claw-workspace",
+		DefaultProvider: "local",
+		DefaultModel:    "mock",
+		Security: Security{
+			Autonomy:          AutonomySupervised,
+			WorkspaceOnly:     true,
+			ForbiddenPaths:    []string{"/etc", "/sys", "/boot", "~/.ssh"},
+			ReadPaths:         []string{"/usr", "/bin", "/sbin", "/lib", "/lib64"},
+			ForbiddenCommands: []string{"rm", "shutdown", "reboot", "mkfs", "dd"},
+			AllowedCommands: []string{"ls", "cat", "grep", "find", "head", "tail", "wc", "pwd",
+				"echo", "git", "go", "make", "npm", "python3"},
+			AllowedDomains:           []string{},
+			PassphraseHash:           "",
+			PassphraseFor:            []string{"high"},
+			AllowPrivilegeEscalation: false,
+			AuditLog:                 true,
+			GateTimeout:              Duration{250 * time.Millisecond},
+		},
+		Sandbox: Sandbox{
+			MinLandlockABI: 6,
+			RunAs:          "nobody",
+			Timeout:        Duration{15 * time.Second},
+			MemoryMax:      "1G",
+			PidsMax:        256,
+			HTTPPorts:      []int{80, 443},
+		},
+		Receipts: Receipts{
+			Dir:        filepath.Join(h, "receipts"),
+			Key:        filepath.Join(h, "keys", "receipt.key"),
+			Checkpoint: 256,
+		},
+		Home: home,
+	}
+}
+
+// HomeDir returns the claw home: flagHome when set, else $CLAW_HOME, else
+// ~/.claw. The result is absolute and cleaned; a leading ~ is expanded.
+func HomeDir(flagHome string) (string, error) {
+	h := flagHome
+	if h == "" {
+		h = os.Getenv("CLAW_HOME")
+	}
+	if h == "" {
+		uh, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find the claw home: set $CLAW_HOME or --home: %w", err)
+		}
+		return filepath.Join(uh, ".claw"), nil
+	}
+	if h == "~" || strings.HasPrefix(h, "~/") {
+		uh, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand %q: %w", h, err)
+		}
+		h = filepath.Join(uh, h[1:])
+	}
+	abs, err := filepath.Abs(h)
+	if err != nil {
+		return "", fmt.Errorf("cannot make claw home %q absolute: %w", h, err)
+	}
+	return abs, nil
+}
+
+// Load reads the config file at path (at most [MaxSize] bytes), parses it
+// strictly, applies defaults for absent keys, expands paths with the process
+// environment (plus $CLAW_HOME = home when it is not set) and validates the
+// result. A missing file is an error for which errors.Is(err, fs.ErrNotExist)
+// holds; problems in the file are reported together as an [*Errors].
+func Load(path, home string) (*Config, error) {
+	data, err := readBounded(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data, path, home)
+	if err != nil {
+		return nil, err
+	}
+	c.Path = path
+	if err := c.Expand(envWithHome(home)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadOrDefault is [Load], except that a missing file yields the expanded
+// defaults and missing = true.
+func LoadOrDefault(path, home string) (c *Config, missing bool, err error) {
+	c, err = Load(path, home)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return c, false, err
+	}
+	c = Default(home)
+	if err := c.Expand(envWithHome(home)); err != nil {
+		return nil, true, err
+	}
+	return c, true, nil
+}
+
+func readBounded(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read config: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("config %q is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read config %q: %w", path, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("config %q is larger than %d bytes", path, MaxSize)
+	}
+	return data, nil
+}
+
+// envWithHome is os.Getenv, with CLAW_HOME defaulting to home.
+func envWithHome(home string) func(string) string {
+	return func(k string) string {
+		v := os.Getenv(k)
+		if v == "" && k == "CLAW_HOME" {
+			return home
+		}
+		return v
+	}
+}
+
+// Parse parses a config document strictly and applies defaults for absent
+// keys. name is the file name used in error positions. Paths are checked
+// for form but not expanded: call [Config.Expand]. Every problem is reported
+// at once as an [*Errors].
+func Parse(data []byte, name, home string) (*Config, error) {
+	c := Default(home)
+	c.Path = name
+	if len(data) > MaxSize {
+		return nil, &Errors{List: []*Error{{File: name, Line: 1, Col: 1,
+			Msg: fmt.Sprintf("config is larger than %d bytes", MaxSize)}}}
+	}
+	// A byte order mark is not TOML, but editors write it.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	s, err := parseSource(data, name)
+	if err != nil {
+		return nil, err
+	}
+	c.src = s
+	s.decode(c)
+	s.validate(c)
+	if err := s.errs.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

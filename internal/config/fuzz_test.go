@@ -1,0 +1,71 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that Parse never panics and that every error it reports
+// has a position inside the document.
+func FuzzParse(f *testing.F) {
+	f.Add(Template())
+	files, err := filepath.Glob(filepath.Join("testdata", "*.toml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"", "=", "[", "[[a]]\n[[a]]\nb = 1", "a.b.c = {d = [1, [2, {e = 3}]]}",
+		"security = {forbidden_paths = [\"x\", 1]}", "\"quoted.key\" = 1", "x = 1979-05-27T07:32:00Z",
+		"[security]\nallowed_domains = [[\"a\"]]", "sandbox.http_ports = [1, 2.5, \"x\"]",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, "f.toml", "/h")
+		if err != nil {
+			var errs *Errors
+			if !errors.As(err, &errs) || len(errs.List) == 0 {
+				t.Fatalf("Parse error is not a non-empty *Errors: %T %v", err, err)
+			}
+			lines := strings.Count(string(data), "\n") + 1
+			for _, e := range errs.List {
+				if e.Line < 1 || e.Col < 1 || e.Line > lines {
+					t.Fatalf("error without a valid position (%d lines): %+v", lines, e)
+				}
+				if e.File != "f.toml" || e.Msg == "" {
+					t.Fatalf("malformed error: %+v", e)
+				}
+			}
+			return
+		}
+		if err := c.Expand(testEnv); err != nil {
+			var errs *Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Expand error is not *Errors: %T %v", err, err)
+			}
+			for _, e := range errs.List {
+				if e.Line < 1 && !strings.HasSuffix(e.Msg, "(default value)") {
+					t.Fatalf("Expand error without a position: %+v", e)
+				}
+			}
+		}
+		m := c.Masked()
+		if err := m.WriteTOML(discard{}); err != nil {
+			t.Fatalf("WriteTOML: %v", err)
+		}
+	})
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,184 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Mask replaces a secret value in [Config.Masked] output.
+const Mask = "********"
+
+// Masked returns a deep copy of c in which secrets are replaced by [Mask]:
+// passphrase_hash and any key named like a secret (token, password, …) when
+// non-empty, and any string value that looks like a credential (a provider
+// API key, a cloud access key, a JWT, a PEM block).
+func (c *Config) Masked() *Config {
+	m := *c
+	maskValue("", reflect.ValueOf(&m).Elem())
+	return &m
+}
+
+func maskValue(path string, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == durationType {
+			return
+		}
+		for name, i := range tomlFields(v.Type()) {
+			maskValue(joinKey(path, name), v.Field(i))
+		}
+	case reflect.String:
+		if s := v.String(); s != "" && (secretKey(path) || looksSecret(s)) {
+			v.SetString(Mask)
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			return
+		}
+		cp := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(cp, v)
+		v.Set(cp)
+		for i := range v.Len() {
+			maskValue(path, v.Index(i))
+		}
+	}
+}
+
+// secretKey reports whether a key path names a secret.
+func secretKey(path string) bool {
+	leaf := path
+	if i := strings.LastIndexByte(leaf, '.'); i >= 0 {
+		leaf = leaf[i+1:]
+	}
+	if i := strings.IndexByte(leaf, '['); i >= 0 {
+		leaf = leaf[:i]
+	}
+	leaf = strings.ToLower(leaf)
+	if leaf == "passphrase" {
+		return true
+	}
+	for _, w := range []string{"passphrase_hash", "password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "credential"} {
+		if strings.Contains(leaf, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretPrefixes start well-known credential formats.
+var secretPrefixes = []string{
+	"sk-", "sk_live_", "sk_test_", "rk_live_", "pk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+	"github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "xapp-", "hf_", "npm_", "pypi-",
+	"AKIA", "ASIA", "AIza", "ya29.", "eyJ", "-----BEGIN", "$argon2", "$2a$", "$2b$", "$scrypt$",
+}
+
+// looksSecret reports whether a value looks like a credential: a known
+// prefix followed by enough characters, or a long string with the character
+// mix and entropy of a random token.
+func looksSecret(s string) bool {
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(s, p) && len(s) >= len(p)+8 {
+			return true
+		}
+	}
+	if len(s) < 32 || strings.ContainsAny(s[:1], "/~$.") {
+		return false
+	}
+	var upper, lower, digit bool
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case strings.IndexByte("-_+/=.", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return upper && lower && digit && entropy(s) >= 4.5
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	var n [256]int
+	for i := 0; i < len(s); i++ {
+		n[s[i]]++
+	}
+	h := 0.0
+	for _, k := range n {
+		if k > 0 {
+			p := float64(k) / float64(len(s))
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// show quotes a value for an error message, or hides it when it is (or
+// looks like) a secret.
+func show(path, v string) string {
+	if secretKey(path) || looksSecret(v) {
+		return "(value hidden)"
+	}
+	if len(v) > 80 {
+		v = v[:80] + "…"
+	}
+	return strconv.Quote(v)
+}
+
+// WriteTOML writes c as a TOML document, tables in the order of the
+// struct. Call it on [Config.Masked] to print a config.
+func (c *Config) WriteTOML(w io.Writer) error {
+	out := c
+	if c.expanded {
+		// Expanded paths are literal: escape "$" so that the output,
+		// loaded again, means the same.
+		cp := *c
+		esc := func(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+		cp.WorkspaceDir, cp.Receipts.Dir, cp.Receipts.Key = esc(c.WorkspaceDir), esc(c.Receipts.Dir), esc(c.Receipts.Key)
+		cp.Security.ForbiddenPaths = escAll(c.Security.ForbiddenPaths, esc)
+		cp.Security.ReadPaths = escAll(c.Security.ReadPaths, esc)
+		out = &cp
+	}
+	enc := toml.NewEncoder(w)
+	enc.SetIndentTables(false)
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("failed to encode config: %w", err)
+	}
+	return nil
+}
+
+// scrub hides the words of a message that look like secrets.
+func scrub(msg string) string {
+	words := strings.Fields(msg)
+	changed := false
+	for i, w := range words {
+		if looksSecret(strings.Trim(w, "\"'`,.:;()[]{}")) {
+			words[i], changed = "(value hidden)", true
+		}
+	}
+	if !changed {
+		return msg
+	}
+	return strings.Join(words, " ")
+}
+
+func escAll(vs []string, esc func(string) string) []string {
+	if vs == nil {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = esc(v)
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package config
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds of the numeric settings.
+const (
+	maxLandlockABI  = 16
+	maxGateTimeout  = time.Minute
+	maxShellTimeout = 24 * time.Hour
+	maxPids         = 1 << 22
+)
+
+var (
+	ruleIDRe  = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
+	runAsRe   = regexp.MustCompile(`^([a-z_][a-z0-9_-]{0,30}\$?|[0-9]{1,10})$`)
+	sizeRe    = regexp.MustCompile(`^([0-9]{1,19})([KMGT]?)$`)
+	labelRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	commandRe = regexp.MustCompile(`^[A-Za-z0-9._+-][A-Za-z0-9._+@:-]*$`)
+)
+
+// validate checks the values of every key present in the file. Defaults
+// are valid by construction and are not reported.
+func (s *source) validate(c *Config) {
+	sec, sb, rc := &c.Security, &c.Sandbox, &c.Receipts
+
+	s.checkPath("workspace_dir", c.WorkspaceDir, false)
+	s.checkName("default_provider", c.DefaultProvider)
+	s.checkName("default_model", c.DefaultModel)
+
+	if s.has("security.autonomy") && !slices.Contains(Autonomies, sec.Autonomy) {
+		s.errAtVal("security.autonomy", "%s is not one of %s", show("security.autonomy", sec.Autonomy), strings.Join(Autonomies, ", "))
+	}
+	s.checkPaths("security.forbidden_paths", sec.ForbiddenPaths, true)
+	s.checkPaths("security.read_paths", sec.ReadPaths, false)
+	s.checkCommands("security.forbidden_commands", sec.ForbiddenCommands)
+	s.checkCommands("security.allowed_commands", sec.AllowedCommands)
+	if s.has("security.allowed_domains") {
+		for i, d := range sec.AllowedDomains {
+			p := fmt.Sprintf("security.allowed_domains[%d]", i)
+			if msg := checkDomain(d); msg != "" {
+				s.errAtVal(p, "%s %s", show(p, d), msg)
+			}
+			sec.AllowedDomains[i] = strings.ToLower(d)
+		}
+	}
+	if s.has("security.passphrase_hash") && sec.PassphraseHash != "" {
+		if msg := checkPHC(sec.PassphraseHash); msg != "" {
+			// Never echo the value: it is a secret.
+			s.errAtVal("security.passphrase_hash", "%s", msg)
+		}
+	}
+	if s.has("security.passphrase_for") {
+		for i, v := range sec.PassphraseFor {
+			p := fmt.Sprintf("security.passphrase_for[%d]", i)
+			if !slices.Contains(RiskLevels, v) && !ruleIDRe.MatchString(v) {
+				s.errAtVal(p, "%s is neither a risk level (%s) nor a rule id (like \"cmd.rm.workspace\")",
+					show(p, v), strings.Join(RiskLevels, ", "))
+			}
+		}
+	}
+	s.checkDuration("security.gate_timeout", sec.GateTimeout, maxGateTimeout)
+
+	s.checkRange("sandbox.min_landlock_abi", sb.MinLandlockABI, 1, maxLandlockABI)
+	if s.has("sandbox.run_as") && sb.RunAs != "" && !runAsRe.MatchString(sb.RunAs) {
+		s.errAtVal("sandbox.run_as", "%s is not a user name or uid (\"\" stays the current user)", show("sandbox.run_as", sb.RunAs))
+	}
+	s.checkDuration("sandbox.timeout", sb.Timeout, maxShellTimeout)
+	if s.has("sandbox.memory_max") {
+		if _, err := ParseSize(sb.MemoryMax); err != nil {
+			s.errAtVal("sandbox.memory_max", "%s %v", show("sandbox.memory_max", sb.MemoryMax), err)
+		}
+	}
+	s.checkRange("sandbox.pids_max", sb.PidsMax, 1, maxPids)
+	if s.has("sandbox.http_ports") {
+		for i, port := range sb.HTTPPorts {
+			s.checkRange(fmt.Sprintf("sandbox.http_ports[%d]", i), port, 1, 65535)
+		}
+	}
+
+	s.checkPath("receipts.dir", rc.Dir, false)
+	s.checkPath("receipts.key", rc.Key, false)
+	s.checkRange("receipts.checkpoint_every", rc.Checkpoint, 1, math.MaxInt32)
+}
+
+// has reports whether path is written in the file.
+func (s *source) has(path string) bool {
+	_, ok := s.vals[path]
+	return ok
+}
+
+func (s *source) checkName(path, v string) {
+	if !s.has(path) {
+		return
+	}
+	if v == "" {
+		s.errAtVal(path, "must not be empty")
+		return
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			s.errAtVal(path, "must not contain control characters")
+			return
+		}
+	}
+}
+
+func (s *source) checkPaths(path string, vs []string, pattern bool) {
+	for i, v := range vs {
+		s.checkPath(fmt.Sprintf("%s[%d]", path, i), v, pattern)
+	}
+}
+
+// checkPath checks the form of a path before expansion: it must be absolute,
+// start with ~/ or a $VAR, or (for patterns) start with **/.
+func (s *source) checkPath(path, v string, pattern bool) {
+	if !s.has(path) {
+		return
+	}
+	if msg := pathForm(v, pattern); msg != "" {
+		if v == "" {
+			s.errAtVal(path, "%s", msg)
+			return
+		}
+		s.errAtVal(path, "%s %s", show(path, v), msg)
+	}
+}
+
+func pathForm(v string, pattern bool) string {
+	switch {
+	case v == "":
+		return "must not be empty"
+	case strings.ContainsRune(v, 0):
+		return "contains a NUL byte"
+	case strings.HasPrefix(v, "/"), strings.HasPrefix(v, "$"), v == "~", strings.HasPrefix(v, "~/"):
+		return ""
+	case pattern && (v == "**" || strings.HasPrefix(v, "**/")):
+		return ""
+	case strings.HasPrefix(v, "~"):
+		return "uses ~user, which is not supported; write ~/… or an absolute path"
+	}
+	if pattern {
+		return "is a relative path; write an absolute path, ~/…, $VAR/… or a **/ pattern"
+	}
+	return "is a relative path; write an absolute path, ~/… or $VAR/…"
+}
+
+func (s *source) checkCommands(path string, vs []string) {
+	if !s.has(path) {
+		return
+	}
+	for i, v := range vs {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case v == "":
+			s.errAtVal(p, "must not be empty")
+		case strings.Contains(v, "/"):
+			s.errAtVal(p, "%s is a path; write the command name only, like \"git\"", show(p, v))
+		case !commandRe.MatchString(v):
+			s.errAtVal(p, "%s is not a command name (letters, digits, and . _ + - @ :)", show(p, v))
+		}
+	}
+}
+
+func (s *source) checkDuration(path string, d Duration, most time.Duration) {
+	if !s.has(path) {
+		return
+	}
+	if d.Duration <= 0 {
+		s.errAtVal(path, "must be positive, got %s", d.Duration)
+	} else if d.Duration > most {
+		s.errAtVal(path, "must be at most %s, got %s", most, d.Duration)
+	}
+}
+
+func (s *source) checkRange(path string, v, lo, hi int) {
+	if !s.has(path) {
+		return
+	}
+	switch {
+	case v < 0 && lo >= 0:
+		s.errAtVal(path, "must not be negative, got %d", v)
+	case v < lo:
+		s.errAtVal(path, "must be at least %d, got %d", lo, v)
+	case v > hi:
+		s.errAtVal(path, "must be at most %d, got %d", hi, v)
+	}
+}
+
+// checkDomain returns what is wrong with an allowed_domains entry, or "".
+func checkDomain(d string) string {
+	switch {
+	case d == "*":
+		return ""
+	case d == "":
+		return "is empty; write a host name like \"example.com\""
+	case strings.Contains(d, "://"):
+		return "has a scheme; write the host name only, like \"example.com\""
+	case strings.ContainsAny(d, "/?#"):
+		return "has a path; write the host name only, like \"example.com\""
+	case strings.Contains(d, "@"):
+		return "has user information; write the host name only"
+	case strings.ContainsAny(d, ":[]"):
+		return "has a port or is an IPv6 address; write the host name only (ports are sandbox.http_ports)"
+	}
+	host := strings.ToLower(strings.TrimPrefix(d, "*."))
+	if strings.Contains(host, "*") {
+		return "has a wildcard in the wrong place; write \"*\", \"example.com\" or \"*.example.com\""
+	}
+	if strings.HasSuffix(host, ".") {
+		return "ends with a dot; write the host name without it"
+	}
+	if len(host) > 253 {
+		return "is longer than 253 characters"
+	}
+	for _, l := range strings.Split(host, ".") {
+		if !labelRe.MatchString(l) {
+			return "is not a valid host name (labels of letters, digits and inner hyphens, separated by dots)"
+		}
+	}
+	return ""
+}
+
+// checkPHC returns what is wrong with an argon2id PHC string, or "". It never
+// includes the value.
+func checkPHC(h string) string {
+	const want = "is not an argon2id hash in PHC form ($argon2id$v=19$m=…,t=…,p=…$SALT$HASH); set it with 'claw passphrase set'"
+	parts := strings.Split(h, "$")
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" || parts[2] != "v=19" {
+		return want
+	}
+	params := map[string]uint64{}
+	for _, kv := range strings.Split(parts[3], ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || (k != "m" && k != "t" && k != "p") {
+			return want
+		}
+		if _, dup := params[k]; dup {
+			return want
+		}
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n == 0 {
+			return want
+		}
+		params[k] = n
+	}
+	if len(params) != 3 {
+		return want
+	}
+	if params["m"] < 8*params["p"] {
+		return "has argon2id parameters that are too weak (m must be at least 8*p)"
+	}
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	key, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil {
+		return want
+	}
+	if len(salt) < 8 || len(key) < 16 {
+		return "has a salt shorter than 8 bytes or a hash shorter than 16 bytes"
+	}
+	return ""
+}
+
+// ParseSize parses a byte count with an optional K, M, G or T suffix (powers
+// of 1024), as sandbox.memory_max is written.
+func ParseSize(v string) (int64, error) {
+	m := sizeRe.FindStringSubmatch(v)
+	if m == nil {
+		return 0, fmt.Errorf("is not a size: write bytes with an optional K, M, G or T suffix, like \"512M\"")
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("is too large")
+	}
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m[2]]
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("is too large")
+	}
+	n <<= shift
+	if n == 0 {
+		return 0, fmt.Errorf("must be positive")
+	}
+	return n, nil
+}
