@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/clawsec/claw/executor/internal/child"
+	_ "github.com/clawsec/claw/executor/internal/httptool" // the http tool runs in this program
 )
 
 // HelperName is the file name of the small sandbox helper binary that is
@@ -99,4 +100,27 @@ func checkHelper(p string) error {
 		return fmt.Errorf("sandbox helper %s is writable by group or others", p)
 	}
 	return nil
+}
+
+// toolLauncher is the program a tool runs as inside the sandbox: the helper
+// has the file tools; the http tool (net/http, TLS) only exists in the
+// program that embeds the executor, which must then allow self-exec.
+func toolLauncher(l launcher, tool string) (launcher, error) {
+	if tool != ToolHTTP || l.self {
+		return l, nil
+	}
+	helperState.Lock()
+	self := helperState.self
+	helperState.Unlock()
+	if !self {
+		return launcher{}, fmt.Errorf("%w: the %s tool runs in the program that embeds the executor, which has not called AllowSelfExec", ErrUnavailable, tool)
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return launcher{}, fmt.Errorf("cannot find own executable: %w", err)
+	}
+	return launcher{path: exe, argv0: os.Args[0], self: true}, nil
 }

@@ -1,12 +1,14 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestMain builds the cgo-free helper once (the production path) and lets
@@ -36,6 +38,10 @@ func TestMain(m *testing.M) {
 		}
 		SetHelper(helper)
 		testBin = dir
+		if err := buildProbe(filepath.Join(dir, "probe")); err != nil {
+			fmt.Fprintln(os.Stderr, "building the probe:", err)
+			return 1
+		}
 		return m.Run()
 	}()
 	os.Exit(code)
@@ -54,9 +60,41 @@ func buildHelper(out string) error {
 	return nil
 }
 
-func TestSmoke(t *testing.T) {
-	ws := t.TempDir()
-	res, err := Run(context.Background(), Spec{Argv: []string{"bash", "-c", "echo hi; id; pwd; ls /; cat /proc/self/status | grep -E 'NoNew|Cap|Seccomp'; echo x > f; ls -la"}, Write: []string{ws}})
-	t.Logf("%+v\n%s\n%s", res, res.Stdout, res.Stderr)
-	t.Logf("err=%v support=%+v", err, Check())
+func buildProbe(out string) error {
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/probe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, b)
+	}
+	return nil
+}
+
+// requireSandbox skips when the kernel lacks support, unless
+// CLAW_REQUIRE_SANDBOX is set (CI), where it fails.
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if err := Check().Require(0); err != nil {
+		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("CLAW_REQUIRE_SANDBOX is set: %v", err)
+		}
+		t.Skipf("no sandbox here: %v", err)
+	}
+}
+
+// run runs a spec and fails the test on an unexpected error.
+func run(t *testing.T, s Spec) Result {
+	t.Helper()
+	if s.Timeout == 0 {
+		s.Timeout = 20 * time.Second
+	}
+	res, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Run: %v (stderr %q)", err, res.Stderr)
+	}
+	return res
+}
+
+func execOut(argv ...string) (string, error) {
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	return string(bytes.TrimSpace(out)), err
 }

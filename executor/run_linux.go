@@ -280,8 +280,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		cfg.Argv = s.Argv
 		stdin = s.Stdin
 	default:
-		cfg.Argv = []string{l.argv0, child.EntryTool, s.Tool}
-		cfg.Self = true
+		t, err := toolLauncher(l, s.Tool)
+		if err != nil {
+			return Result{}, err
+		}
+		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
+		cfg.Exe = t.path
 		stdin = s.Args
 	}
 	cfg.RO = append(systemReadPaths(), s.Read...)
@@ -355,7 +359,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		return res, &SetupError{Stage: st.Stage, Msg: st.Err}
 	}
-	if cfg.Self && !res.TimedOut {
+	if cfg.Exe != "" && !res.TimedOut {
 		res.Tool = parseTool(res.Stdout)
 	}
 	return res, nil

@@ -54,7 +54,7 @@ func Main(args []string) int {
 	writeStatus(status, st)
 	// close_range marked every fd >= 3 close-on-exec, the status fd included:
 	// a successful exec closes it with nothing more written.
-	err = syscall.Exec(c.Argv[0], c.Argv, c.Env)
+	err = syscall.Exec(c.Path, c.Argv, c.Env)
 	code := CodeSetup
 	if errors.Is(err, syscall.ENOENT) {
 		code = CodeNotFound
@@ -111,12 +111,10 @@ func setup(c *Config) (Status, error) {
 		if err != nil {
 			return st, err
 		}
-		if c.Self {
-			c.RO = append(c.RO, path) // the tool binary must be executable in the domain
+		if c.Exe != "" {
+			c.RO = append(c.RO, path) // the tool's binary must be executable in the domain
 		}
-		c.Argv = append([]string{path}, c.Argv[1:]...)
-		// Landlock checks the path the command is run by: keep argv[0] as
-		// given for the program's sake, exec the resolved path.
+		c.Path = path
 		if c.Dir != "" {
 			if err := unix.Chdir(c.Dir); err != nil {
 				return st, fail("cwd", err)
@@ -161,12 +159,8 @@ func setup(c *Config) (Status, error) {
 // resolve finds the program the way execvp would, with the sandbox's PATH,
 // before Landlock hides anything.
 func resolve(c *Config) (string, error) {
-	if c.Self {
-		p, err := os.Readlink("/proc/self/exe")
-		if err != nil {
-			return "", fail("exec", err)
-		}
-		return p, nil
+	if c.Exe != "" {
+		return c.Exe, nil
 	}
 	name := c.Argv[0]
 	if strings.Contains(name, "/") {
@@ -207,8 +201,9 @@ func remount(c *Config) error {
 	}
 	var binds []string
 	for _, p := range c.RW {
-		if _, err := os.Lstat(p); err != nil {
-			continue
+		fi, err := os.Stat(p)
+		if err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
+			continue // device files stay writable on a read-only mount
 		}
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind %q: %w", p, err)

@@ -48,9 +48,9 @@ type Config struct {
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
 
-	// Self is set when Argv[0] is the child's own executable (tools): the
-	// child resolves it to /proc/self/exe's target before confining.
-	Self bool `json:"self,omitempty"`
+	// Exe, when set, is the program to execute (a tool's binary): it is
+	// made readable and executable in the domain, and Argv[0] is kept.
+	Exe string `json:"exe,omitempty"`
 
 	RO  []string `json:"ro,omitempty"`  // read and execute
 	RW  []string `json:"rw,omitempty"`  // read, write, create, remove; no devices
@@ -71,6 +71,8 @@ type Config struct {
 	Limits []Rlimit `json:"rlimits,omitempty"`
 
 	BPF []byte `json:"bpf,omitempty"` // seccomp program (struct sock_filter array)
+
+	Path string `json:"-"` // resolved program, set by the child
 }
 
 // Rlimit is one resource limit; soft and hard are set to Max.
@@ -130,6 +132,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		if len(p) == 0 || p[0] != '/' {
 			return nil, fmt.Errorf("sandbox config: path %q is not absolute", p)
 		}
+	}
+	if c.Exe != "" && c.Exe[0] != '/' {
+		return nil, fmt.Errorf("sandbox config: exe %q is not absolute", c.Exe)
 	}
 	if c.Dir != "" && c.Dir[0] != '/' {
 		return nil, fmt.Errorf("sandbox config: cwd %q is not absolute", c.Dir)

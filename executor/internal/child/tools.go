@@ -86,39 +86,43 @@ func RunTool(name string, args []byte) (any, error) {
 	switch name {
 	case ToolFileRead:
 		var a FileReadArgs
-		if err := strictJSON(args, &a); err != nil {
+		if err := StrictJSON(args, &a); err != nil {
 			return nil, err
 		}
 		return FileRead(a)
 	case ToolFileWrite:
 		var a FileWriteArgs
-		if err := strictJSON(args, &a); err != nil {
+		if err := StrictJSON(args, &a); err != nil {
 			return nil, err
 		}
 		return FileWrite(a)
 	case ToolEditFile:
 		var a EditFileArgs
-		if err := strictJSON(args, &a); err != nil {
+		if err := StrictJSON(args, &a); err != nil {
 			return nil, err
 		}
 		return EditFile(a)
 	case ToolFileList:
 		var a FileListArgs
-		if err := strictJSON(args, &a); err != nil {
+		if err := StrictJSON(args, &a); err != nil {
 			return nil, err
 		}
 		return FileList(a)
-	case ToolHTTP:
-		var a HTTPArgs
-		if err := strictJSON(args, &a); err != nil {
-			return nil, err
-		}
-		return HTTP(a)
 	}
-	return nil, fmt.Errorf("unknown tool %q", name)
+	if f, ok := extraTools[name]; ok {
+		return f(args)
+	}
+	return nil, fmt.Errorf("tool %q is not available in this program", name)
 }
 
-func strictJSON(data []byte, v any) error {
+var extraTools = map[string]func(args []byte) (any, error){}
+
+// RegisterTool adds a tool implemented in another package (in an init
+// function), so that only programs importing it carry its dependencies.
+func RegisterTool(name string, f func(args []byte) (any, error)) { extraTools[name] = f }
+
+// StrictJSON decodes exactly one JSON value with no unknown fields.
+func StrictJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -180,7 +184,7 @@ func FileRead(a FileReadArgs) (*FileReadResult, error) {
 	}
 	r := &FileReadResult{Size: fi.Size()}
 	if int64(len(data)) > max {
-		data, r.Truncated = trimPartialRune(data[:max]), true // do not cut a rune in half
+		data, r.Truncated = TrimPartialRune(data[:max]), true // do not cut a rune in half
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, fmt.Errorf("%s: binary file (not UTF-8 text)", a.Path)
@@ -189,7 +193,8 @@ func FileRead(a FileReadArgs) (*FileReadResult, error) {
 	return r, nil
 }
 
-func trimPartialRune(b []byte) []byte {
+// TrimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func TrimPartialRune(b []byte) []byte {
 	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
 		if utf8.Valid(b) {
 			return b

@@ -1,4 +1,7 @@
-package child
+// Package httptool is the in-sandbox http tool. It lives apart from the
+// other tools so the small sandbox helper does not link net/http and
+// crypto/tls: a tool the helper lacks runs in claw itself.
+package httptool
 
 import (
 	"context"
@@ -14,7 +17,19 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clawsec/claw/executor/internal/child"
 )
+
+func init() {
+	child.RegisterTool(child.ToolHTTP, func(args []byte) (any, error) {
+		var a HTTPArgs
+		if err := child.StrictJSON(args, &a); err != nil {
+			return nil, err
+		}
+		return HTTP(a)
+	})
+}
 
 // HTTP limits.
 const (
@@ -79,7 +94,10 @@ func HTTP(a HTTPArgs) (*HTTPResult, error) {
 	if a.TimeoutMS > 0 {
 		timeout = min(time.Duration(a.TimeoutMS)*time.Millisecond, MaxHTTPTimeout)
 	}
-	max := clampSize(a.MaxBytes, DefaultHTTPMax, HardHTTPMax)
+	max := int64(DefaultHTTPMax)
+	if a.MaxBytes > 0 {
+		max = min(a.MaxBytes, HardHTTPMax)
+	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: a.control}
 	tr := &http.Transport{
 		Proxy:                  nil, // never a proxy from the environment
@@ -133,8 +151,8 @@ func HTTP(a HTTPArgs) (*HTTPResult, error) {
 			r.Headers[h] = v
 		}
 	}
-	if utf8.Valid(trimPartialRune(data)) {
-		r.Body = string(trimPartialRune(data))
+	if utf8.Valid(child.TrimPartialRune(data)) {
+		r.Body = string(child.TrimPartialRune(data))
 	} else {
 		r.Body, r.Base64 = base64.StdEncoding.EncodeToString(data), true
 	}

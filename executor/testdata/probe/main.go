@@ -1,0 +1,269 @@
+// Command probe tries one thing the sandbox must refuse and prints
+// "allowed" or "denied ERRNO" (the escape suite's instrument). It is built
+// without cgo by the executor's tests.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Println("usage: probe WHAT [ARGS]")
+		os.Exit(2)
+	}
+	err := run(os.Args[1], os.Args[2:])
+	if err == nil {
+		fmt.Println("allowed")
+		return
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		fmt.Println("denied", unix.ErrnoName(en))
+		return
+	}
+	fmt.Println("denied", err)
+}
+
+func arg(a []string, i int) string {
+	if i < len(a) {
+		return a[i]
+	}
+	return ""
+}
+
+func run(what string, a []string) error {
+	switch what {
+	case "write":
+		return os.WriteFile(arg(a, 0), []byte("pwned\n"), 0o644)
+	case "append":
+		f, err := os.OpenFile(arg(a, 0), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write([]byte("pwned\n"))
+		return err
+	case "truncate":
+		return os.Truncate(arg(a, 0), 0)
+	case "read":
+		_, err := os.ReadFile(arg(a, 0))
+		return err
+	case "remove":
+		return unix.Unlink(arg(a, 0))
+	case "rename":
+		return unix.Rename(arg(a, 0), arg(a, 1))
+	case "link":
+		return unix.Link(arg(a, 0), arg(a, 1))
+	case "symlink-read": // make ws/link -> target, then read through it
+		if err := unix.Symlink(arg(a, 0), arg(a, 1)); err != nil {
+			return err
+		}
+		_, err := os.ReadFile(arg(a, 1))
+		return err
+	case "chmod":
+		return unix.Chmod(arg(a, 0), 0o777)
+	case "chown":
+		return unix.Chown(arg(a, 0), 65534, 65534)
+	case "utimes":
+		return unix.UtimesNano(arg(a, 0), []unix.Timespec{{Sec: 1}, {Sec: 1}})
+	case "mknod-block":
+		return unix.Mknod(arg(a, 0), unix.S_IFBLK|0o600, int(unix.Mkdev(7, 0)))
+	case "mknod-char":
+		return unix.Mknod(arg(a, 0), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3)))
+	case "exec":
+		return unix.Exec(arg(a, 0), []string{arg(a, 0)}, nil)
+	case "tcp": // connect host:port over IPv4
+		return connect(unix.AF_INET, unix.SOCK_STREAM, 0, arg(a, 0))
+	case "tcp6":
+		return connect(unix.AF_INET6, unix.SOCK_STREAM, 0, arg(a, 0))
+	case "mptcp":
+		return connect(unix.AF_INET, unix.SOCK_STREAM, 262, arg(a, 0))
+	case "udp":
+		return connect(unix.AF_INET, unix.SOCK_DGRAM, 0, arg(a, 0))
+	case "raw":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	case "netlink":
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	case "socket-highbit": // AF_INET with garbage in the upper 32 bits
+		fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, 1<<32|unix.AF_INET, unix.SOCK_STREAM, 0)
+		if e != 0 {
+			return e
+		}
+		unix.Close(int(fd))
+		return nil
+	case "listen":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		return unix.Listen(fd, 1)
+	case "unix": // connect a pathname unix socket
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: arg(a, 0)})
+	case "abstract":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + arg(a, 0)})
+	case "socketpair":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	case "ptrace":
+		pid, _ := strconv.Atoi(arg(a, 0))
+		return unix.PtraceAttach(pid)
+	case "kill":
+		pid, _ := strconv.Atoi(arg(a, 0))
+		return unix.Kill(pid, 0)
+	case "mount":
+		return unix.Mount("tmpfs", arg(a, 0), "tmpfs", 0, "")
+	case "unshare-user":
+		return unix.Unshare(unix.CLONE_NEWUSER)
+	case "unshare-net":
+		return unix.Unshare(unix.CLONE_NEWNET)
+	case "clone-newuser":
+		pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		if pid == 0 {
+			unix.Exit(0)
+		}
+		var ws unix.WaitStatus
+		unix.Wait4(int(pid), &ws, 0, nil)
+		return nil
+	case "clone3":
+		type cloneArgs struct{ flags, pidfd, childTid, parentTid, exitSignal, stack, stackSize, tls, setTid, setTidSize, cgroup uint64 }
+		ca := cloneArgs{flags: unix.CLONE_NEWUSER, exitSignal: uint64(unix.SIGCHLD)}
+		pid, _, e := unix.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&ca)), unsafe.Sizeof(ca), 0)
+		if e != 0 {
+			return e
+		}
+		if pid == 0 {
+			unix.Exit(0)
+		}
+		return nil
+	case "chroot":
+		return unix.Chroot("/")
+	case "keyctl":
+		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, true)
+		return err
+	case "bpf":
+		_, _, e := unix.Syscall(unix.SYS_BPF, 0, 0, 0)
+		return errnoOrNil(e)
+	case "io_uring":
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+		return errnoOrNil(e)
+	case "perf":
+		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK}
+		attr.Size = uint32(unsafe.Sizeof(attr))
+		fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	case "userfaultfd":
+		fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, 0, 0, 0)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+		return errnoOrNil(e)
+	case "open_by_handle_at":
+		_, _, e := unix.Syscall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(99), 0, 0)
+		return errnoOrNil(e)
+	case "tiocsti", "tiocsti-highbit":
+		fd, err := unix.Open(arg(a, 0), unix.O_RDWR|unix.O_NOCTTY, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", arg(a, 0), err)
+		}
+		defer unix.Close(fd)
+		cmd := uintptr(unix.TIOCSTI)
+		if what == "tiocsti-highbit" {
+			cmd |= 1 << 32
+		}
+		c := byte('x')
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), cmd, uintptr(unsafe.Pointer(&c)))
+		return errnoOrNil(e)
+	case "setuid-root": // a setuid binary (or any exec) must not regain root capabilities
+		return unix.Setuid(0)
+	case "fd": // read an inherited descriptor
+		n, _ := strconv.Atoi(arg(a, 0))
+		var b [1]byte
+		_, err := unix.Read(n, b[:])
+		return err
+	}
+	return fmt.Errorf("unknown probe %q", what)
+}
+
+func errnoOrNil(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+func connect(family, typ, proto int, hostport string) error {
+	fd, err := unix.Socket(family, typ, proto)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	host, portS, _ := cut(hostport)
+	port, _ := strconv.Atoi(portS)
+	var sa unix.Sockaddr
+	if family == unix.AF_INET6 {
+		sa = &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}
+	} else {
+		ip := [4]byte{127, 0, 0, 1}
+		if host != "127.0.0.1" && host != "" {
+			fmt.Sscanf(host, "%d.%d.%d.%d", &ip[0], &ip[1], &ip[2], &ip[3])
+		}
+		sa = &unix.SockaddrInet4{Port: port, Addr: ip}
+	}
+	if typ == unix.SOCK_DGRAM {
+		return unix.Sendto(fd, []byte("x"), 0, sa)
+	}
+	return unix.Connect(fd, sa)
+}
+
+func cut(hp string) (string, string, bool) {
+	for i := len(hp) - 1; i >= 0; i-- {
+		if hp[i] == ':' {
+			return hp[:i], hp[i+1:], true
+		}
+	}
+	return hp, "", false
+}
