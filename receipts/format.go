@@ -255,7 +255,7 @@ func ParseLine(line []byte) (*Line, error) {
 		return nil, fmt.Errorf("%w: not a {\"body\":…,\"kid\":…,\"sig\":…} object", ErrMalformed)
 	}
 	k := bytes.LastIndex(line, []byte(kidSep))
-	if k < len(linePrefix) {
+	if k < len(linePrefix) || k+len(kidSep) > len(line)-len(lineSuffix) {
 		return nil, fmt.Errorf("%w: no kid", ErrMalformed)
 	}
 	rest := line[k+len(kidSep) : len(line)-len(lineSuffix)]

@@ -1,0 +1,75 @@
+// Package receipts writes claw's signed, hash-chained receipt log: one
+// receipt for every attempted action (decided, asked, approved, rejected,
+// timed out, denied, failed, blocked by the emergency stop), durable before
+// the action runs.
+//
+// The broker opens a [Log] once and calls [Log.Decision] before an action
+// runs (if it returns an error, the action must not run), [Log.Approval]
+// when a human answers, and [Log.Outcome] afterwards; [Log.Estop] and
+// [Log.PolicyLoaded] record state changes. Verification lives in the audit
+// package.
+//
+// # Receipt format
+//
+// A log is a directory of segments 000001.jsonl, 000002.jsonl, … (mode
+// 0600 in a 0700 directory). Each line is one receipt:
+//
+//	{"body":{…},"kid":"<key id>","sig":"<base64 signature>"}
+//
+// The body ([Body]) is written from a fixed-order struct with no floats or
+// maps, so `jq .body` works and no canonicalisation is needed: the
+// signature and the hash cover the exact bytes between {"body": and
+// ,"kid":. Every body has v, log (the log id, "claw/<host>/<random>"), seq
+// (1, 2, 3, … with no gaps), ts (UTC, microseconds), type, and prev.
+//
+//	entry_hash = SHA-256("claw-receipt-v1\n" || body)
+//	sig        = Sign(key, "claw-receipt-v1\n" || body)
+//	prev       = "sha256:<hex entry_hash of the previous receipt>"
+//
+// The first receipt's prev is [GenesisPrev]. Ed25519 signs the message
+// itself; ECDSA P-256 signs its SHA-256. The key id is the first 16 bytes
+// of SHA-256 over the public key's DER SubjectPublicKeyInfo, in hex.
+//
+// # Checkpoints
+//
+// Every [Options.CheckpointEvery] receipts, every
+// [Options.CheckpointInterval] and at [Log.Close], the log appends a
+// checkpoint receipt: a C2SP signed note (tlog-checkpoint) over the
+// RFC 6962 Merkle root of all receipts before it, whose leaves are
+// SHA-256(0x00 || body):
+//
+//	claw/<host>/<random>
+//	<size>
+//	<base64 root>
+//	ts <time>
+//
+//	— <key id> <base64(key hash || signature)>
+//
+// For Ed25519 the note key hash is the standard one, so [NoteVerifierKey]
+// gives a verifier key other tools accept. The newest note is also written
+// to the file "checkpoint". Copied off the host, a checkpoint lets an
+// auditor prove later that the log still has those receipts unchanged
+// (truncation, rollback and rewriting show up).
+//
+// # Durability and concurrency
+//
+// [Log.Append] returns after the receipt is written with one write(2) and
+// fdatasync'ed. Concurrent appends in one process share a write and an
+// fsync (group commit). Several processes may append to the same directory:
+// each commit holds an exclusive flock on LOCK and first reads what others
+// appended. A crash can leave at most a partial last line, never an
+// acknowledged receipt torn; the next writer truncates it and appends a
+// recovery receipt with the SHA-256 of the removed bytes.
+//
+// # Key management
+//
+// [GenerateKey] makes Ed25519 (default) or ECDSA P-256 keys.
+// [MarshalPrivateKey] writes them as cosign-style encrypted PEM ("ENCRYPTED
+// SIGSTORE PRIVATE KEY", scrypt + secretbox) or, without a passphrase, as a
+// plain PKCS#8 PEM for services. [Log.RotateKey] hands the log to a new key
+// with a key_rotated receipt signed by the old key that carries the new
+// public key and the new key's signature over [RotationMessage]. A writer
+// refuses to sign with any key but the log's current one. KMS keys are not
+// supported yet: every scheme is refused ([CheckKMS]) rather than passed to
+// sigstore, which would run unknown schemes as plugins from $PATH.
+package receipts
