@@ -286,16 +286,16 @@ type verifier struct {
 	retired map[string]uint64 // kid -> seq of its key_rotated receipt
 	kidUse  map[string]uint64
 
-	rng      *compact.Range
-	started  bool
-	maxSeq   uint64
-	prev     receipts.Hash
-	lastTS   time.Time
-	logID    string
-	actions  map[string]*actionState
-	digests  map[string]bool
-	anchors  []*anchorState
-	bySize   map[uint64][]*anchorState
+	rng     *compact.Range
+	started bool
+	maxSeq  uint64
+	prev    receipts.Hash
+	lastTS  time.Time
+	logID   string
+	actions map[string]*actionState
+	digests map[string]bool
+	anchors []*anchorState
+	bySize  map[uint64][]*anchorState
 }
 
 type anchorState struct {
