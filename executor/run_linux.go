@@ -448,17 +448,24 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 		cfgW.Write(cfgData) // the child waits for this before doing anything
 		cfgW.Close()
 	}()
-	statusCh := make(chan *child.Status, 1)
+	statusCh := make(chan [2]*child.Status, 1)
 	go func() {
-		var last *child.Status
+		// the setup line ("ready", "probe" or a failure) and, when the child
+		// stayed init, the command's "exit" line or a later failure
+		var setup, last *child.Status
 		sc := bufio.NewScanner(io.LimitReader(stR, 64<<10))
 		for sc.Scan() {
 			var s child.Status
-			if json.Unmarshal(sc.Bytes(), &s) == nil {
+			if json.Unmarshal(sc.Bytes(), &s) != nil {
+				continue
+			}
+			if setup == nil {
+				setup = &s
+			} else {
 				last = &s
 			}
 		}
-		statusCh <- last
+		statusCh <- [2]*child.Status{setup, last}
 	}()
 	done := make(chan struct{})
 	go func() {
@@ -472,7 +479,11 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 	close(done)
 	kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(start)
-	st := <-statusCh
+	sts := <-statusCh
+	st := sts[0]
+	if sts[1] != nil && sts[1].Stage != "exit" {
+		st = sts[1] // the command could not be started after setup
+	}
 	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
@@ -486,6 +497,12 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 			res.ExitCode = 128 + int(ws.Signal())
 		default:
 			res.ExitCode = ws.ExitStatus()
+		}
+	}
+	if ex := sts[1]; ex != nil && ex.Stage == "exit" && res.Signal == "" {
+		res.ExitCode = ex.Exit
+		if ex.Signal != 0 {
+			res.Signal = unix.SignalName(syscall.Signal(ex.Signal))
 		}
 	}
 	res.Stdout, res.StdoutTruncated = stdout.bytes()

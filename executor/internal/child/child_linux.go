@@ -52,14 +52,63 @@ func Main(args []string) int {
 	}
 	st.Stage = "ready"
 	writeStatus(status, st)
+	if os.Getpid() == 1 {
+		return initMain(c, status)
+	}
 	// close_range marked every fd >= 3 close-on-exec, the status fd included:
 	// a successful exec closes it with nothing more written.
 	err = syscall.Exec(c.Path, c.Argv, c.Env)
+	return report(status, execFailure(c, err))
+}
+
+func execFailure(c *Config, err error) Status {
 	code := CodeSetup
 	if errors.Is(err, syscall.ENOENT) {
 		code = CodeNotFound
 	}
-	return report(status, Status{Stage: "exec", Code: code, Err: fmt.Sprintf("%s: %v", c.Argv[0], err)})
+	return Status{Stage: "exec", Code: code, Err: fmt.Sprintf("%s: %v", c.Argv[0], err)}
+}
+
+// initMain runs when the child is the PID namespace's init: the command
+// must not be PID 1 (the kernel would ignore the signals it sends itself,
+// and nobody would reap orphans), so the child stays init, starts the
+// command from this confined thread (the fork inherits the thread's
+// Landlock domain, seccomp filter and no_new_privs), reaps everything, and
+// reports the command's status. When init exits, the kernel kills every
+// process left in the namespace.
+func initMain(c *Config, status *os.File) int {
+	// keep the command (and everything it starts) out of init's memory
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	pid, err := syscall.ForkExec(c.Path, c.Argv, &syscall.ProcAttr{
+		Dir:   "",
+		Env:   c.Env,
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		return report(status, execFailure(c, err))
+	}
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return CodeSetup
+		}
+		if wpid != pid {
+			continue
+		}
+		ex := Status{Stage: "exit", UID: -1}
+		if ws.Signaled() {
+			ex.Signal = int(ws.Signal())
+			ex.Exit = 128 + ex.Signal
+		} else {
+			ex.Exit = ws.ExitStatus()
+		}
+		writeStatus(status, ex)
+		return ex.Exit
+	}
 }
 
 type stepError struct {
@@ -121,27 +170,29 @@ func setup(c *Config) (Status, error) {
 			}
 		}
 	}
+	abi, _ := LandlockABI()
+	rs := -1
+	switch {
+	case abi >= c.MinABI && abi > 0, c.Degraded && abi > 0:
+		var err error
+		if rs, err = landlockRuleset(c, abi); err != nil {
+			return st, fail("landlock", err)
+		}
+	case c.Degraded:
+	default:
+		return st, fail("landlock", fmt.Errorf("landlock ABI %d is below the required %d", abi, c.MinABI))
+	}
 	if err := credentials(c, &st); err != nil {
 		return st, fail("credentials", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return st, fail("no_new_privs", err)
 	}
-	abi, _ := LandlockABI()
-	switch {
-	case abi >= c.MinABI && abi > 0:
-		if err := landlockRestrict(c, abi); err != nil {
+	if rs >= 0 {
+		if err := landlockRestrict(rs); err != nil {
 			return st, fail("landlock", err)
 		}
 		st.ABI = abi
-	case c.Degraded && abi > 0:
-		if err := landlockRestrict(c, abi); err != nil {
-			return st, fail("landlock", err)
-		}
-		st.ABI = abi
-	case c.Degraded:
-	default:
-		return st, fail("landlock", fmt.Errorf("landlock ABI %d is below the required %d", abi, c.MinABI))
 	}
 	if len(c.BPF) > 0 {
 		if err := loadSeccomp(c.BPF); err != nil {

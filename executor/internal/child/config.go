@@ -83,7 +83,7 @@ type Rlimit struct {
 
 // Status is one line the child writes on the status fd.
 type Status struct {
-	Stage string `json:"stage"`           // "ready" before exec, or the failing step
+	Stage string `json:"stage"`           // "ready" before exec, "exit" after the command, or the failing step
 	Code  int    `json:"code,omitempty"`  // 126 setup failed, 127 not found
 	Err   string `json:"err,omitempty"`   // what failed
 	ABI   int    `json:"abi,omitempty"`   // Landlock ABI enforced (0: none)
@@ -91,6 +91,9 @@ type Status struct {
 	Mount bool   `json:"mount,omitempty"` // read-only remount done
 	Caps  bool   `json:"caps,omitempty"`  // capabilities dropped
 	UID   int    `json:"uid"`             // uid the command runs as
+	// With Stage "exit" (the child stayed PID 1 and ran the command):
+	Exit   int `json:"exit,omitempty"`
+	Signal int `json:"signal,omitempty"`
 }
 
 // DecodeConfig reads one Config from r, bounded and strict.

@@ -63,11 +63,12 @@ type rulesetAttr struct {
 	fs, net, scoped uint64
 }
 
-// landlockRestrict confines the calling thread (and what it executes) to the
-// config's paths and ports. It does not set no_new_privs; the caller does.
-func landlockRestrict(c *Config, abi int) error {
+// landlockRuleset builds the ruleset for the config's paths and ports and
+// returns its fd. It runs before credentials change, so the paths are opened
+// with the parent's access.
+func landlockRuleset(c *Config, abi int) (int, error) {
 	if abi < 1 {
-		return errors.New("landlock is not supported by this kernel or not enabled at boot")
+		return -1, errors.New("landlock is not supported by this kernel or not enabled at boot")
 	}
 	handled := handledFS(abi)
 	attr := rulesetAttr{fs: handled}
@@ -82,11 +83,27 @@ func landlockRestrict(c *Config, abi int) error {
 	}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %w", e)
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
 	rs := int(fd)
-	defer unix.Close(rs)
+	if err := landlockRules(c, abi, rs, handled); err != nil {
+		unix.Close(rs)
+		return -1, err
+	}
+	return rs, nil
+}
 
+// landlockRestrict enforces the ruleset on the calling thread (and what it
+// executes). no_new_privs must be set.
+func landlockRestrict(rs int) error {
+	defer unix.Close(rs)
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", e)
+	}
+	return nil
+}
+
+func landlockRules(c *Config, abi, rs int, handled uint64) error {
 	ro := uint64(fsRead | fsExec)
 	rw := (handled &^ uint64(fsDevices)) &^ unix.LANDLOCK_ACCESS_FS_IOCTL_DEV &^ unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
 	dev := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE)
@@ -116,9 +133,6 @@ func landlockRestrict(c *Config, abi int) error {
 				}
 			}
 		}
-	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); e != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", e)
 	}
 	return nil
 }

@@ -1,0 +1,409 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func bash(script string) []string { return []string{"bash", "-c", script} }
+
+func TestPositiveControls(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	ro := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ro, "data"), []byte("readable\n"), 0o644))
+	cases := []struct {
+		name, script string
+		want         string
+	}{
+		{"workspace read", "cat f.txt", "workspace file\n"},
+		{"workspace write", "echo new > n.txt && cat n.txt && mkdir -p d/e && mv n.txt d/e/ && ls d/e", "new\nn.txt\n"},
+		{"ls bin", "ls /bin >/dev/null && echo ok", "ok\n"},
+		{"dev null", "echo x >/dev/null && head -c 3 /dev/zero | wc -c", "3\n"},
+		{"read grant", "cat " + ro + "/data", "readable\n"},
+		{"cwd is the workspace", "pwd", f.ws + "\n"},
+		{"home is private", `test -d "$HOME" && test -w "$HOME" && echo ok`, "ok\n"},
+		{"tmpdir", `t=$(mktemp) && echo ok`, "ok\n"},
+		{"socketpair stays", probeArgv("socketpair")[0], "allowed\n"},
+		{"pipes and subshells", "echo a | tr a b; echo $(echo c)", "b\nc\n"},
+		{"process substitution", "cat <(echo d)", "d\n"},
+		{"no new privs and no capabilities", "grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status | tr -d '\\t'", "CapEff:0000000000000000\nCapBnd:0000000000000000\nNoNewPrivs:1\n"},
+		{"only sandbox processes visible", "ls /proc | grep -c '^[0-9]' | awk '$1 < 6 {print \"ok\"}'", "ok\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := f.spec(bash(c.script)...)
+			s.Read = append(s.Read, ro)
+			if c.name == "socketpair stays" {
+				s.Argv = probeArgv("socketpair")
+			}
+			res := run(t, s)
+			if res.ExitCode != 0 || string(res.Stdout) != c.want {
+				t.Fatalf("exit %d stdout %q stderr %q, want %q", res.ExitCode, res.Stdout, res.Stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestResultReportsSandbox(t *testing.T) {
+	requireSandbox(t)
+	res := run(t, Spec{Argv: []string{"true"}})
+	sb := res.Sandbox
+	if sb.LandlockABI < DefaultMinLandlockABI || !sb.Seccomp || !sb.NoNewPrivs || !sb.CapsDropped || len(sb.Namespaces) == 0 || sb.Degraded {
+		t.Fatalf("sandbox = %+v", sb)
+	}
+	if res.StdoutSHA256 == "" || res.OutputSHA256 == "" {
+		t.Fatalf("no hashes: %+v", res)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	requireSandbox(t)
+	res := run(t, Spec{Argv: bash("exit 42")})
+	if res.ExitCode != 42 {
+		t.Errorf("exit = %d, want 42", res.ExitCode)
+	}
+	res = run(t, Spec{Argv: bash("kill -SEGV $$")})
+	if res.Signal != "SIGSEGV" || res.ExitCode != 128+11 {
+		t.Errorf("signal = %q exit %d, want SIGSEGV", res.Signal, res.ExitCode)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	requireSandbox(t)
+	for _, argv := range [][]string{{"claw-no-such-command"}, {"/no/such/program"}} {
+		res, err := Run(context.Background(), Spec{Argv: argv})
+		if !errors.Is(err, ErrNotFound) || res.ExitCode != 127 {
+			t.Errorf("%v: err %v exit %d, want ErrNotFound and 127", argv, err, res.ExitCode)
+		}
+	}
+}
+
+func TestSetupFailureRunsNothing(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	res, err := Run(context.Background(), Spec{Argv: []string{"touch", marker}, Write: []string{ws}, Cwd: "/nonexistent/dir"})
+	var se *SetupError
+	if !errors.As(err, &se) || res.ExitCode != 126 {
+		t.Fatalf("err %v exit %d, want a SetupError and 126", err, res.ExitCode)
+	}
+	absent(t, marker)
+}
+
+func TestUnavailable(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	_, err := Run(context.Background(), Spec{Argv: []string{"touch", marker}, Write: []string{ws}, MinLandlockABI: 99})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	absent(t, marker)
+}
+
+func TestEnvironmentHasNoSecrets(t *testing.T) {
+	requireSandbox(t)
+	t.Setenv("OPENAI_API_KEY", "sk-test-planted-0123456789")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-planted-secret")
+	t.Setenv("SSH_AUTH_SOCK", "/tmp/planted-agent.sock")
+	t.Setenv("GITHUB_TOKEN", "ghp_planted")
+	res := run(t, Spec{Argv: bash("env; tr '\\0' '\\n' < /proc/self/environ; tr '\\0' '\\n' < /proc/1/environ")})
+	out := string(res.Stdout) + string(res.Stderr)
+	for _, s := range []string{"sk-test", "aws-planted", "planted-agent", "ghp_planted", "OPENAI", "AWS_", "SSH_AUTH_SOCK"} {
+		if strings.Contains(out, s) {
+			t.Errorf("sandbox environment contains %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(out, "TERM=dumb") || !strings.Contains(out, "PATH=") {
+		t.Errorf("allowlisted variables missing:\n%s", out)
+	}
+	if _, err := Run(context.Background(), Spec{Argv: []string{"env"}, Env: []string{"OPENAI_API_KEY"}}); !errors.Is(err, ErrInvalidSpec) {
+		t.Errorf("passing a secret-looking variable: err %v, want ErrInvalidSpec", err)
+	}
+	res = run(t, Spec{Argv: bash("echo $EXAMPLE_VAR $LANG"), Env: []string{"EXAMPLE_VAR=one", "LANG=C"}})
+	if got := strings.TrimSpace(string(res.Stdout)); got != "one C" {
+		t.Errorf("added variables: %q", got)
+	}
+}
+
+func TestInheritedFDsClosed(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	fd, err := syscallOpenNoCloexec(f.secret)
+	must(t, err)
+	defer closeFD(fd)
+	res := run(t, f.spec(probeArgv("fd", strconv.Itoa(fd))...))
+	if got := strings.TrimSpace(string(res.Stdout)); got != "denied EBADF" {
+		t.Fatalf("reading inherited fd %d: %q", fd, got)
+	}
+}
+
+// survivors lists processes whose command line contains marker.
+func survivors(marker string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+func TestTimeoutKillsTree(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct{ name, script string }{
+		{"sleep", "sleep 1001.1"},
+		{"setsid background", "setsid sleep 1001.2 & sleep 1001.21"},
+		{"double fork", "(sleep 1001.3 &) ; sleep 1001.31"},
+		{"trap TERM", "trap '' TERM INT HUP; sleep 1001.4"},
+		{"background holding the pipe", "sleep 1001.5 & exit 0"},
+	}
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res, err := Run(context.Background(), Spec{Argv: bash(c.script), Timeout: time.Second})
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				return
+			}
+			if el := time.Since(start); el > 15*time.Second {
+				t.Errorf("%s: took %v", c.name, el)
+			}
+			if c.name != "background holding the pipe" && !res.TimedOut {
+				t.Errorf("%s: not timed out: %+v", c.name, res)
+			}
+		}()
+	}
+	wg.Wait()
+	if s := survivors("1001."); len(s) > 0 {
+		t.Fatalf("survivors: %v", s)
+	}
+}
+
+func TestForkBombBounded(t *testing.T) {
+	requireSandbox(t)
+	res, err := Run(context.Background(), Spec{
+		Argv:    bash("bomb() { bomb | bomb & }; bomb; sleep 1002.1"),
+		Timeout: 3 * time.Second,
+		Limits:  Limits{Processes: 64},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res
+	if s := survivors("1002."); len(s) > 0 {
+		t.Fatalf("survivors: %v", s)
+	}
+	// claw (this process) is still fine and can run another action
+	if r := run(t, Spec{Argv: []string{"true"}}); r.ExitCode != 0 {
+		t.Fatalf("after the bomb: %+v", r)
+	}
+}
+
+func TestOutputFloodCapped(t *testing.T) {
+	requireSandbox(t)
+	res := run(t, Spec{Argv: bash("yes | head -c 50000000; echo done >&2"), MaxOutput: 64 << 10})
+	if !res.StdoutTruncated || res.StdoutBytes != 50000000 {
+		t.Fatalf("truncated %v bytes %d", res.StdoutTruncated, res.StdoutBytes)
+	}
+	if len(res.Stdout) > 64<<10+len(truncationMark) {
+		t.Fatalf("kept %d bytes", len(res.Stdout))
+	}
+	if !bytes.HasPrefix(res.Stdout, []byte("y\ny\n")) || !bytes.HasSuffix(res.Stdout, []byte("y\ny\n")) {
+		t.Fatalf("head/tail not kept")
+	}
+	// endless output ends at the timeout, with memory bounded
+	res = run(t, Spec{Argv: []string{"yes"}, MaxOutput: 4096, Timeout: time.Second})
+	if !res.TimedOut || !res.StdoutTruncated || len(res.Stdout) > 4096+len(truncationMark) {
+		t.Fatalf("yes: timed out %v truncated %v kept %d", res.TimedOut, res.StdoutTruncated, len(res.Stdout))
+	}
+}
+
+func TestFileSizeLimit(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	res := run(t, Spec{Argv: bash("dd if=/dev/zero of=big bs=1M count=64"), Write: []string{ws}, Limits: Limits{FileSizeBytes: 1 << 20}})
+	if res.ExitCode == 0 {
+		t.Fatalf("dd succeeded")
+	}
+	fi, err := os.Stat(filepath.Join(ws, "big"))
+	if err == nil && fi.Size() > 1<<20 {
+		t.Fatalf("file grew to %d bytes", fi.Size())
+	}
+}
+
+func TestMemoryBounded(t *testing.T) {
+	requireSandbox(t)
+	res := run(t, Spec{Argv: bash(`x=$(head -c 400000000 /dev/zero | tr '\0' a); echo ${#x}`), Limits: Limits{MemoryBytes: 128 << 20}})
+	if res.ExitCode == 0 && strings.TrimSpace(string(res.Stdout)) == "400000000" {
+		t.Fatalf("allocated 400 MB under a 128 MiB limit")
+	}
+}
+
+func TestConcurrentRunsIsolated(t *testing.T) {
+	requireSandbox(t)
+	a, b := t.TempDir(), t.TempDir()
+	var wg sync.WaitGroup
+	var ra, rb Result
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		ra = run(t, Spec{Argv: bash("echo a > f; ls " + b + " 2>&1; true"), Write: []string{a}})
+	}()
+	go func() {
+		defer wg.Done()
+		rb = run(t, Spec{Argv: bash("echo b > f; cat " + a + "/f 2>&1; true"), Write: []string{b}})
+	}()
+	wg.Wait()
+	if bytes.Contains(rb.Stdout, []byte("a\n")) || !bytes.Contains(ra.Stdout, []byte("denied")) {
+		t.Fatalf("a: %q b: %q", ra.Stdout, rb.Stdout)
+	}
+}
+
+func TestRootRunAs(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	ws := t.TempDir()
+	must(t, os.Chmod(ws, 0o777))
+	must(t, os.Chmod(filepath.Dir(ws), 0o755))
+	res := run(t, Spec{Argv: bash("id -u; id -g; touch mine; su -c id root </dev/null 2>&1 || echo su-failed"), Write: []string{ws}, RunAs: "65534"})
+	lines := strings.Fields(string(res.Stdout))
+	if len(lines) < 3 || lines[0] != "65534" || lines[len(lines)-1] != "su-failed" {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	var st fileOwner
+	st, err := ownerOf(filepath.Join(ws, "mine"))
+	must(t, err)
+	if st.uid != 65534 {
+		t.Fatalf("file owned by %d", st.uid)
+	}
+}
+
+func TestTools(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	tool := func(name string, args any, write ...string) Result {
+		t.Helper()
+		b, _ := json.Marshal(args)
+		res := run(t, Spec{Tool: name, Args: b, Read: []string{f.ws}, Write: write})
+		if res.Tool == nil {
+			t.Fatalf("%s: no tool result: %+v stderr %q", name, res, res.Stderr)
+		}
+		return res
+	}
+	path := filepath.Join(f.ws, "f.txt")
+	r := tool(ToolFileRead, map[string]any{"path": path})
+	if r.Tool.Error != "" || !strings.Contains(string(r.Tool.Payload), "workspace file") {
+		t.Fatalf("file_read: %+v", r.Tool)
+	}
+	if r := tool(ToolFileRead, map[string]any{"path": f.secret}); r.Tool.Error == "" {
+		t.Fatalf("file_read outside: %+v", r.Tool)
+	}
+	must(t, os.WriteFile(filepath.Join(f.ws, "bin"), []byte{0, 1, 2, 0xff}, 0o644))
+	if r := tool(ToolFileRead, map[string]any{"path": filepath.Join(f.ws, "bin")}); !strings.Contains(r.Tool.Error, "binary") {
+		t.Fatalf("file_read binary: %+v", r.Tool)
+	}
+	if r := tool(ToolFileWrite, map[string]any{"path": filepath.Join(f.ws, "w.txt"), "content": "hello\nworld\n"}, f.ws); r.Tool.Error != "" {
+		t.Fatalf("file_write: %+v", r.Tool)
+	}
+	fileIs(t, filepath.Join(f.ws, "w.txt"), "hello\nworld\n")
+	if r := tool(ToolFileWrite, map[string]any{"path": filepath.Join(f.ws, "w.txt"), "content": "x"}); r.Tool.Error == "" {
+		t.Fatalf("file_write without a write grant: %+v", r.Tool)
+	}
+	if r := tool(ToolFileWrite, map[string]any{"path": filepath.Join(f.outside, "w.txt"), "content": "x"}, f.ws); r.Tool.Error == "" {
+		t.Fatalf("file_write outside: %+v", r.Tool)
+	}
+	absent(t, filepath.Join(f.outside, "w.txt"))
+	if r := tool(ToolFileWrite, map[string]any{"path": filepath.Join(f.ws, "big"), "content": strings.Repeat("x", 100), "max_bytes": 10}, f.ws); r.Tool.Error == "" {
+		t.Fatalf("file_write over the cap: %+v", r.Tool)
+	}
+	if r := tool(ToolEditFile, map[string]any{"path": filepath.Join(f.ws, "w.txt"), "old": "world", "new": "there"}, f.ws); r.Tool.Error != "" {
+		t.Fatalf("edit_file: %+v", r.Tool)
+	}
+	fileIs(t, filepath.Join(f.ws, "w.txt"), "hello\nthere\n")
+	must(t, os.WriteFile(filepath.Join(f.ws, "dup.txt"), []byte("a a"), 0o644))
+	if r := tool(ToolEditFile, map[string]any{"path": filepath.Join(f.ws, "dup.txt"), "old": "a", "new": "b"}, f.ws); !strings.Contains(r.Tool.Error, "2 times") {
+		t.Fatalf("edit_file not unique: %+v", r.Tool)
+	}
+	if r := tool(ToolEditFile, map[string]any{"path": filepath.Join(f.ws, "dup.txt"), "old": "zz", "new": "b"}, f.ws); !strings.Contains(r.Tool.Error, "not found") {
+		t.Fatalf("edit_file missing: %+v", r.Tool)
+	}
+	must(t, os.MkdirAll(filepath.Join(f.ws, "a", "b", "c"), 0o755))
+	r = tool(ToolFileList, map[string]any{"path": f.ws, "depth": 2})
+	var list struct{ Entries []struct{ Path, Type string } }
+	must(t, json.Unmarshal(r.Tool.Payload, &list))
+	var names []string
+	for _, e := range list.Entries {
+		names = append(names, e.Path)
+	}
+	got := strings.Join(names, ",")
+	if !strings.Contains(got, "a/b") || strings.Contains(got, "a/b/c") || !strings.Contains(got, "f.txt") {
+		t.Fatalf("file_list: %s", got)
+	}
+}
+
+func TestHTTPTool(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "hello from the test server")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	call := func(args map[string]any, ports ...uint16) *ToolResult {
+		b, _ := json.Marshal(args)
+		res := run(t, Spec{Tool: ToolHTTP, Args: b, Net: Net{Ports: ports}})
+		if res.Tool == nil {
+			t.Fatalf("no tool result: %+v %q", res, res.Stderr)
+		}
+		return res.Tool
+	}
+	if r := call(map[string]any{"url": base + "/", "allow_private": true}, port); r.Error != "" || !strings.Contains(string(r.Payload), "hello from the test server") {
+		t.Fatalf("allowed request: %+v", r)
+	}
+	if r := call(map[string]any{"url": base + "/"}, port); !strings.Contains(r.Error, "not public") {
+		t.Fatalf("private address without allow_private: %+v", r)
+	}
+	if r := call(map[string]any{"url": base + "/", "allow_private": true}, 80, 443); r.Error == "" {
+		t.Fatalf("port not granted: %+v", r)
+	}
+	if r := call(map[string]any{"url": base + "/redirect", "allow_private": true}, port, 80); !strings.Contains(r.Error, "metadata") {
+		t.Fatalf("redirect to metadata: %+v", r)
+	}
+	if r := call(map[string]any{"url": base + "/", "allow_private": true, "allow_hosts": []string{"example.com"}}, port); !strings.Contains(r.Error, "allowlist") {
+		t.Fatalf("host allowlist: %+v", r)
+	}
+	if r := call(map[string]any{"url": "file:///etc/passwd"}, 80); !strings.Contains(r.Error, "scheme") {
+		t.Fatalf("scheme: %+v", r)
+	}
+}
