@@ -355,7 +355,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		res.ExitCode = st.Code
 		res.SetupError = st.Stage + ": " + st.Err
 		if st.Code == child.CodeNotFound {
-			return res, fmt.Errorf("%w: %s", ErrNotFound, st.Err)
+			return res, fmt.Errorf("%s: %w", cfg.Argv[0], ErrNotFound)
 		}
 		return res, &SetupError{Stage: st.Stage, Msg: st.Err}
 	}

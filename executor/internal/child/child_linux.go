@@ -121,9 +121,9 @@ func (e *stepError) Error() string { return e.stage + ": " + e.err.Error() }
 
 func fail(stage string, err error) error { return &stepError{stage, CodeSetup, err} }
 
+// report tells the parent why nothing ran; the parent words it for the user.
 func report(f *os.File, s Status) int {
 	writeStatus(f, s)
-	fmt.Fprintf(os.Stderr, "claw: sandbox: %s: %s\n", s.Stage, s.Err)
 	return s.Code
 }
 
