@@ -1,0 +1,83 @@
+// Package executor runs one action (a shell command or an in-sandbox tool)
+// inside a sandbox made for that action alone, and reports what happened
+// and what confinement it had. It is the only code in claw that runs a
+// command or touches a file for a tool. It enforces a [Spec]; it never
+// decides (the gate does).
+//
+// # Running an action
+//
+//	res, err := executor.Run(ctx, executor.Spec{
+//		Argv:  []string{"bash", "-c", "go test ./..."},
+//		Read:  []string{"/home/u/go/pkg/mod"},
+//		Write: []string{"/home/u/ws"},
+//	})
+//
+// err wraps [ErrUnavailable] when the kernel cannot confine the action
+// (nothing ran; exit 5), [ErrInvalidSpec] for a malformed Spec, is a
+// [*SetupError] when the child failed to confine itself (nothing ran; the
+// Result's exit code is 126) and wraps [ErrNotFound] for a missing command
+// (127). Otherwise err is nil and [Result] carries the command's exit
+// status or signal, its output (head and tail kept up to MaxOutput per
+// stream, with SHA-256 digests of the whole streams), the duration, and
+// [Applied]: the Landlock ABI, seccomp, namespaces, capabilities dropped,
+// read-only remount and whether the run was degraded.
+//
+// Tools (file_read, file_write, edit_file, file_list, http) take JSON Args
+// instead of Argv. They are Go code that runs inside the sandbox, after
+// confinement, exactly like a command: a bug in a tool is contained the
+// same way.
+//
+// # The child
+//
+// Run starts a child process cloned into new user, PID, mount and (without
+// a network grant) network namespaces, hands it its configuration and a
+// precompiled seccomp program over a pipe, and waits. The child, in order:
+// sets rlimits; makes every mount read-only and nosuid except the write
+// grants (bind-mounted writable), which also stops chmod, chown and utimes
+// outside them (Landlock does not cover those); mounts a fresh /proc;
+// resolves the command; builds the Landlock ruleset while it still has the
+// parent's access; switches uid/gid if asked; drops every capability
+// (bounding and ambient sets emptied, securebits locked); sets
+// no_new_privs; enforces Landlock (filesystem, TCP ports, abstract unix
+// socket and signal scopes); loads the seccomp program; marks every
+// inherited descriptor close-on-exec; and starts the command. Any failure
+// stops it with status 126 before the command runs. It stays the PID
+// namespace's init, reaps, and reports the command's status; when it
+// exits, the kernel kills whatever is left in the namespace, so a timeout
+// (or the end of the command) leaves no survivor, setsid and double-forked
+// daemons included.
+//
+// The child is a small cgo-free helper, claw-sandbox, installed next to
+// claw (build it from executor/cmd/claw-sandbox with CGO_ENABLED=0);
+// without it the program that embeds the executor re-executes itself, and
+// must then call [AllowSelfExec] and dispatch [ChildEntry] to [ChildMain]
+// and [ToolEntry] to [ToolMain]. The http tool always runs in that program
+// (the helper does not carry net/http). [SetHelper] names a helper
+// explicitly (tests).
+//
+// # Fail closed
+//
+// [Check] probes the kernel once (it starts one child) and reports
+// [Support]. Run refuses with ErrUnavailable when the Landlock ABI is
+// below Spec.MinLandlockABI (default [DefaultMinLandlockABI]), seccomp is
+// unavailable, or PID and mount namespaces cannot be created. Spec.Degraded
+// is the explicit opt-in to run anyway; it is reported in
+// Applied.Degraded and Applied.Warnings, which the caller must record.
+//
+// # Environment
+//
+// The child's environment is an allowlist: PATH, HOME and TMPDIR (a
+// private directory removed after the run), TERM=dumb, LANG, LC_ALL, TZ,
+// plus Spec.Env. Names that look like credentials (…KEY…, …TOKEN…, AWS_…,
+// SSH_…) are refused in Spec.Env, so the parent's secrets never reach the
+// sandbox.
+//
+// # Limits
+//
+// Landlock below ABI 9 does not cover pathname unix sockets and below 10
+// not UDP; seccomp refuses every socket when the network is off and only
+// allows AF_INET/AF_INET6 (no raw, no MPTCP) when it is on. RLIMIT_NPROC
+// never applies to uid 0; as root the process count is bounded by a pids
+// cgroup when one is writable (v2 delegated or v1), and always by the wall
+// timeout. Landlock cannot deny a path inside a granted tree.
+package executor
