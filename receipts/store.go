@@ -340,8 +340,8 @@ func (l *Log) closeFiles() {
 	l.lockf.Close()
 }
 
-// submit queues r and commits the queue if no other goroutine is
-// committing (group commit: one write and one fsync per batch).
+// submit queues r for the committing goroutine, starting it if idle
+// (group commit: one write and one fsync per batch), and waits.
 func (l *Log) submit(ctx context.Context, r *request) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
@@ -355,24 +355,33 @@ func (l *Log) submit(ctx context.Context, r *request) (Entry, error) {
 	l.queue = append(l.queue, r)
 	if !l.writing {
 		l.writing = true
-		for len(l.queue) > 0 {
-			batch := l.queue
-			l.queue = nil
-			l.mu.Unlock()
-			err := l.commit(batch)
-			for _, q := range batch {
-				if q.err == nil && err != nil {
-					q.err = err
-				}
-				close(q.done)
-			}
-			l.mu.Lock()
-		}
-		l.writing = false
+		go l.drain()
 	}
 	l.mu.Unlock()
 	<-r.done
 	return r.entry, r.err
+}
+
+// drain commits queued requests until the queue is empty. Writers only
+// wait for their own request, so they can queue the next one while a batch
+// is being synced, and the next batch carries all of them.
+func (l *Log) drain() {
+	l.mu.Lock()
+	for len(l.queue) > 0 {
+		batch := l.queue
+		l.queue = nil
+		l.mu.Unlock()
+		err := l.commit(batch)
+		for _, q := range batch {
+			if q.err == nil && err != nil {
+				q.err = err
+			}
+			close(q.done)
+		}
+		l.mu.Lock()
+	}
+	l.writing = false
+	l.mu.Unlock()
 }
 
 type built struct {
