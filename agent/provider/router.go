@@ -1,0 +1,88 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"strings"
+)
+
+// RouteKey is the ChatRequest.Metadata key a [Router] reads.
+const RouteKey = "route"
+
+// Router sends each request to the provider its route hint names:
+// Metadata["route"], for example "fast" or "local". A request without a
+// hint, or with a hint no route names, goes to the default provider (the
+// latter is logged at debug level).
+type Router struct {
+	def    Provider
+	routes map[string]Provider
+	log    *slog.Logger
+}
+
+// NewRouter returns a Router. def must not be nil; routes may be empty.
+// A nil logger discards the log.
+func NewRouter(log *slog.Logger, def Provider, routes map[string]Provider) (*Router, error) {
+	if def == nil {
+		return nil, errors.New("router provider: no default provider")
+	}
+	rs := make(map[string]Provider, len(routes))
+	for k, p := range routes {
+		if p == nil {
+			return nil, errors.New("router provider: route " + k + " has no provider")
+		}
+		rs[k] = p
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Router{def: def, routes: rs, log: log}, nil
+}
+
+// Name implements [Provider]: "router(default;hint=name,…)".
+func (r *Router) Name() string {
+	keys := make([]string, 0, len(r.routes))
+	for k := range r.routes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("router(" + r.def.Name())
+	for i, k := range keys {
+		if i == 0 {
+			b.WriteString(";")
+		} else {
+			b.WriteString(",")
+		}
+		b.WriteString(k + "=" + r.routes[k].Name())
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Capabilities implements [Provider]: those of the default provider.
+func (r *Router) Capabilities() Capabilities { return r.def.Capabilities() }
+
+// Route returns the provider a request goes to.
+func (r *Router) Route(req ChatRequest) Provider {
+	hint := req.Metadata[RouteKey]
+	if hint == "" {
+		return r.def
+	}
+	if p, ok := r.routes[hint]; ok {
+		return p
+	}
+	r.log.Debug("unknown route hint, using the default provider", slog.String("route", excerpt(hint)), slog.String("provider", r.def.Name()))
+	return r.def
+}
+
+// Chat implements [Provider].
+func (r *Router) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
+	p := r.Route(req)
+	resp, err := p.Chat(ctx, req)
+	if err == nil && resp.Provider == "" {
+		resp.Provider = p.Name()
+	}
+	return resp, err
+}
