@@ -87,7 +87,7 @@ func (s *Store) prepare(m Message) (Message, string, error) {
 			c.Arguments = redactJSON(s.opt.redact, c.Arguments)
 			out[i] = c
 		}
-		b, err := json.Marshal(out)
+		b, err := encodeJSON(out)
 		if err != nil {
 			return m, "", fmt.Errorf("failed to encode tool calls: %w", err)
 		}
@@ -109,15 +109,24 @@ func redactJSON(redact Redactor, raw json.RawMessage) json.RawMessage {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err == nil && dec.InputOffset() == int64(len(bytes.TrimRight(raw, " \t\r\n"))) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(redactValue(redact, v)) == nil {
-			return bytes.TrimRight(buf.Bytes(), "\n")
+		if b, err := encodeJSON(redactValue(redact, v)); err == nil {
+			return b
 		}
 	}
-	b, _ := json.Marshal(truncate(redact(string(raw)), MaxArgumentsBytes))
+	b, _ := encodeJSON(truncate(redact(string(raw)), MaxArgumentsBytes))
 	return b
+}
+
+// encodeJSON is json.Marshal without HTML escaping, so stored arguments
+// read as the model wrote them ("a && b", not "a \u0026\u0026 b").
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func redactValue(redact Redactor, v any) any {
