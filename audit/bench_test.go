@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -44,7 +45,11 @@ func makeBenchLog(b *testing.B, dir string, s *receipts.Signer, n int) {
 func benchVerify(b *testing.B, fast bool) {
 	const n = 64 * 800
 	benchLog.once.Do(func() {
-		benchLog.dir = b.TempDir()
+		dir, err := os.MkdirTemp("", "claw-audit-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchLog.dir = dir
 		benchLog.s = newSigner(b)
 		makeBenchLog(b, benchLog.dir, benchLog.s, n)
 	})
@@ -65,3 +70,11 @@ func BenchmarkVerify(b *testing.B) { benchVerify(b, false) }
 
 // BenchmarkVerifyFast skips per-receipt signatures.
 func BenchmarkVerifyFast(b *testing.B) { benchVerify(b, true) }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchLog.dir != "" {
+		os.RemoveAll(benchLog.dir)
+	}
+	os.Exit(code)
+}
