@@ -1,0 +1,270 @@
+# Command rules: Rules over the shell analysis (input.parsed): unparseable
+# input, forbidden commands, rm inside the workspace, privilege
+# escalation, network devices, and the marks that need approval.
+package claw.gate
+
+import data.claw.lib
+
+# shell_parsed holds when the shell analysis is present and has no error.
+shell_parsed if {
+	is_object(input.parsed)
+	is_array(input.parsed.commands)
+	not shell_error
+}
+
+shell_error if {
+	is_string(input.parsed.error)
+	input.parsed.error != ""
+}
+
+unparseable_msg := sprintf("the command cannot be analysed: %s", [input.parsed.error]) if {
+	shell_error
+} else := "the command has no shell analysis"
+
+# METADATA
+# title: Unparseable shell command
+# description: >-
+#   The command could not be parsed or exceeds a bound; what cannot be
+#   analysed does not run.
+# custom:
+#   id: shell.unparseable
+#   severity: critical
+deny contains r if {
+	input.kind == "shell"
+	not shell_parsed
+	r := lib.reason(rego.metadata.rule(), unparseable_msg)
+}
+
+# label(name) names a command in messages.
+label(name) := name if {
+	is_string(name)
+	name != ""
+} else := "a command whose name is not static"
+
+# detail(d) is a mark detail for messages.
+detail(d) := d if {
+	is_string(d)
+} else := ""
+
+# forbidden_command(name): name, or its dotted variant (mkfs.ext4 for
+# mkfs, python3.12 for python3), is on forbidden_commands.
+forbidden_command(name) if name in forbidden_commands
+
+forbidden_command(name) if {
+	i := indexof(name, ".")
+	i > 0
+	substring(name, 0, i) in forbidden_commands
+}
+
+# rm_in_workspace(c): an rm whose every path lies inside the workspace and
+# none is the workspace itself.
+rm_in_workspace(c) if {
+	c.name == "rm"
+	not c.dynamic
+	is_array(c.paths)
+	count(c.paths) > 0
+	every p in c.paths {
+		p != workspace
+		startswith(p, ws_slash)
+	}
+}
+
+# METADATA
+# title: Forbidden command
+# description: >-
+#   The command's name is on forbidden_commands. rm whose every path is
+#   inside the workspace is excepted and needs approval instead
+#   (cmd.rm.workspace).
+# custom:
+#   id: cmd.forbidden
+#   severity: high
+deny contains r if {
+	some c in cmds
+	forbidden_command(c.name)
+	not rm_in_workspace(c)
+	r := lib.reason(rego.metadata.rule(), sprintf("%s is a forbidden command", [c.name]))
+}
+
+# METADATA
+# title: rm inside the workspace
+# description: >-
+#   rm is forbidden, but removing paths inside the workspace (not the
+#   workspace itself) can be approved.
+# custom:
+#   id: cmd.rm.workspace
+#   severity: medium
+ask contains r if {
+	some c in cmds
+	forbidden_command("rm")
+	rm_in_workspace(c)
+	r := lib.reason(rego.metadata.rule(), sprintf("rm inside the workspace needs approval: %s", [concat(" ", c.paths)]))
+}
+
+# METADATA
+# title: Privilege escalation
+# description: >-
+#   A command runs through sudo, su, doas, pkexec, run0 or setpriv. The
+#   wrapped command is analysed like any other and named here.
+# custom:
+#   id: priv.escalation
+#   severity: high
+deny contains r if {
+	not allow_privilege_escalation
+	some ["privilege", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s would run %s with elevated privileges", [detail(d), label(name)]))
+}
+
+# METADATA
+# title: Privilege escalation (allowed by configuration)
+# description: >-
+#   allow_privilege_escalation is set: escalation is not denied, but every
+#   escalated command needs approval.
+# custom:
+#   id: priv.escalation.allowed
+#   severity: high
+ask contains r if {
+	allow_privilege_escalation
+	some ["privilege", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s would run %s with elevated privileges", [detail(d), label(name)]))
+}
+
+netdev_msgs contains sprintf("%s uses the network device %s", [label(name), detail(d)]) if {
+	some ["network_device", name, d] in marks
+}
+
+netdev_msgs contains sprintf("the command uses the network device %s", [t]) if {
+	input.kind == "shell"
+	some t in input.parsed.network
+}
+
+# METADATA
+# title: Shell network device
+# description: >-
+#   /dev/tcp or /dev/udp opens a network connection from the shell itself,
+#   outside any network policy.
+# custom:
+#   id: shell.network_device
+#   severity: high
+deny contains r if {
+	some msg in netdev_msgs
+	r := lib.reason(rego.metadata.rule(), msg)
+}
+
+dynamic_msgs contains sprintf("the command is not static: %s", [concat("; ", input.parsed.dynamic_reasons)]) if {
+	input.kind == "shell"
+	input.parsed.dynamic == true
+	is_array(input.parsed.dynamic_reasons)
+	count(input.parsed.dynamic_reasons) > 0
+}
+
+dynamic_msgs contains "the command is not static" if {
+	input.kind == "shell"
+	input.parsed.dynamic == true
+	not dynamic_reasons_given
+}
+
+dynamic_reasons_given if {
+	is_array(input.parsed.dynamic_reasons)
+	count(input.parsed.dynamic_reasons) > 0
+}
+
+dynamic_msgs contains "a command name is not static" if {
+	some c in cmds
+	c.dynamic == true
+}
+
+# METADATA
+# title: Dynamic shell command
+# description: >-
+#   Something could not be resolved statically (a variable or pattern as a
+#   command name, a substitution producing a command, eval of a variable).
+#   It never gets a plain allow.
+# custom:
+#   id: shell.dynamic
+#   severity: high
+ask contains r if {
+	some msg in dynamic_msgs
+	r := lib.reason(rego.metadata.rule(), msg)
+}
+
+# METADATA
+# title: Inline interpreter code
+# description: An interpreter is given code inline (python -c, perl -e, node -e, awk system()).
+# custom:
+#   id: shell.inline_code
+#   severity: high
+ask contains r if {
+	some ["inline_code", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s runs inline code (%s)", [label(name), detail(d)]))
+}
+
+# METADATA
+# title: Option that runs a program
+# description: >-
+#   An option makes the program run another program (sort
+#   --compress-program, git -c alias, tar --to-command, rsync -e, ...).
+# custom:
+#   id: shell.exec_flag
+#   severity: high
+ask contains r if {
+	some ["exec_flag", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s runs another program through %s", [label(name), detail(d)]))
+}
+
+# METADATA
+# title: Shell reading its program from standard input
+# description: A shell or interpreter reads its program from a pipe, here-doc or here-string.
+# custom:
+#   id: shell.stdin_shell
+#   severity: high
+ask contains r if {
+	some ["stdin_shell", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s reads its program from %s", [label(name), detail(d)]))
+}
+
+# METADATA
+# title: Dangerous environment variable
+# description: >-
+#   An assignment that changes what runs (PATH, LD_PRELOAD, BASH_ENV,
+#   GIT_SSH_COMMAND, PAGER, ...).
+# custom:
+#   id: shell.dangerous_env
+#   severity: high
+ask contains r if {
+	some ["dangerous_env", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s is run with %s set", [label(name), detail(d)]))
+}
+
+# METADATA
+# title: Runs a script file
+# description: A script is run by path (./x.sh, bash x.sh, source x, python3 x.py); its content is not analysed.
+# custom:
+#   id: shell.runs_script
+#   severity: high
+ask contains r if {
+	some ["runs_script", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s runs the script %s", [label(name), detail(d)]))
+}
+
+force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirror", "delete", "d"}
+
+# METADATA
+# title: Force push or remote branch deletion
+# description: git push with --force, --mirror, --delete, +refspec or :refspec rewrites or removes remote history.
+# custom:
+#   id: git.force_push
+#   severity: high
+ask contains r if {
+	some c in cmds
+	c.name == "git"
+	"push" in c.operands
+	force_push(c)
+	r := lib.reason(rego.metadata.rule(), sprintf("git push rewrites or deletes remote history: %s", [concat(" ", c.argv)]))
+}
+
+force_push(c) if lib.has_any_opt(c, force_push_opts)
+
+force_push(c) if {
+	some op in c.operands
+	regex.match(`^[+:]`, op)
+}

@@ -1,0 +1,201 @@
+package claw.gate_test
+
+get(url) := at(http(url, "GET"), "full")
+
+network_fires := {
+	"http.invalid_url: parse error": {
+		"id": "http.invalid_url",
+		"input": get({"error": "missing protocol scheme"}),
+		"decision": "deny",
+		"risk": "critical",
+	},
+	"http.invalid_url: no analysis": {
+		"id": "http.invalid_url",
+		"input": at(object.union(kind("http"), {"url": null}), "full"),
+		"decision": "deny",
+	},
+	"http.scheme: file": {
+		"id": "http.scheme",
+		"input": get({"scheme": "file", "host": ""}),
+		"decision": "deny",
+		"risk": "high",
+	},
+	"http.scheme: gopher": {
+		"id": "http.scheme",
+		"input": get({"scheme": "gopher"}),
+		"decision": "deny",
+	},
+	"http.scheme: missing": {
+		"id": "http.scheme",
+		"input": get({"scheme": ""}),
+		"decision": "deny",
+	},
+	"http.userinfo: user@host": {
+		"id": "http.userinfo",
+		"input": get({"userinfo": true}),
+		"decision": "deny",
+		"risk": "high",
+	},
+	"http.private_address: loopback": {
+		"id": "http.private_address",
+		"input": get({"host": "127.0.0.1", "ip": "127.0.0.1", "class": "loopback"}),
+		"config": {"allowed_domains": ["*"]},
+		"decision": "deny",
+		"risk": "high",
+	},
+	"http.private_address: decimal loopback": {
+		"id": "http.private_address",
+		"input": get({"host": "2130706433", "ip": "127.0.0.1", "class": "loopback"}),
+		"config": {"allowed_domains": ["*"]},
+		"decision": "deny",
+	},
+	"http.private_address: metadata even when listed": {
+		"id": "http.private_address",
+		"input": get({"host": "169.254.169.254", "ip": "169.254.169.254", "class": "metadata"}),
+		"config": {"allowed_domains": ["169.254.169.254"]},
+		"decision": "deny",
+	},
+	"http.private_address: private": {
+		"id": "http.private_address",
+		"input": get({"host": "10.0.0.1", "class": "private"}),
+		"decision": "deny",
+	},
+	"http.private_address: link-local IPv6": {
+		"id": "http.private_address",
+		"input": get({"host": "fe80::1", "class": "link_local"}),
+		"decision": "deny",
+	},
+	"http.private_address: IPv4-mapped IPv6": {
+		"id": "http.private_address",
+		"input": get({"host": "::ffff:127.0.0.1", "ip": "127.0.0.1", "class": "loopback"}),
+		"decision": "deny",
+	},
+	"http.private_address: localhost name": {
+		"id": "http.private_address",
+		"input": get({"host": "localhost", "class": "loopback"}),
+		"config": {"allowed_domains": ["localhost"]},
+		"decision": "deny",
+	},
+	"http.private_address: unspecified": {
+		"id": "http.private_address",
+		"input": get({"host": "0.0.0.0", "class": "unspecified"}),
+		"decision": "deny",
+	},
+	"http.private_address: class missing": {
+		"id": "http.private_address",
+		"input": get({"class": null}),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: other host": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "evil.com"}),
+		"decision": "deny",
+		"risk": "high",
+	},
+	"http.domain_not_allowed: suffix look-alike": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "evilexample.com"}),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: subdomain of an exact entry": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "www.example.com"}),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: wildcard does not cover its apex": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "github.com"}),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: wildcard look-alike": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "evilgithub.com"}),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: empty list allows nothing": {
+		"id": "http.domain_not_allowed",
+		"input": get({}),
+		"config": {"allowed_domains": []},
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: at readonly": {
+		"id": "http.domain_not_allowed",
+		"input": at(http({"host": "evil.com"}, "GET"), "readonly"),
+		"decision": "deny",
+	},
+	"http.scheme: absent": {
+		"id": "http.scheme",
+		"input": at(object.union(kind("http"), {"url": {"host": "example.com", "class": "public"}}), "full"),
+		"decision": "deny",
+	},
+	"http.private_address: class absent": {
+		"id": "http.private_address",
+		"input": at(object.union(kind("http"), {"url": {"scheme": "https", "host": "example.com"}}), "full"),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: host absent": {
+		"id": "http.domain_not_allowed",
+		"input": at(object.union(kind("http"), {"url": {"scheme": "https", "class": "public"}}), "full"),
+		"config": {"allowed_domains": ["*"]},
+		"decision": "deny",
+	},
+	"http.invalid_url: url absent": {
+		"id": "http.invalid_url",
+		"input": at(object.remove(kind("http"), ["url"]), "full"),
+		"decision": "deny",
+	},
+	"http.domain_not_allowed: star needs a host": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": ""}),
+		"config": {"allowed_domains": ["*"]},
+		"decision": "deny",
+	},
+}
+
+network_quiet := {
+	"http.invalid_url: parsed": {"id": "http.invalid_url", "input": get({}), "decision": "allow"},
+	"http.invalid_url: not http": {"id": "http.invalid_url", "input": kind("time"), "decision": "allow"},
+	"http.scheme: http": {"id": "http.scheme", "input": get({"scheme": "http", "port": 80}), "decision": "allow"},
+	"http.scheme: https": {"id": "http.scheme", "input": get({}), "decision": "allow"},
+	"http.scheme: invalid url reports only that": {"id": "http.scheme", "input": get({"error": "bad", "scheme": ""}), "decision": "deny"},
+	"http.invalid_url: null error": {"id": "http.invalid_url", "input": get({"error": null}), "decision": "allow"},
+	"http.userinfo: none": {"id": "http.userinfo", "input": get({"userinfo": false}), "decision": "allow"},
+	"http.private_address: public": {"id": "http.private_address", "input": get({"class": "public"}), "decision": "allow"},
+	"http.private_address: public IP listed": {
+		"id": "http.private_address",
+		"input": get({"host": "93.184.215.14", "ip": "93.184.215.14"}),
+		"config": {"allowed_domains": ["93.184.215.14"]},
+		"decision": "allow",
+	},
+	"http.domain_not_allowed: exact": {"id": "http.domain_not_allowed", "input": get({}), "decision": "allow"},
+	"http.domain_not_allowed: wildcard subdomain": {"id": "http.domain_not_allowed", "input": get({"host": "api.github.com"}), "decision": "allow"},
+	"http.domain_not_allowed: wildcard deeper subdomain": {"id": "http.domain_not_allowed", "input": get({"host": "a.b.github.com"}), "decision": "allow"},
+	"http.domain_not_allowed: star": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "anything.org"}),
+		"config": {"allowed_domains": ["*"]},
+		"decision": "allow",
+	},
+	"http.domain_not_allowed: entries are case-insensitive": {
+		"id": "http.domain_not_allowed",
+		"input": get({"host": "example.org"}),
+		"config": {"allowed_domains": ["Example.ORG."]},
+		"decision": "allow",
+	},
+	"http.domain_not_allowed: post to an allowed host": {
+		"id": "http.domain_not_allowed",
+		"input": http({}, "POST"),
+		"decision": "ask",
+		"risk": "medium",
+	},
+}
+
+test_network_fires[note] if {
+	some note, tc in network_fires
+	fires_ok(tc)
+}
+
+test_network_quiet[note] if {
+	some note, tc in network_quiet
+	quiet_ok(tc)
+}
