@@ -129,6 +129,10 @@ const (
 	// MarkInterpreter: the command is a shell or general interpreter
 	// (bash, sh, python3, perl, node, …) whatever its arguments.
 	MarkInterpreter = "interpreter"
+	// MarkReadsEnv: the command prints or reads the environment, where
+	// secrets often live (env or printenv without a command, export -p,
+	// declare -p, set alone, jq's $ENV and env). Detail names the command.
+	MarkReadsEnv = "reads_env"
 )
 
 // Redirect is one redirection.

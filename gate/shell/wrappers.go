@@ -1,0 +1,454 @@
+package shell
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// A wrapper is a program that runs another program given in its own
+// arguments (sudo, env, timeout, nice, chroot, …). Each one is removed with
+// its own options, so that the command judged is the one that runs.
+type wrapAction int
+
+const (
+	// wrapNext: inv.args now start at the wrapped command.
+	wrapNext wrapAction = iota
+	// wrapAlone: nothing is wrapped; the wrapper is the command.
+	wrapAlone
+	// wrapDone: the wrapper runs a shell string, already analysed.
+	wrapDone
+)
+
+type unwrap struct {
+	a    *analyzer
+	inv  *invocation
+	st   *state
+	name string
+}
+
+type wrapperFn func(u *unwrap) wrapAction
+
+var wrappers map[string]wrapperFn
+
+// next makes the argument at index start the command, recording the
+// wrapper in Via.
+func (u *unwrap) next(start int, depth, priv bool) wrapAction {
+	inv := u.inv
+	inv.args = inv.args[start:]
+	inv.via = append(slices.Clip(inv.via), u.name)
+	if priv {
+		u.privilege()
+	}
+	if depth {
+		inv.depth++
+	}
+	if u.name != "command" && u.name != "builtin" {
+		inv.wrapped = true
+	}
+	return wrapNext
+}
+
+func (u *unwrap) privilege() {
+	if !slices.Contains(u.inv.priv, u.name) {
+		u.inv.priv = append(slices.Clip(u.inv.priv), u.name)
+	}
+}
+
+// chdir applies a wrapper's working-directory option.
+func (u *unwrap) chdir(f field) {
+	if f.dyn {
+		u.a.dynamic("working directory from expansion in " + u.name)
+		u.inv.cwd = ""
+		return
+	}
+	if u.inv.cwd == "" && !filepath.IsAbs(f.val) {
+		return
+	}
+	u.inv.cwd = resolve(f.val, u.inv.cwd)
+	u.inv.paths = append(u.inv.paths, u.inv.cwd)
+}
+
+func (u *unwrap) file(f field, write bool) {
+	v := f.val
+	if f.dyn {
+		v = f.path
+		u.a.dynamic("path from expansion in " + u.name)
+	}
+	if v == "" || v == "-" {
+		return
+	}
+	p := resolve(v, u.inv.cwd)
+	if write {
+		u.inv.writes = append(u.inv.writes, p)
+	} else {
+		u.inv.paths = append(u.inv.paths, p)
+	}
+}
+
+// shellString analyses a shell program the wrapper runs (su -c, flock -c).
+// A dynamic one leaves the wrapper as the command, marked dynamic.
+func (u *unwrap) shellString(f field, via string) wrapAction {
+	ns := u.childState()
+	if f.dyn {
+		u.inv.dynWhy = via + " of a non-literal"
+		if f.inner != "" {
+			u.inv.later = append(u.inv.later, func() { u.a.lenient(f.inner, ns, via) })
+		}
+		return wrapAlone
+	}
+	u.a.nested(f.val, ns, via, true)
+	return wrapDone
+}
+
+func (u *unwrap) childState() *state {
+	ns := u.st.fork()
+	inv := u.inv
+	ns.cwd, ns.depth, ns.via, ns.priv = inv.cwd, inv.depth, inv.via, inv.priv
+	ns.exports = slices.Clone(inv.assigns)
+	ns.stdin, ns.stdinPath, ns.body, ns.bodyRaw, ns.feeder, ns.pipeText = inv.stdin, inv.stdinPath, inv.body, inv.bodyRaw, inv.feeder, inv.pipeText
+	ns.writes = append(ns.writes, inv.writes...)
+	ns.reads = append(ns.reads, inv.paths...)
+	ns.funcs, ns.async = nil, false
+	return ns
+}
+
+// wdef describes a wrapper that needs no code of its own.
+type wdef struct {
+	spec     string
+	operands int      // operands before the command (timeout DURATION)
+	depth    bool     // starts the command one nesting level deeper
+	priv     bool     // runs it with other privileges
+	alone    []string // options after which no command runs
+	cwd      []string // options whose value becomes the working directory
+	paths    []string // options whose value is a file read
+	writes   []string // options whose value is a file written
+	opPaths  bool     // the operands before the command are files
+}
+
+func (d wdef) fn() wrapperFn {
+	sp := spec(d.spec)
+	return func(u *unwrap) wrapAction {
+		p := parseOpts(u.inv.args, 1, sp)
+		for _, v := range p.all(d.cwd...) {
+			u.chdir(v)
+		}
+		for _, v := range p.all(d.paths...) {
+			u.file(v, false)
+		}
+		for _, v := range p.all(d.writes...) {
+			u.file(v, true)
+		}
+		if d.opPaths {
+			for k := 0; k < d.operands && k < len(p.operands); k++ {
+				u.file(u.inv.args[p.operands[k]], false)
+			}
+		}
+		if p.has(d.alone...) || len(p.operands) <= d.operands {
+			if d.priv {
+				u.privilege()
+			}
+			return wrapAlone
+		}
+		return u.next(p.operands[d.operands], d.depth, d.priv)
+	}
+}
+
+var wdefs = map[string]wdef{
+	"doas":                     {spec: "+ u: C: n s L", priv: true, alone: []string{"C", "L"}},
+	"pkexec":                   {spec: "+ --user= --keep-cwd --disable-internal-agent --version --help", priv: true},
+	"run0":                     {spec: "+ u: g: D: --user= --group= --nice= --chdir= --setenv= --property= --unit= --slice= --description= --machine= --background= --area= --shell-prompt-prefix= --via-shell --no-ask-password --pty --pipe", priv: true, cwd: []string{"D", "chdir"}},
+	"setpriv":                  {spec: "+ d --reuid= --ruid= --euid= --regid= --rgid= --egid= --groups= --inh-caps= --ambient-caps= --bounding-set= --securebits= --pdeathsig= --selinux-label= --apparmor-profile= --landlock-access= --landlock-rule= --clear-groups --keep-groups --init-groups --nnp --no-new-privs --reset-env --dump", priv: true},
+	"timeout":                  {spec: "+ s: k: v --signal= --kill-after= --preserve-status --foreground --verbose", operands: 1},
+	"nice":                     {spec: "+ n: --adjustment="},
+	"nohup":                    {spec: "+"},
+	"stdbuf":                   {spec: "+ i: o: e: --input= --output= --error="},
+	"time":                     {spec: "+ p f: o: a v q --format= --output= --append --verbose --portability --quiet", writes: []string{"o", "output"}},
+	"exec":                     {spec: "+ a: c l"},
+	"setsid":                   {spec: "+ c f w --ctty --fork --wait", depth: true},
+	"chroot":                   {spec: "+ --userspec= --groups= --skip-chdir", operands: 1, depth: true, opPaths: true},
+	"unshare":                  {spec: "+ S: G: R: w: --setuid= --setgid= --root= --wd= --propagation= --setgroups= --map-user= --map-group= --map-users= --map-groups= --kill-child? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --monotonic= --boottime= --mount-proc? --fork --map-root-user --map-current-user --map-auto --keep-caps", depth: true, cwd: []string{"w", "wd"}, paths: []string{"R", "root"}},
+	"nsenter":                  {spec: "+ t: S: G: r:: w:: m:: u:: i:: n:: p:: U:: C:: T:: --target= --setuid= --setgid= --root? --wd? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --all --preserve-credentials --no-fork --follow-context --env", depth: true, cwd: []string{"w", "wd"}},
+	"ionice":                   {spec: "+ c: n: p: P: u: t --class= --classdata= --pid= --pgid= --uid= --ignore", depth: true, alone: []string{"p", "P", "u", "pid", "pgid", "uid"}},
+	"chrt":                     {spec: "+ b d f i o r e R a m p v T: P: D: --batch --deadline --fifo --idle --other --rr --ext --reset-on-fork --all-tasks --max --pid --verbose --sched-runtime= --sched-period= --sched-deadline=", operands: 1, depth: true, alone: []string{"p", "pid", "m", "max"}},
+	"taskset":                  {spec: "+ a c p --all-tasks --cpu-list --pid", operands: 1, depth: true, alone: []string{"p", "pid"}},
+	"strace":                   {spec: "+ o: e: p: s: u: E: a: b: I: O: P: S: X: --output= --trace= --attach= --string-limit= --user= --env= --signal= --status=", depth: true, writes: []string{"o", "output"}, alone: []string{"p", "attach"}},
+	"ltrace":                   {spec: "+ o: e: p: s: u: a: l: n: L: x: --output= --library= --align= --indent=", depth: true, writes: []string{"o", "output"}, alone: []string{"p"}},
+	"torsocks":                 {spec: "+ u: p: a: P: i d --user= --pass= --address= --port= --isolate"},
+	"proxychains proxychains4": {spec: "+ f: q", paths: []string{"f"}},
+	"faketime":                 {spec: "+ f m p: --exclude-monotonic --date-prog=", operands: 1},
+	"eatmydata":                {spec: "+"},
+	"fakeroot":                 {spec: "+ l: s: i: b: u --lib= --faked= --save-file= --load-file= --unknown-is-real"},
+	"unbuffer":                 {spec: "+ p"},
+	"xvfb-run":                 {spec: "+ a e: f: n: l s: w: p: --auto-servernum --error-file= --auth-file= --server-num= --listen-tcp --server-args= --wait= --xauth-protocol="},
+	"dbus-run-session":         {spec: "+ --config-file= --dbus-daemon="},
+}
+
+func init() {
+	wrappers = map[string]wrapperFn{
+		"sudo":        wrapSudo,
+		"su":          wrapSu,
+		"runuser":     wrapRunuser,
+		"env":         wrapEnv,
+		"command":     wrapCommand,
+		"builtin":     wrapBuiltin,
+		"busybox":     wrapBusybox,
+		"flock":       wrapFlock,
+		"sg":          wrapSg,
+		"script":      wrapScript,
+		"systemd-run": wrapSystemdRun,
+	}
+	for names, d := range wdefs {
+		for _, n := range strings.Fields(names) {
+			wrappers[n] = d.fn()
+			specs[n] = spec(d.spec)
+		}
+	}
+	for n, s := range map[string]string{
+		"sudo": sudoSpec, "su": suSpec, "env": envSpec, "command": "+ p v V", "flock": flockSpec, "script": scriptSpec,
+	} {
+		specs[n] = spec(s)
+	}
+}
+
+const sudoSpec = "+ u: g: C: D: h: p: r: t: U: T: R: E H i s n b k K S l v e A P V --user= --group= --close-from= --chdir= --host= " +
+	"--prompt= --role= --type= --other-user= --command-timeout= --chroot= --preserve-env? --login --shell --non-interactive --background " +
+	"--reset-timestamp --remove-timestamp --stdin --askpass --edit --list --validate --preserve-groups --set-home --version --help"
+
+var sudoOpts = spec(sudoSpec)
+
+func wrapSudo(u *unwrap) wrapAction {
+	args := u.inv.args
+	p := parseOpts(args, 1, sudoOpts)
+	for _, v := range p.all("D", "chdir") {
+		u.chdir(v)
+	}
+	u.privilege()
+	if p.has("e", "edit") {
+		// sudoedit: the operands are files edited as root.
+		for _, i := range p.operands {
+			u.file(args[i], true)
+		}
+		return wrapAlone
+	}
+	k := skipAssigns(u, p.operands)
+	if k >= len(p.operands) {
+		return wrapAlone
+	}
+	return u.next(p.operands[k], false, true)
+}
+
+// skipAssigns records the NAME=VALUE operands in front of a command (env,
+// sudo) as assignments and returns the index of the first other operand.
+func skipAssigns(u *unwrap, ops []int) int {
+	k := 0
+	for k < len(ops) {
+		f := u.inv.args[ops[k]]
+		if f.dyn {
+			break
+		}
+		name, _, ok := strings.Cut(f.val, "=")
+		if !ok || name == "" || strings.ContainsAny(name, "/") {
+			break
+		}
+		u.inv.assigns = addNames(u.inv.assigns, name)
+		k++
+	}
+	return k
+}
+
+const suSpec = "c: s: g: G: w: l m p P f --command= --session-command= --shell= --group= --supp-group= --whitelist-environment= --login --preserve-environment --pty --fast"
+
+var suOpts = spec(suSpec)
+
+func wrapSu(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, suOpts)
+	u.privilege()
+	if c, ok := p.val("c", "command", "session-command"); ok {
+		return u.shellString(c, "su -c")
+	}
+	return wrapAlone
+}
+
+var runuserPosix = spec("+ u: c: s: g: G: w: l m p P f --user= --command= --session-command= --shell= --group= --supp-group= --whitelist-environment= --login --preserve-environment --pty")
+
+func wrapRunuser(u *unwrap) wrapAction {
+	u.privilege()
+	all := parseOpts(u.inv.args, 1, suOpts)
+	if c, ok := all.val("c", "command", "session-command"); ok {
+		return u.shellString(c, "runuser -c")
+	}
+	p := parseOpts(u.inv.args, 1, runuserPosix)
+	if p.has("u", "user") && len(p.operands) > 0 {
+		return u.next(p.operands[0], true, true)
+	}
+	return wrapAlone
+}
+
+const envSpec = "+ i 0 u: C: S: v --ignore-environment --null --unset= --chdir= --split-string= --debug --block-signal? --default-signal? --ignore-signal? --list-signal-handling"
+
+var envOpts = spec(envSpec)
+
+func wrapEnv(u *unwrap) wrapAction {
+	args := u.inv.args
+	p := parseOpts(args, 1, envOpts)
+	for _, v := range p.all("C", "chdir") {
+		u.chdir(v)
+	}
+	ops := p.operands
+	for len(ops) > 0 && !args[ops[0]].dyn && args[ops[0]].val == "-" {
+		ops = ops[1:] // a lone - means -i
+	}
+	k := skipAssigns(u, ops)
+	if s, ok := p.val("S", "split-string"); ok {
+		// env -S splits its string into words, then appends the rest.
+		if s.dyn {
+			u.inv.dynWhy = "env -S of a non-literal"
+			return wrapAlone
+		}
+		src := s.val
+		for _, i := range ops[k:] {
+			q, err := syntax.Quote(args[i].val, syntax.LangBash)
+			if err != nil || args[i].dyn {
+				q = args[i].val
+			}
+			src += " " + q
+		}
+		u.a.nested(src, u.childState(), "env -S", true)
+		return wrapDone
+	}
+	if k >= len(ops) {
+		return wrapAlone
+	}
+	return u.next(ops[k], false, false)
+}
+
+var commandOpts = spec("+ p v V")
+
+func wrapCommand(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, commandOpts)
+	if p.has("v", "V") || len(p.operands) == 0 {
+		return wrapAlone // command -v only looks the name up
+	}
+	return u.next(p.operands[0], false, false)
+}
+
+func wrapBuiltin(u *unwrap) wrapAction {
+	if len(u.inv.args) < 2 {
+		return wrapAlone
+	}
+	return u.next(1, false, false)
+}
+
+func wrapBusybox(u *unwrap) wrapAction {
+	args := u.inv.args
+	if len(args) < 2 || !args[1].dyn && strings.HasPrefix(args[1].val, "-") {
+		return wrapAlone
+	}
+	return u.next(1, false, false)
+}
+
+const flockSpec = "+ s x e u n o E: w: F c: --shared --exclusive --unlock --nonblock --close --conflict-exit-code= --timeout= --no-fork --command= --verbose"
+
+var flockOpts = spec(flockSpec)
+
+func wrapFlock(u *unwrap) wrapAction {
+	args := u.inv.args
+	p := parseOpts(args, 1, flockOpts)
+	if len(p.operands) == 0 {
+		return wrapAlone
+	}
+	f := args[p.operands[0]]
+	if !f.dyn && isDigits(f.val) {
+		return wrapAlone // flock FD: locks an open descriptor
+	}
+	u.file(f, false)
+	if c, ok := p.val("c", "command"); ok {
+		return u.shellString(c, "flock -c")
+	}
+	if len(p.operands) < 2 {
+		return wrapAlone
+	}
+	g := args[p.operands[1]]
+	if !g.dyn && (g.val == "-c" || g.val == "--command") {
+		if len(p.operands) < 3 {
+			return wrapAlone
+		}
+		return u.shellString(args[p.operands[2]], "flock -c")
+	}
+	return u.next(p.operands[1], true, false)
+}
+
+// sg GROUP [-c] COMMAND: the command is a string for /bin/sh.
+func wrapSg(u *unwrap) wrapAction {
+	args := u.inv.args
+	if len(args) < 3 {
+		return wrapAlone
+	}
+	rest := args[2:]
+	if !rest[0].dyn && rest[0].val == "-c" {
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return wrapAlone
+	}
+	f := joinFields(rest)
+	return u.shellString(f, "sg")
+}
+
+const scriptSpec = "a e f q t:: c: E: O: I: B: T: m: --append --return --flush --quiet --timing? --command= --echo= --log-out= --log-in= --log-io= --log-timing= --logging-format= --force"
+
+var scriptOpts = spec(scriptSpec)
+
+// script [-c CMD] [FILE]: records a session into FILE.
+func wrapScript(u *unwrap) wrapAction {
+	args := u.inv.args
+	p := parseOpts(args, 1, scriptOpts)
+	for _, v := range p.all("O", "B", "T", "log-out", "log-io", "log-timing") {
+		u.file(v, true)
+	}
+	if len(p.operands) > 0 {
+		u.file(args[p.operands[0]], true)
+	} else {
+		u.file(field{val: "typescript"}, true)
+	}
+	if c, ok := p.val("c", "command"); ok {
+		return u.shellString(c, "script -c")
+	}
+	return wrapAlone
+}
+
+var systemdRunOpts = spec("+ u: p: E: M: H: G: d P q r t --unit= --property= --setenv= --machine= --host= --description= --slice= --working-directory= --nice= --uid= --gid= --on-active= --on-boot= --on-startup= --on-unit-active= --on-unit-inactive= --on-calendar= --timer-property= --path-property= --socket-property= --service-type= --user --system --scope --pty --pipe --wait --collect --quiet --same-dir --shell")
+
+func wrapSystemdRun(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, systemdRunOpts)
+	for _, v := range p.all("working-directory") {
+		u.chdir(v)
+	}
+	priv := !p.has("user")
+	if len(p.operands) == 0 {
+		if priv {
+			u.privilege()
+		}
+		return wrapAlone
+	}
+	return u.next(p.operands[0], true, priv)
+}
+
+// joinFields joins words with spaces into one field, as programs that hand
+// their arguments to sh -c do.
+func joinFields(fs []field) field {
+	vals := make([]string, len(fs))
+	out := field{}
+	for i, f := range fs {
+		vals[i] = f.val
+		if f.dyn {
+			out.dyn = true
+		}
+	}
+	out.val = strings.Join(vals, " ")
+	out.path = out.val
+	return out
+}
