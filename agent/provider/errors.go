@@ -161,7 +161,7 @@ const maxExcerpt = 300
 
 // credentialPattern matches strings that look like API keys or bearer
 // tokens, so an excerpt never quotes one even when it is not ours.
-var credentialPattern = regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{6,}|bearer\s+[a-z0-9_\-\.=]{6,}|(api[_-]?key|x-api-key|authorization)["']?\s*[:=]\s*["']?[^\s"',}]{4,})`)
+var credentialPattern = regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{6,}|bearer\s+[a-z0-9_\-\.=]{6,}|(api[_-]?key|x-api-key|authorization)["']?\s*[:=]\s*["']?(bearer\s+)?[^\s"',}]{4,})`)
 
 // excerpt returns a bounded, single-line, credential-free quote of text.
 // Each non-empty secret is replaced wherever it occurs.
