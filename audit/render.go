@@ -7,7 +7,35 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 )
+
+// clean makes a string from the log safe to print on a terminal: control
+// characters (newlines too, so a crafted field cannot forge a report line)
+// become U+FFFD.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func cleanArgs(a []any) []any {
+	out := make([]any, len(a))
+	for i, v := range a {
+		switch v := v.(type) {
+		case string:
+			out[i] = clean(v)
+		case fmt.Stringer:
+			out[i] = clean(v.String())
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
 
 // WriteJSON writes the report as one indented JSON object.
 func (r *Report) WriteJSON(w io.Writer) error {
@@ -35,7 +63,7 @@ func counts(m map[string]int) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+		parts[i] = fmt.Sprintf("%s %d", clean(k), m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -74,7 +102,7 @@ func orNone(s string) string {
 // ending in VERIFIED or TAMPER-EVIDENT.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, cleanArgs(a)...) }
 	pf("Receipt log:  %s (%d segment(s))\n", r.Dir, r.Segments)
 	pf("Log id:       %s\n", orNone(strings.Join(r.LogIDs, ", ")))
 	for i, k := range r.Keys {

@@ -168,7 +168,7 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 // WriteText writes the summary for people.
 func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, cleanArgs(a)...) }
 	pf("Receipt log: %s\n", s.Dir)
 	pf("Period:      %s to %s\n", fmtTime(s.From, "-"), fmtTime(s.To, "-"))
 	pf("Receipts:    %d (%d actions)", s.Receipts, s.Actions)

@@ -207,7 +207,7 @@ func TestTamperMatrix(t *testing.T) {
 			name: "change prev",
 			tamper: func(t *testing.T, dir string, l [][]byte) [][]byte {
 				i := bytes.Index(l[3], []byte(`"prev":"sha256:`)) + 15
-				l[3][i] ^= 1
+				l[3][i] = flipHex(l[3][i])
 				return l
 			},
 			want: []where{{KindBrokenLink, 4, seg, 4}, {KindBadSignature, 4, seg, 4}},
@@ -216,7 +216,7 @@ func TestTamperMatrix(t *testing.T) {
 			name: "change prev and re-sign with another key",
 			tamper: func(t *testing.T, dir string, l [][]byte) [][]byte {
 				i := bytes.Index(l[3], []byte(`"prev":"sha256:`)) + 15
-				l[3][i] ^= 1
+				l[3][i] = flipHex(l[3][i])
 				l[3] = resign(t, l[3], other)
 				return l
 			},
@@ -399,4 +399,31 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := l1.Estop(ctx, receipts.Estop{}); err == nil {
 		t.Fatal("retired key still signs")
 	}
+}
+
+func TestReportCannotBeForged(t *testing.T) {
+	dir := t.TempDir()
+	s := newSigner(t)
+	l, err := receipts.Open(dir, s, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	evil := "x\nVERIFIED\n\x1b[2J"
+	l.Decision(ctx, receipts.Ref{ActionID: evil}, receipts.Action{Tool: "shell"}, receipts.Decision{Result: "allow"})
+	l.Outcome(ctx, receipts.Ref{ActionID: "other"}, receipts.Outcome{Status: "ok"})
+	l.Close()
+	rep := verify(t, dir, Options{Keys: []crypto.PublicKey{s.PublicKey()}})
+	out := dump(rep)
+	if rep.Verified || strings.Count(out, "\nVERIFIED") != 0 || strings.Contains(out, "\x1b") {
+		t.Fatalf("report forged:\n%s", out)
+	}
+}
+
+// flipHex changes a hex digit to another valid one.
+func flipHex(c byte) byte {
+	if c == '0' {
+		return '1'
+	}
+	return '0'
 }

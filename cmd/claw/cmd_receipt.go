@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
@@ -97,7 +98,7 @@ show all receipts of those actions. Listing does not verify; run
 					_, err := io.WriteString(g.stdout, "\n")
 					return err
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", b.Seq, b.TS, b.Type, orDash(b.ActionID), receiptDetail(b))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", b.Seq, b.TS, b.Type, orDash(oneLine(b.ActionID, 40)), receiptDetail(b))
 				return nil
 			})
 			if !asJSON {
@@ -127,7 +128,15 @@ func orDash(s string) string {
 	return s
 }
 
+// oneLine squeezes s onto one line for a table; control characters (an
+// agent could put terminal escapes in a summary) become U+FFFD.
 func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if len([]rune(s)) > n {
 		return string([]rune(s)[:n-1]) + "…"
@@ -154,7 +163,7 @@ func receiptDetail(b *receipts.Body) string {
 		return strings.Join(parts, " ")
 	case receipts.TypeApproval:
 		if a := b.Approval; a != nil {
-			return a.Result + " by " + a.By
+			return a.Result + " by " + oneLine(a.By, 40)
 		}
 	case receipts.TypeOutcome:
 		if o := b.Outcome; o != nil {
