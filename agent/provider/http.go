@@ -121,7 +121,11 @@ func (b *httpBase) modelFor(req ChatRequest) (string, error) {
 func (b *httpBase) post(ctx context.Context, path string, hdr http.Header, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.baseURL+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("provider %q: failed to build request: %w", b.name, errors.Unwrap(err))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("provider %q: failed to build request: %w", b.name, err)
 	}
 	for k, v := range b.headers {
 		req.Header.Set(k, v)

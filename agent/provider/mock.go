@@ -171,8 +171,9 @@ func LoadScript(path string) (*Script, error) {
 // every time. It is the default provider, so the demo and the tests need
 // no network and no key.
 type Mock struct {
-	name   string
-	script *Script
+	name    string
+	script  *Script
+	timeout time.Duration
 }
 
 // NewMock returns a mock provider named name ("mock" when empty) that
@@ -230,6 +231,11 @@ func (t *Turn) matches(v mockView) bool {
 // Chat implements [Provider]: the first turn whose matchers all hold
 // answers; without one, the default does.
 func (m *Mock) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
+	if m.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.timeout)
+		defer cancel()
+	}
 	v := viewOf(req)
 	var t *Turn
 	for i := range m.script.Turns {

@@ -340,11 +340,14 @@ func TestOpenAIErrors(t *testing.T) {
 			is:      []error{ErrTimeout},
 		},
 		{
-			name:    "slow stream, provider timeout",
-			stream:  true,
-			handler: func(w http.ResponseWriter, r *http.Request) { streamChunks(`data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}` + "\n\n")(w, r); hang(w, r) },
-			mod:     func(c *HTTPConfig) { c.Timeout = 50 * time.Millisecond },
-			is:      []error{ErrTimeout},
+			name:   "slow stream, provider timeout",
+			stream: true,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				streamChunks(`data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}`+"\n\n")(w, r)
+				hang(w, r)
+			},
+			mod: func(c *HTTPConfig) { c.Timeout = 50 * time.Millisecond },
+			is:  []error{ErrTimeout},
 		},
 		{
 			name:    "caller cancels",

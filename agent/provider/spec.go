@@ -30,7 +30,9 @@ type Spec struct {
 	// server, or the mock).
 	APIKeyEnv string
 	Model     string
-	Timeout   time.Duration
+	// Timeout bounds one Chat call (the mock honours it too, so a
+	// scripted delay can stand in for a slow endpoint).
+	Timeout time.Duration
 	// MaxResponseBytes caps an answer; 0 means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// Script is the mock's fixture file; "" means the embedded script.
@@ -66,7 +68,9 @@ func New(s Spec, getenv func(string) string) (Provider, error) {
 				return nil, fmt.Errorf("provider %q: %w", s.Name, err)
 			}
 		}
-		return NewMock(s.Name, script), nil
+		m := NewMock(s.Name, script)
+		m.timeout = s.Timeout
+		return m, nil
 	case KindOpenAI, "openai", KindAnthropic:
 	case KindReliable, KindRouter:
 		return nil, fmt.Errorf("provider %q: kind %q is built from other providers (use Build)", s.Name, s.Kind)

@@ -2,8 +2,11 @@ package provider
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNew(t *testing.T) {
@@ -100,5 +103,30 @@ func TestBuild(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestBuildSlowMockFallsBack is the offline form of "reliable falls back
+// from a provider that times out": a mock whose script waits longer than
+// its timeout.
+func TestBuildSlowMockFallsBack(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(script, []byte("default: {reply: late, delay: 1h}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := Build([]Spec{
+		{Name: "main", Kind: KindReliable, Fallbacks: []string{"slow", "local"}},
+		{Name: "slow", Kind: KindMock, Script: script, Timeout: 20 * time.Millisecond},
+		{Name: "local", Kind: KindMock},
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ps["slow"].Chat(bg(), userReq("hi")); !errors.Is(err, ErrTimeout) {
+		t.Errorf("slow: err = %v, want ErrTimeout", err)
+	}
+	resp, err := ps["main"].Chat(bg(), userReq("hi"))
+	if err != nil || resp.Provider != "local" || resp.Text != "You said: hi" {
+		t.Errorf("main: resp = %+v, err = %v", resp, err)
 	}
 }

@@ -1,0 +1,125 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func FuzzSSEReader(f *testing.F) {
+	for _, name := range []string{"openai_stream.txt", "openai_stream_text.txt", "openai_stream_quirks.txt", "anthropic_stream.txt", "anthropic_stream_error.txt"} {
+		f.Add(string(wire(f, name)))
+	}
+	f.Add("data: a\r\ndata: b\r\n\r\n: c\n\nevent: x\ndata\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := newSSEReader(strings.NewReader(in))
+		r.lineCap, r.eventCap = 512, 1024
+		for i := 0; ; i++ {
+			ev, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				if !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if len(ev.Data) > 1024 || i > len(in) {
+				t.Fatalf("event %d too large or too many events", i)
+			}
+		}
+	})
+}
+
+// checkResponse asserts what every decoded response guarantees.
+func checkResponse(t *testing.T, resp ChatResponse, err error) {
+	t.Helper()
+	if err != nil {
+		if !strings.Contains(err.Error(), "provider ") {
+			t.Fatalf("error %q does not name the provider", err)
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range resp.ToolCalls {
+		if !json.Valid(c.Arguments) {
+			t.Fatalf("tool call %q has invalid JSON arguments %q", c.Name, c.Arguments)
+		}
+		if c.ID == "" || c.Name == "" {
+			t.Fatalf("tool call without id or name: %+v", c)
+		}
+		if seen[c.ID] {
+			t.Fatalf("duplicate tool call id %q", c.ID)
+		}
+		seen[c.ID] = true
+	}
+}
+
+func FuzzDecodeOpenAI(f *testing.F) {
+	f.Add(wire(f, "openai_response.json"))
+	f.Add([]byte(`{"id":"r","choices":[{"message":{"content":[{"type":"text","text":"a"}],"tool_calls":[{"function":{"name":"x","arguments":{"a":1}}},{"id":"d","function":{"name":"y","arguments":"{"}},{"id":"d","function":{"name":"z"}}]}}]}`))
+	f.Add([]byte(`{"error":{"message":"m","code":429}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		resp, err := decodeOpenAI("fuzz", data)
+		checkResponse(t, resp, err)
+	})
+}
+
+func FuzzDecodeAnthropic(f *testing.F) {
+	f.Add(wire(f, "anthropic_response.json"))
+	f.Add([]byte(`{"type":"message","content":[{"type":"tool_use","name":"x","input":"str"},{"type":"tool_use","name":"y","id":"a"},{"type":"tool_use","name":"z","id":"a"}]}`))
+	f.Add([]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"m"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		resp, err := decodeAnthropic("fuzz", data)
+		checkResponse(t, resp, err)
+	})
+}
+
+func FuzzOpenAIStream(f *testing.F) {
+	for _, name := range []string{"openai_stream.txt", "openai_stream_text.txt", "openai_stream_quirks.txt"} {
+		f.Add(wire(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := &OpenAI{httpBase{name: "fuzz", max: 4096}}
+		var text strings.Builder
+		resp, err := p.readStream(strings.NewReader(string(data)), func(s string) { text.WriteString(s) })
+		checkResponse(t, resp, err)
+		if err == nil && text.String() != resp.Text {
+			t.Fatalf("deltas %q differ from text %q", text.String(), resp.Text)
+		}
+	})
+}
+
+func FuzzAnthropicStream(f *testing.F) {
+	for _, name := range []string{"anthropic_stream.txt", "anthropic_stream_text.txt", "anthropic_stream_error.txt"} {
+		f.Add(wire(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := &Anthropic{httpBase{name: "fuzz", max: 4096}}
+		var text strings.Builder
+		resp, err := p.readStream(strings.NewReader(string(data)), func(s string) { text.WriteString(s) })
+		checkResponse(t, resp, err)
+		if err == nil && text.String() != resp.Text {
+			t.Fatalf("deltas %q differ from text %q", text.String(), resp.Text)
+		}
+	})
+}
+
+func FuzzParseScript(f *testing.F) {
+	f.Add(DefaultScript())
+	f.Add([]byte(testScript))
+	f.Add([]byte(`{"turns":[{"match":"(a","reply":"x"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseScript(data)
+		if err != nil {
+			return
+		}
+		resp, err := NewMock("fuzz", s).Chat(bg(), userReq("hello {{user}}"))
+		if err == nil {
+			checkResponse(t, resp, nil)
+		}
+	})
+}
