@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,18 +79,71 @@ func (m nsMode) sysProcAttr(netOn bool) *syscall.SysProcAttr {
 }
 
 var (
-	checkOnce sync.Once
-	checked   Support
+	checkOnce    sync.Once
+	checked      Support
+	checkedReady atomic.Bool
 )
 
 // Check probes the kernel once (it starts one sandboxed child) and reports
 // what is supported and what will be enforced. It is cached.
 func Check() Support {
-	checkOnce.Do(func() { checked = probe() })
+	checkOnce.Do(func() { checked = probe(); checkedReady.Store(true) })
 	return checked
 }
 
-func probe() Support {
+var (
+	fastOnce sync.Once
+	fast     Support
+)
+
+// fastSupport is Check without starting a child: the namespaces are
+// inferred from sysctls. Run uses it, and falls back to Check (and retries
+// once) when the child cannot be started or mounted as inferred, so a
+// short-lived claw does not pay for a probe child on every action.
+func fastSupport() Support {
+	fastOnce.Do(func() {
+		fast = staticSupport()
+		if fast.Helper == "" {
+			return
+		}
+		user := userNSAllowed()
+		if user || fast.Root {
+			fast.ns = nsMode{user: user, pid: true, mount: true, net: true, proc: true}
+			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
+		}
+		if err := fast.Require(0); err != nil {
+			fast.Err = err.Error()
+		}
+	})
+	return fast
+}
+
+func userNSAllowed() bool {
+	read := func(p string) (int, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n, err == nil
+	}
+	if n, ok := read("/proc/sys/user/max_user_namespaces"); !ok || n == 0 {
+		return false
+	}
+	if os.Geteuid() == 0 {
+		return true
+	}
+	if n, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && n == 0 {
+		return false
+	}
+	if n, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && n != 0 {
+		return false
+	}
+	return true
+}
+
+// staticSupport is everything Check knows without starting a child.
+func staticSupport() Support {
 	var s Support
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -104,14 +158,31 @@ func probe() Support {
 		return s
 	}
 	s.Helper, s.HelperIsSelf = l.path, l.self
+	s.Root = os.Geteuid() == 0
 	_, perr := seccompProgram(false)
 	_, nerr := seccompProgram(true)
 	if perr != nil || nerr != nil {
 		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", errors.Join(perr, nerr)))
 	}
-	if ck := detectCgroup(); ck.version != "" {
-		s.Cgroup = ck.version
-		cgroupDetected = ck
+	s.Seccomp = perr == nil && nerr == nil
+	cgroupOnce.Do(func() { cgroupDetected = detectCgroup() })
+	s.Cgroup = cgroupDetected.version
+	return s
+}
+
+var cgroupOnce sync.Once
+
+func probe() Support {
+	s := staticSupport()
+	if s.Helper == "" {
+		return s
+	}
+	l, _ := findHelper()
+	seccompOK := s.Seccomp
+	s.Seccomp = false
+	perr := error(nil)
+	if !seccompOK {
+		perr = errors.New("no seccomp program")
 	}
 	candidates := []nsMode{
 		{user: true, pid: true, mount: true, net: true, proc: true},
@@ -128,7 +199,7 @@ func probe() Support {
 		}
 		s.ns = m
 		s.UserNS, s.PIDNS, s.MountNS, s.NetNS, s.FreshProc = m.user, m.pid, m.mount, m.net, m.proc
-		s.Seccomp = perr == nil && nerr == nil && st.seccomp
+		s.Seccomp = seccompOK && st.seccomp
 		break
 	}
 	s.describe()
@@ -227,7 +298,31 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, err
 	}
-	sup := Check()
+	sup := fastSupport()
+	if checkedReady.Load() {
+		sup = Check()
+	}
+	res, err := runWith(ctx, s, sup)
+	if retryable(res, err) && !checkedReady.Load() {
+		// the namespaces were not what the sysctls suggested; nothing ran
+		res, err = runWith(ctx, s, Check())
+	}
+	return res, err
+}
+
+// retryable reports a failure to start the child or to set up its
+// namespaces' mounts: nothing ran, and a probed configuration may work.
+func retryable(res Result, err error) bool {
+	var se *SetupError
+	if errors.As(err, &se) {
+		return se.Stage == "mount" || se.Stage == "mount /proc"
+	}
+	return errors.Is(err, errStart)
+}
+
+var errStart = errors.New("cannot start the sandbox")
+
+func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	min := s.MinLandlockABI
 	if min <= 0 {
 		min = DefaultMinLandlockABI
@@ -430,7 +525,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 	defer runtime.UnlockOSThread()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return res, nil, fmt.Errorf("%w: cannot start the sandbox: %v", ErrUnavailable, err)
+		return res, nil, fmt.Errorf("%w: %w: %v", ErrUnavailable, errStart, err)
 	}
 	cfgR.Close()
 	stW.Close()

@@ -407,3 +407,16 @@ func TestHTTPTool(t *testing.T) {
 		t.Fatalf("scheme: %+v", r)
 	}
 }
+
+// The sysctl-inferred namespaces (used by a short-lived claw, which does not
+// probe) should match what the probe finds; where they do not, Run retries
+// with the probe's answer.
+func TestFastSupportMatchesProbe(t *testing.T) {
+	requireSandbox(t)
+	if f, c := fastSupport(), Check(); f.ns != c.ns || f.LandlockABI != c.LandlockABI || f.Seccomp != c.Seccomp {
+		t.Logf("inferred %+v, probed %+v (Run falls back to the probe)", f.ns, c.ns)
+	}
+	if res := run(t, Spec{Argv: []string{"true"}}); res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+}

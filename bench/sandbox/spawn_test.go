@@ -1,0 +1,222 @@
+// Package sandbox measures the cost of starting a sandboxed action against
+// a plain fork/exec and bubblewrap. The numbers go in bench/README.md; run
+// bench/sandbox.sh.
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawsec/claw/executor"
+)
+
+var helperDir string
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case executor.ChildEntry:
+			os.Exit(executor.ChildMain(os.Args[2:]))
+		case executor.ToolEntry:
+			os.Exit(executor.ToolMain(os.Args[2:]))
+		}
+	}
+	executor.AllowSelfExec()
+	dir, err := os.MkdirTemp("", "claw-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	helperDir = dir
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, executor.HelperName), "../../executor/cmd/claw-sandbox")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the helper: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type contender struct {
+	name string
+	run  func() error
+}
+
+func plainTrue() error { return exec.Command("/bin/true").Run() }
+
+func sandboxTrue() error {
+	res, err := executor.Run(context.Background(), executor.Spec{Argv: []string{"/bin/true"}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	return err
+}
+
+func bwrapTrue() error {
+	return exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true").Run()
+}
+
+// bwrapAll is bwrap with confinement closer to claw's: every namespace, a
+// new session, killed with its parent.
+func bwrapAll() error {
+	return exec.Command("bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true").Run()
+}
+
+func useHelper(t testing.TB) {
+	executor.SetHelper(filepath.Join(helperDir, executor.HelperName))
+	if err := executor.Check().Require(0); err != nil {
+		t.Skipf("no sandbox: %v", err)
+	}
+}
+
+func BenchmarkPlainTrue(b *testing.B) {
+	for b.Loop() {
+		if err := plainTrue(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSandboxTrue(b *testing.B) {
+	useHelper(b)
+	for b.Loop() {
+		if err := sandboxTrue(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBwrapTrue(b *testing.B) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bwrap not installed")
+	}
+	for b.Loop() {
+		if err := bwrapTrue(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type stats struct{ median, p99, cpu time.Duration }
+
+func summarize(d, cpu []time.Duration) stats {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
+	return stats{median: d[len(d)/2], p99: d[min(len(d)-1, len(d)*99/100)], cpu: cpu[len(cpu)/2]}
+}
+
+// childCPU is the user+system CPU time of every reaped descendant so far:
+// less sensitive than wall time to other load on the machine.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs the contenders round-robin (so machine noise hits them
+// alike) n times after warm-ups.
+func measure(t *testing.T, n int, cs []contender) map[string]stats {
+	t.Helper()
+	for _, c := range cs {
+		for range 5 {
+			if err := c.run(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+	}
+	ds := make(map[string][]time.Duration)
+	cpu := make(map[string][]time.Duration)
+	for range n {
+		for _, c := range cs {
+			c0 := childCPU()
+			start := time.Now()
+			if err := c.run(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			ds[c.name] = append(ds[c.name], time.Since(start))
+			cpu[c.name] = append(cpu[c.name], childCPU()-c0)
+		}
+	}
+	out := map[string]stats{}
+	for k, v := range ds {
+		out[k] = summarize(v, cpu[k])
+	}
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// TestSpawnReport prints the table for bench/README.md. It runs only with
+// CLAW_BENCH=1 (bench/sandbox.sh sets it). CLAW_BIN names a built claw for
+// the whole-process rows.
+func TestSpawnReport(t *testing.T) {
+	if os.Getenv("CLAW_BENCH") == "" {
+		t.Skip("set CLAW_BENCH=1 (bench/sandbox.sh)")
+	}
+	n := 200
+	if v := os.Getenv("CLAW_BENCH_N"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	useHelper(t)
+	_, err := exec.LookPath("bwrap")
+	haveBwrap := err == nil
+
+	warm := []contender{{"plain fork/exec /bin/true", plainTrue}, {"claw sandbox (helper)", sandboxTrue}}
+	if haveBwrap {
+		warm = append(warm, contender{"bwrap --ro-bind / / --dev /dev --proc /proc", bwrapTrue},
+			contender{"bwrap --unshare-all --die-with-parent --new-session (same binds)", bwrapAll})
+	}
+	// the self-exec fallback: this test binary re-executed as the child
+	selfTrue := func() error {
+		executor.SetHelper("")
+		defer executor.SetHelper(filepath.Join(helperDir, executor.HelperName))
+		return sandboxTrue()
+	}
+	warm = append(warm, contender{"claw sandbox (self re-exec, test binary)", selfTrue})
+	var b strings.Builder
+	report := func(title string, cs []contender, res map[string]stats) {
+		fmt.Fprintf(&b, "\n%s (n=%d each, interleaved)\n\n", title, n)
+		fmt.Fprintf(&b, "| what | median | p99 | child CPU (median) | × plain | × bwrap |\n|---|---|---|---|---|---|\n")
+		base := res[cs[0].name].median
+		bw, hasBw := res["bwrap --ro-bind / / --dev /dev --proc /proc"]
+		for _, c := range cs {
+			s := res[c.name]
+			rb := "–"
+			if hasBw {
+				rb = fmt.Sprintf("%.2f", float64(s.median)/float64(bw.median))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s |\n", c.name, ms(s.median), ms(s.p99), ms(s.cpu), float64(s.median)/float64(base), rb)
+		}
+	}
+	report("Warm Go process: Start→Wait of /bin/true", warm, measure(t, n, warm))
+
+	if bin := os.Getenv("CLAW_BIN"); bin != "" {
+		withHelper := filepath.Join(filepath.Dir(bin), executor.HelperName)
+		whole := []contender{
+			{"/bin/true", plainTrue},
+			{"claw sandbox run -- /bin/true", func() error { return exec.Command(bin, "sandbox", "run", "--", "/bin/true").Run() }},
+		}
+		if _, err := os.Stat(withHelper); err != nil {
+			t.Logf("no %s next to %s: the whole-process row measures the self re-exec", executor.HelperName, bin)
+		}
+		if haveBwrap {
+			whole = append(whole, contender{"bwrap --ro-bind / / --dev /dev --proc /proc", bwrapTrue})
+		}
+		report("Whole processes (the CLI, cold: includes claw's start and its kernel probe)", whole, measure(t, max(n/4, 20), whole))
+	}
+	fmt.Print(b.String())
+	if out := os.Getenv("CLAW_BENCH_OUT"); out != "" {
+		os.WriteFile(out, []byte(b.String()), 0o644)
+	}
+}
