@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzSSEReader(f *testing.F) {
@@ -112,12 +114,16 @@ func FuzzParseScript(f *testing.F) {
 	f.Add(DefaultScript())
 	f.Add([]byte(testScript))
 	f.Add([]byte(`{"turns":[{"match":"(a","reply":"x"}]}`))
+	f.Add([]byte("turns:\n  - delay: 1h\n    reply: never\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseScript(data)
 		if err != nil {
 			return
 		}
-		resp, err := NewMock("fuzz", s).Chat(bg(), userReq("hello {{user}}"))
+		// A script may delay for hours: bound the call.
+		ctx, cancel := context.WithTimeout(bg(), 5*time.Millisecond)
+		defer cancel()
+		resp, err := NewMock("fuzz", s).Chat(ctx, userReq("hello {{user}}"))
 		if err == nil {
 			checkResponse(t, resp, nil)
 		}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -22,6 +23,16 @@ const maxScriptBytes = 1 << 20
 
 //go:embed mock_default.yaml
 var defaultScript []byte
+
+// parsedDefault parses the embedded script once; a Script is read-only
+// after ParseScript, so every default mock shares it.
+var parsedDefault = sync.OnceValue(func() *Script {
+	s, err := ParseScript(defaultScript)
+	if err != nil {
+		panic("provider: embedded mock script: " + err.Error())
+	}
+	return s
+})
 
 // DefaultScript returns the embedded script the mock follows when no
 // fixture is configured.
@@ -183,11 +194,7 @@ func NewMock(name string, script *Script) *Mock {
 		name = "mock"
 	}
 	if script == nil {
-		s, err := ParseScript(defaultScript)
-		if err != nil {
-			panic("provider: embedded mock script: " + err.Error())
-		}
-		script = s
+		script = parsedDefault()
 	}
 	return &Mock{name: name, script: script}
 }
