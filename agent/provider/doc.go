@@ -21,9 +21,10 @@
 //
 // # Configuration
 //
-// Each provider is one section of the config; [Spec] is its shape and
-// [New] (one leaf provider) or [Build] (all of them, composites included)
-// turn specs into providers:
+// Each provider is one section of the config; [Spec] is its shape.
+// [Build] turns the specs into the provider a name refers to, building a
+// reliable's or a router's members on the way; [New] builds one leaf
+// provider:
 //
 //	default_provider = "main"
 //

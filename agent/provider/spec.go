@@ -94,12 +94,12 @@ func New(s Spec, getenv func(string) string) (Provider, error) {
 	return NewOpenAI(c)
 }
 
-// Build builds every provider of specs, composites included, and returns
-// them by name. A member must be defined in specs; cycles are errors. It
-// stops at the first provider it cannot build (a missing key is
-// [ErrNoKey]); `claw provider list` should call [New] per spec instead, to
-// show every provider with its own status.
-func Build(specs []Spec, getenv func(string) string, log *slog.Logger) (map[string]Provider, error) {
+// Build builds the provider called name from specs, with the members it
+// needs if it is a reliable or a router, and nothing else: a section whose
+// key is unset does not stop the others from working. A member must be
+// defined in specs; cycles are errors. `claw provider list` can call Build
+// for each name to show which ones are usable and why not.
+func Build(specs []Spec, name string, getenv func(string) string, log *slog.Logger) (Provider, error) {
 	byName := map[string]Spec{}
 	for _, s := range specs {
 		if _, dup := byName[s.Name]; dup {
@@ -109,7 +109,7 @@ func Build(specs []Spec, getenv func(string) string, log *slog.Logger) (map[stri
 	}
 	built := map[string]Provider{}
 	visiting := map[string]bool{}
-	var build func(name string) (Provider, error)
+	var build func(string) (Provider, error)
 	build = func(name string) (Provider, error) {
 		if p, ok := built[name]; ok {
 			return p, nil
@@ -159,10 +159,5 @@ func Build(specs []Spec, getenv func(string) string, log *slog.Logger) (map[stri
 		built[name] = p
 		return p, nil
 	}
-	for _, s := range specs {
-		if _, err := build(s.Name); err != nil {
-			return nil, err
-		}
-	}
-	return built, nil
+	return build(name)
 }

@@ -75,16 +75,24 @@ func TestBuild(t *testing.T) {
 		{Name: "remote", Kind: KindOpenAI, BaseURL: "http://127.0.0.1:1/v1", Model: "m"},
 		{Name: "local", Kind: KindMock},
 	}
-	ps, err := Build(specs, func(string) string { return "" }, nil)
+	main, err := Build(specs, "main", func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ps["main"].Name(); got != "router(reliable(remote,local);local=local)" {
+	if got := main.Name(); got != "router(reliable(remote,local);local=local)" {
 		t.Errorf("main = %q", got)
 	}
-	resp, err := ps["main"].Chat(bg(), userReq("hello"))
+	resp, err := main.Chat(bg(), userReq("hello"))
 	if err != nil || resp.Provider != "local" {
 		t.Errorf("resp = %+v, err = %v; want the mock after the unreachable remote", resp, err)
+	}
+	// A section that cannot be built does not stop the others.
+	withBroken := append(specs, Spec{Name: "claude", Kind: KindAnthropic, APIKeyEnv: "CLAW_UNSET"})
+	if _, err := Build(withBroken, "local", nil, nil); err != nil {
+		t.Errorf("local: %v", err)
+	}
+	if _, err := Build(withBroken, "claude", func(string) string { return "" }, nil); !errors.Is(err, ErrNoKey) {
+		t.Errorf("claude: err = %v, want ErrNoKey", err)
 	}
 	bad := []struct {
 		name  string
@@ -99,7 +107,7 @@ func TestBuild(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Build(tt.specs, nil, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := Build(tt.specs, tt.specs[0].Name, nil, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
@@ -114,18 +122,23 @@ func TestBuildSlowMockFallsBack(t *testing.T) {
 	if err := os.WriteFile(script, []byte("default: {reply: late, delay: 1h}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := Build([]Spec{
+	specs := []Spec{
 		{Name: "main", Kind: KindReliable, Fallbacks: []string{"slow", "local"}},
 		{Name: "slow", Kind: KindMock, Script: script, Timeout: 20 * time.Millisecond},
 		{Name: "local", Kind: KindMock},
-	}, nil, nil)
+	}
+	slow, err := Build(specs, "slow", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ps["slow"].Chat(bg(), userReq("hi")); !errors.Is(err, ErrTimeout) {
+	if _, err := slow.Chat(bg(), userReq("hi")); !errors.Is(err, ErrTimeout) {
 		t.Errorf("slow: err = %v, want ErrTimeout", err)
 	}
-	resp, err := ps["main"].Chat(bg(), userReq("hi"))
+	main, err := Build(specs, "main", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := main.Chat(bg(), userReq("hi"))
 	if err != nil || resp.Provider != "local" || resp.Text != "You said: hi" {
 		t.Errorf("main: resp = %+v, err = %v", resp, err)
 	}
