@@ -801,10 +801,14 @@ func isExecuted(status string) bool {
 func (v *verifier) semantics(b *receipts.Body, at Problem) {
 	switch b.Type {
 	case receipts.TypeDecision:
-		st := &actionState{seq: b.Seq}
-		if b.Decision != nil {
-			st.decision = b.Decision.Result
+		// Only actions that may still run are tracked, so memory follows
+		// the actions in flight, not the length of the log. A denied
+		// action that runs anyway has no state and is reported below.
+		if b.Decision == nil || b.Decision.Result == "deny" {
+			delete(v.actions, b.ActionID)
+			return
 		}
+		st := &actionState{seq: b.Seq, decision: b.Decision.Result}
 		if b.Action != nil {
 			st.digest = b.Action.ActionSHA256
 		}
@@ -817,7 +821,11 @@ func (v *verifier) semantics(b *receipts.Body, at Problem) {
 			v.warn(w)
 			return
 		}
-		if b.Approval != nil && b.Approval.Result == "approved" {
+		if b.Approval == nil || b.Approval.Result != "approved" {
+			delete(v.actions, b.ActionID)
+			return
+		}
+		{
 			if st.digest != "" && b.Approval.ActionSHA256 != st.digest {
 				p := at
 				p.Kind, p.Expected, p.Found = KindApproval, st.digest, b.Approval.ActionSHA256
