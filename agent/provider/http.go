@@ -47,8 +47,8 @@ type HTTPConfig struct {
 	// MaxResponseBytes caps the answer; 0 means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// Client is the HTTP client; nil means a client with its own
-	// transport (proxy settings from the environment are honoured, no
-	// overall client timeout: Timeout applies per call).
+	// transport that follows no redirects (proxy settings from the
+	// environment are honoured; Timeout applies per call).
 	Client *http.Client
 	// Headers are sent with every request (for example the attribution
 	// headers some gateways ask for). They must not carry the key.
@@ -96,7 +96,10 @@ func newHTTPBase(c HTTPConfig, defaultName, defaultURL string) (httpBase, error)
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxResponseHeaderBytes = 64 << 10
 		t.ResponseHeaderTimeout = b.timeout
-		b.client = &http.Client{Transport: t}
+		// Redirects are not followed: an API has no reason to send
+		// one, and Go forwards headers such as x-api-key to the new
+		// host. A 3xx becomes a StatusError.
+		b.client = &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	for k := range b.headers {
 		if strings.EqualFold(k, "authorization") || strings.EqualFold(k, "x-api-key") {

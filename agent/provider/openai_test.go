@@ -433,3 +433,33 @@ func TestOpenAIRequestErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRedirectNotFollowed(t *testing.T) {
+	target := newFake(t, serve(200, "application/json", []byte(`{"choices":[{"message":{"content":"ok"}}]}`)))
+	redirect := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	})
+	for _, p := range []Provider{newOpenAITest(t, redirect.URL), newAnthropicTest(t, redirect.URL)} {
+		_, err := p.Chat(bg(), userReq("hi"))
+		var se *StatusError
+		if !errors.As(err, &se) || se.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("%s: err = %v, want StatusError 307", p.Name(), err)
+		}
+	}
+	target.mu.Lock()
+	defer target.mu.Unlock()
+	if len(target.reqs) != 0 {
+		t.Errorf("the redirect target received %d requests", len(target.reqs))
+	}
+}
+
+func TestProbe(t *testing.T) {
+	resp, err := Probe(bg(), NewMock("", nil))
+	if err != nil || resp.Text == "" {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+	f := newFake(t, serve(401, "application/json", []byte(`{"error":{"message":"no"}}`)))
+	if _, err := Probe(bg(), newOpenAITest(t, f.URL)); !errors.Is(err, ErrAuth) || !strings.Contains(Hint(err), "api_key_env") {
+		t.Errorf("err = %v, hint %q", err, Hint(err))
+	}
+}

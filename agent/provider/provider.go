@@ -142,3 +142,13 @@ type ChatResponse struct {
 	// requested alias).
 	Model string
 }
+
+// Probe makes one small real round trip, for `claw provider test`: a
+// single user message, no tools. It returns what the endpoint answered or
+// the typed error; [Hint] explains the error to a person.
+func Probe(ctx context.Context, p Provider) (ChatResponse, error) {
+	return p.Chat(ctx, ChatRequest{
+		Messages: []Message{{Role: RoleUser, Content: "Reply with the single word: ok"}},
+		Metadata: map[string]string{"purpose": "probe"},
+	})
+}
