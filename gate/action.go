@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // MaxActionBytes bounds an action document.
@@ -24,7 +25,7 @@ func ParseAction(b []byte) (Action, error) {
 	if err := dec.Decode(&a); err != nil {
 		return Action{}, fmt.Errorf("malformed action JSON: %w", err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return Action{}, errors.New("malformed action JSON: trailing data after the object")
 	}
 	if a.Tool == "" {

@@ -110,8 +110,6 @@ func ParseCases(r io.Reader, name string) ([]Case, error) {
 			errs = append(errs, fmt.Errorf("%s: expect %q is not one of allow, ask, passphrase, deny, !deny, !allow", c.Where, c.Expect))
 		case c.Autonomy != "" && c.Autonomy != "readonly" && c.Autonomy != "supervised" && c.Autonomy != "full":
 			errs = append(errs, fmt.Errorf("%s: autonomy %q is not one of readonly, supervised, full", c.Where, c.Autonomy))
-		case c.Action.Tool == "":
-			errs = append(errs, fmt.Errorf("%s: action has no tool", c.Where))
 		}
 	}
 	return cases, errors.Join(errs...)

@@ -342,7 +342,14 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if tracer != nil {
 		evalOpts = append(evalOpts, rego.EvalQueryTracer(tracer))
 	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("evaluating policy: %w", err))
+	}
 	rs, err := c.pq.Eval(ctx, evalOpts...)
+	if err == nil {
+		// A decision that arrives after its deadline is not one.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fail(fmt.Errorf("evaluating policy: %w", err))
 	}

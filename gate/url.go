@@ -32,6 +32,11 @@ func AnalyzeURL(raw string) *URLInfo {
 	}
 	u.Scheme = strings.ToLower(p.Scheme)
 	u.Userinfo = p.User != nil
+	if u.Scheme != "http" && u.Scheme != "https" {
+		// Not something the http tool fetches: the scheme rule denies it.
+		u.Host = strings.ToLower(p.Hostname())
+		return u
+	}
 	if p.Opaque != "" {
 		u.Error = "url has no authority (scheme:opaque form)"
 		return u

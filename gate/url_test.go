@@ -49,12 +49,13 @@ func TestAnalyzeURL(t *testing.T) {
 		{name: "numeric last label", raw: "http://foo.123/", wantClass: "invalid"},
 		{name: "idn spoof", raw: "http://exаmple.com/", wantClass: "invalid"},
 		{name: "userinfo", raw: "https://example.com@evil.com/", wantClass: "public", wantHost: "evil.com", wantUser: true},
-		{name: "file scheme", raw: "file:///etc/passwd", wantErr: true},
+		{name: "file scheme", raw: "file:///etc/passwd", wantClass: "invalid"},
+		{name: "gopher scheme", raw: "gopher://127.0.0.1:25/", wantClass: "invalid"},
 		{name: "no host", raw: "http:///x", wantErr: true},
 		{name: "backslash", raw: "http://example.com\\@evil.com/", wantErr: true},
 		{name: "space", raw: "http://exa mple.com/", wantErr: true},
 		{name: "bad port", raw: "http://example.com:99999/", wantErr: true},
-		{name: "opaque", raw: "mailto:a@b.c", wantErr: true},
+		{name: "opaque", raw: "http:a@b.c", wantErr: true},
 		{name: "overflow octet", raw: "http://256.0.0.1/", wantClass: "invalid"},
 	}
 	for _, tt := range tests {

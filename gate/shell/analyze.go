@@ -279,13 +279,14 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	if s.Background || s.Coprocess {
 		st.async = len(st.funcs) > 0
 	}
+	feed := len(a.out.Commands)
 	a.redirs(s.Redirs, st)
 	if a.failed() || s.Cmd == nil {
 		return
 	}
 	switch c := s.Cmd.(type) {
 	case *syntax.CallExpr:
-		a.call(c, st)
+		a.call(c, st, feed)
 	case *syntax.Block:
 		a.stmts(c.Stmts, st)
 	case *syntax.Subshell:
@@ -412,6 +413,11 @@ func (a *analyzer) pipeText(s *syntax.Stmt, st *state) string {
 	if !ok || len(c.Args) == 0 || a.failed() {
 		return ""
 	}
+	switch c.Args[0].Lit() {
+	case "echo", "printf", "cat", "/bin/echo", "/usr/bin/printf", "/bin/cat":
+	default:
+		return ""
+	}
 	for _, w := range c.Args {
 		if dynReason(w.Parts) != "" {
 			return ""
@@ -434,7 +440,9 @@ func (a *analyzer) pipeText(s *syntax.Stmt, st *state) string {
 		return strings.Join(rest, " ")
 	case "printf":
 		if len(vals) == 2 && !strings.Contains(vals[1], "%") {
-			return strings.ReplaceAll(vals[1], `\n`, "\n")
+			if t, _, err := expand.Format(a.cfg, vals[1], nil); err == nil {
+				return t
+			}
 		}
 	case "cat":
 		if len(vals) != 1 {

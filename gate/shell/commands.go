@@ -39,6 +39,7 @@ func init() {
 		"php": (*build).php, "lua": (*build).lua, "luajit": (*build).lua, "Rscript": (*build).rscript,
 		"osascript": (*build).osascript, "pwsh": (*build).pwsh, "powershell": (*build).pwsh,
 		"tclsh": (*build).tclsh, "wish": (*build).tclsh,
+		"nc": (*build).netcat, "ncat": (*build).netcat, "netcat": (*build).netcat, "socat": (*build).socat,
 	}
 }
 
@@ -323,10 +324,11 @@ func (b *build) eval() {
 	for _, f := range rest {
 		if f.dyn {
 			b.dynamic("eval of a non-literal")
-			if len(rest) == 1 && f.inner != "" {
+			switch {
+			case len(rest) == 1 && f.inner != "":
 				inner := f.inner
 				b.later = append(b.later, func() { b.a.lenient(inner, b.child(), "eval") })
-			} else {
+			case len(rest) > 1:
 				b.nestedArgv(rest, "eval", nil)
 			}
 			return
@@ -426,51 +428,59 @@ var (
 	testFileOps   = set("-a -b -c -d -e -f -g -h -k -p -r -s -u -w -x -G -L -N -O -S")
 	testStringOps = set("-z -n -v -R -o -t")
 	testBinFileOp = set("-nt -ot -ef")
-	testSyntax    = set("! ( ) = == != < > -eq -ne -lt -le -gt -ge -a -o =~")
+	testBinary    = set("-a -o = == != < > =~ -eq -ne -lt -le -gt -ge -nt -ot -ef")
 )
 
+// test handles test and [: the operands of file tests are paths.
 func (b *build) test() {
 	args := b.args
 	n := len(args)
 	if b.name == "[" && n > 1 && !args[n-1].dyn && args[n-1].val == "]" {
 		n--
 	}
-	operand := func(i int) {
+	expect, pathNext, last := true, false, -1
+	operand := func(i int, path bool) {
 		b.cmd.Operands = append(b.cmd.Operands, args[i].val)
 		b.p.operands = append(b.p.operands, i)
+		if path || pathNext {
+			b.path(args[i])
+		}
+		expect, pathNext, last = false, false, i
 	}
 	for i := 1; i < n; i++ {
 		f := args[i]
+		v := f.val
 		if !f.dyn {
 			switch {
-			case i+1 < n && testFileOps[f.val] && (i+2 >= n || !testBinFileOp[args[i+2].val]):
-				b.cmd.Opts = append(b.cmd.Opts, f.val[1:])
-				i++
-				operand(i)
-				b.path(args[i])
+			case expect && (v == "!" || v == "("):
 				continue
-			case i+1 < n && testStringOps[f.val]:
-				b.cmd.Opts = append(b.cmd.Opts, f.val[1:])
-				i++
-				operand(i)
+			case !expect && v == ")":
 				continue
-			case testSyntax[f.val]:
-				if strings.HasPrefix(f.val, "-") {
-					b.cmd.Opts = append(b.cmd.Opts, f.val[1:])
+			case !expect && testBinary[v]:
+				if strings.HasPrefix(v, "-") {
+					b.cmd.Opts = append(b.cmd.Opts, v[1:])
 				}
+				if testBinFileOp[v] {
+					if last >= 0 {
+						b.path(args[last])
+					}
+					pathNext = true
+				}
+				expect = true
+				continue
+			case expect && i+1 < n && testFileOps[v]:
+				b.cmd.Opts = append(b.cmd.Opts, v[1:])
+				i++
+				operand(i, true)
+				continue
+			case expect && i+1 < n && testStringOps[v]:
+				b.cmd.Opts = append(b.cmd.Opts, v[1:])
+				i++
+				operand(i, false)
 				continue
 			}
 		}
-		if i+2 < n && !args[i+1].dyn && testBinFileOp[args[i+1].val] {
-			b.cmd.Opts = append(b.cmd.Opts, args[i+1].val[1:])
-			operand(i)
-			operand(i + 2)
-			b.path(args[i])
-			b.path(args[i+2])
-			i += 2
-			continue
-		}
-		operand(i)
+		operand(i, false)
 	}
 }
 
@@ -1514,8 +1524,8 @@ func (b *build) wget() {
 	dir := field{val: "."}
 	if v, ok := b.p.val("P", "directory-prefix"); ok {
 		dir = v
+		b.write(dir)
 	}
-	b.write(dir)
 	if dir.dyn {
 		return
 	}
@@ -1530,6 +1540,39 @@ func (b *build) wget() {
 			name = "index.html"
 		}
 		b.addResolved(resolve(name, base), true)
+	}
+}
+
+var netcatSpec = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec= --sh-exec= --lua-exec= --proxy= --proxy-type= --source= --wait= --output=")
+
+// netcat: -e/-c run a program with the connection as its standard input
+// and output.
+func (b *build) netcat() {
+	b.parse(netcatSpec)
+	for _, o := range []string{"e", "c", "exec", "sh-exec", "lua-exec"} {
+		for _, v := range b.p.all(o) {
+			b.mark(MarkExecFlag, b.name+" "+dashed(o))
+			b.lenientString(v, b.name+" "+dashed(o))
+		}
+	}
+	b.optPaths(true, "o", "output")
+}
+
+// socat ADDRESS ADDRESS: EXEC: and SYSTEM: addresses run programs.
+func (b *build) socat() {
+	b.parse(nil)
+	for _, i := range b.p.operands {
+		f := b.args[i]
+		kind, rest, _ := strings.Cut(f.val, ":")
+		switch strings.ToUpper(kind) {
+		case "EXEC", "SYSTEM":
+			b.mark(MarkExecFlag, "socat "+strings.ToUpper(kind))
+			cmd, _, _ := strings.Cut(rest, ",")
+			b.lenientString(field{val: strings.Trim(cmd, `'"`), dyn: f.dyn}, "socat "+strings.ToUpper(kind))
+		case "OPEN", "CREATE", "GOPEN", "FILE":
+			p, _, _ := strings.Cut(rest, ",")
+			b.addPath(field{val: p, dyn: f.dyn, path: p}, strings.ToUpper(kind) != "OPEN")
+		}
 	}
 }
 

@@ -350,7 +350,7 @@ var specSource = map[string]string{
 var subcommandTools = set("go cargo npm npx yarn pnpm pnpx bun deno docker podman kubectl helm terraform systemctl journalctl apt apt-get dnf yum pacman brew pip pip3 pipx uv poetry gh gcloud aws az rustup nix snap flatpak service make gmake ninja cmake mvn gradle openssl git")
 
 // noPathTools never take file operands.
-var noPathTools = set("echo printf kill pkill killall pgrep true false : sleep date whoami id uname hostname seq expr yes pwd export unset alias unalias type which whereis hash help jobs wait exit return shift set shopt read let declare local readonly typeset trap ulimit umask nproc printenv basename dirname tr test [ env nice renice ionice chrt taskset timeout watch xargs parallel sudo doas su pkexec run0 command builtin exec time nohup eval getent groups users who w uptime tput clear reset history fc bg fg disown logout caller compgen complete enable mapfile readarray source . cd pushd popd dirs")
+var noPathTools = set("nc ncat netcat socat telnet ping ping6 host dig nslookup traceroute ssh curl wget echo printf kill pkill killall pgrep true false : sleep date whoami id uname hostname seq expr yes pwd export unset alias unalias type which whereis hash help jobs wait exit return shift set shopt read let declare local readonly typeset trap ulimit umask nproc printenv basename dirname tr test [ env nice renice ionice chrt taskset timeout watch xargs parallel sudo doas su pkexec run0 command builtin exec time nohup eval getent groups users who w uptime tput clear reset history fc bg fg disown logout caller compgen complete enable mapfile readarray source . cd pushd popd dirs")
 
 // destructive commands: a dynamic operand of one of these makes the
 // command dynamic, whatever position it is in.

@@ -47,8 +47,10 @@ type invocation struct {
 	later  []func()
 }
 
-func (a *analyzer) call(c *syntax.CallExpr, st *state) {
-	start := len(a.out.Commands)
+// call analyses a simple command; the commands from feed on ran in its
+// redirections' and words' substitutions.
+func (a *analyzer) call(c *syntax.CallExpr, st *state, feed int) {
+	start := feed
 	for _, as := range c.Assigns {
 		a.substs(as, st)
 	}

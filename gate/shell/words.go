@@ -85,6 +85,12 @@ func (a *analyzer) word(out []field, w *syntax.Word, st *state) []field {
 		return append(out, f)
 	}
 	glob := hasGlob(w.Parts)
+	if v, ok := plainWord(w); ok {
+		if !a.charge(len(v) + 1) {
+			return out
+		}
+		return append(out, field{val: v, glob: glob})
+	}
 	w = a.assignTilde(w)
 	start := len(out)
 	for s, err := range expand.FieldsSeq(a.cfg, w) {
@@ -104,6 +110,32 @@ func (a *analyzer) word(out []field, w *syntax.Word, st *state) []field {
 		out = append(out, field{val: s, glob: glob})
 	}
 	return out
+}
+
+// plainWord returns the value of a word that needs no expansion at all:
+// plain text without backslashes, braces or a tilde, or a simple quoted
+// string. Most words are like this; they skip the expander.
+func plainWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if !strings.ContainsAny(p.Value, "\\{~") {
+			return p.Value, true
+		}
+	case *syntax.SglQuoted:
+		if !p.Dollar {
+			return p.Value, true
+		}
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 && !p.Dollar {
+			if l, ok := p.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') {
+				return l.Value, true
+			}
+		}
+	}
+	return "", false
 }
 
 // literal expands a static word into one string (an assignment value, a
