@@ -12,8 +12,10 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# claw and its small sandbox helper (found next to claw; cgo-free so it starts fast).
 build: deps
 	$(GO) build -trimpath -o $(BIN) ./cmd/claw
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/claw-sandbox ./executor/cmd/claw-sandbox
 
 demo: build
 	@scripts/demo.sh $(BIN)
