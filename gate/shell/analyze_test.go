@@ -1,0 +1,508 @@
+package shell
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var testOpts = Options{Cwd: "/ws", Home: "/home/u"}
+
+// cmd is the expectation for one Command. Name, Depth, Stdin and Dynamic
+// are always compared; a nil slice is not checked, an empty one must be
+// empty. Marks lists "kind" or "kind:detail" that must be present; NoMarks
+// lists kinds that must be absent.
+type cmd struct {
+	Name     string
+	Argv     []string
+	Opts     []string
+	Operands []string
+	Paths    []string
+	Writes   []string
+	Assigns  []string
+	Via      []string
+	Depth    int
+	Stdin    string
+	Dynamic  bool
+	Marks    []string
+	NoMarks  []string
+}
+
+// tcase is one analysis expectation. Cmds, when not nil, must match the
+// commands in order and in number. Reasons must all be present.
+type tcase struct {
+	name      string
+	src       string
+	opts      *Options
+	cmds      []cmd
+	dynamic   bool
+	reasons   []string
+	forkBomb  bool
+	network   []string
+	redirects []Redirect
+	err       string // prefix of Analysis.Error; "" means none
+}
+
+func runCases(t *testing.T, cases []tcase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := testOpts
+			if tc.opts != nil {
+				opts = *tc.opts
+			}
+			got := Analyze(tc.src, opts)
+			checkAnalysis(t, tc, got)
+		})
+	}
+}
+
+func checkAnalysis(t *testing.T, tc tcase, got *Analysis) {
+	t.Helper()
+	dump := func() string {
+		b, _ := json.MarshalIndent(got, "", "  ")
+		return string(b)
+	}
+	if tc.err == "" && got.Error != "" || tc.err != "" && !strings.HasPrefix(got.Error, tc.err) {
+		t.Fatalf("Error = %q, want prefix %q\n%s", got.Error, tc.err, dump())
+	}
+	if got.Dynamic != tc.dynamic {
+		t.Errorf("Dynamic = %v, want %v (reasons %q)", got.Dynamic, tc.dynamic, got.DynamicReasons)
+	}
+	for _, r := range tc.reasons {
+		if !slices.Contains(got.DynamicReasons, r) {
+			t.Errorf("DynamicReasons = %q, want it to contain %q", got.DynamicReasons, r)
+		}
+	}
+	if got.ForkBomb != tc.forkBomb {
+		t.Errorf("ForkBomb = %v, want %v", got.ForkBomb, tc.forkBomb)
+	}
+	if tc.network != nil && !slices.Equal(got.Network, tc.network) {
+		t.Errorf("Network = %q, want %q", got.Network, tc.network)
+	}
+	if tc.redirects != nil && !slices.Equal(got.Redirects, tc.redirects) {
+		t.Errorf("Redirects = %+v, want %+v", got.Redirects, tc.redirects)
+	}
+	if tc.cmds == nil {
+		return
+	}
+	if len(got.Commands) != len(tc.cmds) {
+		var names []string
+		for _, c := range got.Commands {
+			names = append(names, c.Name)
+		}
+		t.Fatalf("got %d commands %q, want %d\n%s", len(got.Commands), names, len(tc.cmds), dump())
+	}
+	for i, w := range tc.cmds {
+		g := got.Commands[i]
+		pre := func(f string) string { return "command " + strconv.Itoa(i) + " (" + g.Name + ") " + f }
+		if g.Name != w.Name {
+			t.Errorf("%s = %q, want %q", pre("Name"), g.Name, w.Name)
+		}
+		if g.Depth != w.Depth {
+			t.Errorf("%s = %d, want %d", pre("Depth"), g.Depth, w.Depth)
+		}
+		if g.Stdin != w.Stdin {
+			t.Errorf("%s = %q, want %q", pre("Stdin"), g.Stdin, w.Stdin)
+		}
+		if g.Dynamic != w.Dynamic {
+			t.Errorf("%s = %v, want %v", pre("Dynamic"), g.Dynamic, w.Dynamic)
+		}
+		for _, f := range []struct {
+			name      string
+			got, want []string
+		}{
+			{"Argv", g.Argv, w.Argv}, {"Opts", g.Opts, w.Opts}, {"Operands", g.Operands, w.Operands},
+			{"Paths", g.Paths, w.Paths}, {"Writes", g.Writes, w.Writes}, {"Assigns", g.Assigns, w.Assigns},
+			{"Via", g.Via, w.Via},
+		} {
+			if f.want != nil && !slices.Equal(f.got, f.want) {
+				t.Errorf("%s = %q, want %q", pre(f.name), f.got, f.want)
+			}
+		}
+		for _, m := range w.Marks {
+			if !hasMarkSpec(g.Marks, m) {
+				t.Errorf("%s = %v, want %q", pre("Marks"), g.Marks, m)
+			}
+		}
+		for _, k := range w.NoMarks {
+			if hasMarkSpec(g.Marks, k) {
+				t.Errorf("%s = %v, want no %q", pre("Marks"), g.Marks, k)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Log(dump())
+	}
+}
+
+func dumpJSON(a *Analysis) string {
+	b, _ := json.MarshalIndent(a, "", "  ")
+	return string(b)
+}
+
+func hasMarkSpec(ms []Mark, spec string) bool {
+	kind, detail, withDetail := strings.Cut(spec, ":")
+	for _, m := range ms {
+		if m.Kind == kind && (!withDetail || m.Detail == detail) {
+			return true
+		}
+	}
+	return false
+}
+
+func none() []string { return []string{} }
+
+func TestStructure(t *testing.T) {
+	runCases(t, []tcase{
+		{
+			name: "pipeline and lists",
+			src:  "a | b && c || d; e & f\ng",
+			cmds: []cmd{
+				{Name: "a"}, {Name: "b", Stdin: "pipe"}, {Name: "c"}, {Name: "d"}, {Name: "e"}, {Name: "f"}, {Name: "g"},
+			},
+		},
+		{
+			name: "pipe all",
+			src:  "a |& b",
+			cmds: []cmd{{Name: "a"}, {Name: "b", Stdin: "pipe"}},
+		},
+		{
+			name: "subshell and brace group",
+			src:  "(a; b) && { c; d; }",
+			cmds: []cmd{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}},
+		},
+		{
+			name: "command substitution and backticks run first",
+			src:  "x $(a `b`)",
+			cmds: []cmd{
+				{Name: "b", Depth: 2, Via: []string{"$()", "``"}},
+				{Name: "a", Depth: 1, Via: []string{"$()"}, Dynamic: true},
+				{Name: "x", Depth: 0, Via: none(), Dynamic: true},
+			},
+			dynamic: true,
+			reasons: []string{"path from expansion in a", "path from expansion in x"},
+		},
+		{
+			name: "process substitution",
+			src:  "diff <(a) >(b)",
+			cmds: []cmd{
+				{Name: "a", Depth: 1, Via: []string{"<()"}},
+				{Name: "b", Depth: 1, Via: []string{">()"}},
+				{Name: "diff", Operands: []string{"<(a)", ">(b)"}, Paths: none()},
+			},
+		},
+		{
+			name: "substitution in assignment",
+			src:  "x=$(a) y",
+			cmds: []cmd{{Name: "a", Depth: 1, Via: []string{"$()"}}, {Name: "y", Assigns: []string{"x"}}},
+		},
+		{
+			name: "pure assignment runs only its substitution",
+			src:  "x=$(a)",
+			cmds: []cmd{{Name: "a", Depth: 1}},
+		},
+		{
+			name: "function body and call",
+			src:  "f() { g; }; f; f",
+			cmds: []cmd{{Name: "g"}},
+		},
+		{
+			name: "function keyword",
+			src:  "function f { g; }",
+			cmds: []cmd{{Name: "g"}},
+		},
+		{
+			name: "call before definition is a command",
+			src:  "f; f() { g; }",
+			cmds: []cmd{{Name: "f"}, {Name: "g"}},
+		},
+		{
+			name: "if elif else",
+			src:  "if a; then b; elif c; then d; else e; fi",
+			cmds: []cmd{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}, {Name: "e"}},
+		},
+		{
+			name: "while and until",
+			src:  "while a; do b; done; until c; do d; done",
+			cmds: []cmd{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}},
+		},
+		{
+			name: "for loops",
+			src:  "for i in $(a); do b; done; for ((i=0; i<$(c); i++)); do d; done",
+			cmds: []cmd{{Name: "a", Depth: 1}, {Name: "b"}, {Name: "c", Depth: 1}, {Name: "d"}},
+		},
+		{
+			name: "case",
+			src:  "case $(a) in x) b;; $(c)) d;; esac",
+			cmds: []cmd{{Name: "a", Depth: 1}, {Name: "b"}, {Name: "c", Depth: 1}, {Name: "d"}},
+		},
+		{
+			name: "arithmetic command, test clause, let",
+			src:  "(( $(a) + 1 )); [[ -f $(b) ]]; let x=$(c)",
+			cmds: []cmd{{Name: "a", Depth: 1}, {Name: "b", Depth: 1}, {Name: "c", Depth: 1}},
+		},
+		{
+			name: "coprocess",
+			src:  "coproc c { a; }; coproc b",
+			cmds: []cmd{{Name: "a"}, {Name: "b"}},
+		},
+		{
+			name: "time keyword",
+			src:  "time -p a | b",
+			cmds: []cmd{{Name: "a"}, {Name: "b", Stdin: "pipe"}},
+		},
+		{
+			name: "negation",
+			src:  "! a && b",
+			cmds: []cmd{{Name: "a"}, {Name: "b"}},
+		},
+		{
+			name: "comment tail is not a command",
+			src:  "ls # ; rm -rf /",
+			cmds: []cmd{{Name: "ls"}},
+		},
+		{
+			name: "newline separated",
+			src:  "ls\nrm -rf /",
+			cmds: []cmd{{Name: "ls"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "declare and export are commands",
+			src:  "declare -x A=$(a); export B=1; c",
+			cmds: []cmd{
+				{Name: "a", Depth: 1},
+				{Name: "declare", Opts: []string{"x"}, Assigns: []string{"A"}},
+				{Name: "export", Assigns: []string{"B"}},
+				{Name: "c", Assigns: []string{"A", "B"}},
+			},
+		},
+		{
+			name: "redirect only",
+			src:  "> out",
+			cmds: []cmd{},
+			redirects: []Redirect{
+				{Op: ">", Target: "/ws/out", Write: true},
+			},
+		},
+		{
+			name: "empty",
+			src:  "",
+			cmds: []cmd{},
+		},
+	})
+}
+
+func TestExpansion(t *testing.T) {
+	runCases(t, []tcase{
+		{
+			name: "brace expansion",
+			src:  "{rm,-rf,/}",
+			cmds: []cmd{{Name: "rm", Argv: []string{"rm", "-rf", "/"}, Opts: []string{"r", "f"}, Paths: []string{"/"}}},
+		},
+		{
+			name: "brace sequence",
+			src:  "echo a{1..3}",
+			cmds: []cmd{{Name: "echo", Argv: []string{"echo", "a1", "a2", "a3"}}},
+		},
+		{
+			name: "ANSI-C quotes",
+			src:  `$'\x72\x6d' -rf /`,
+			cmds: []cmd{{Name: "rm", Argv: []string{"rm", "-rf", "/"}}},
+		},
+		{
+			name: "backslash",
+			src:  `\rm -rf /`,
+			cmds: []cmd{{Name: "rm", Argv: []string{"rm", "-rf", "/"}}},
+		},
+		{
+			name: "quote removal",
+			src:  `"r"m -rf /; r''m x`,
+			cmds: []cmd{{Name: "rm"}, {Name: "rm", Argv: []string{"rm", "x"}}},
+		},
+		{
+			name: "tilde",
+			src:  "ls ~ ~/x a~ '~' \"~/y\" ~root/z",
+			cmds: []cmd{{
+				Name:     "ls",
+				Operands: []string{"/home/u", "/home/u/x", "a~", "~", "~/y", "/root/z"},
+				Paths:    []string{"/home/u", "/home/u/x", "/ws/a~", "/ws/~", "/ws/~/y", "/root/z"},
+			}},
+		},
+		{
+			name: "tilde of another user is guessed, not looked up",
+			src:  "ls ~bob/x",
+			cmds: []cmd{{Name: "ls", Paths: []string{"/home/bob/x"}}},
+		},
+		{
+			name: "tilde after = of an assignment-like argument",
+			src:  "dd of=~/disk",
+			cmds: []cmd{{Name: "dd", Writes: []string{"/home/u/disk"}}},
+		},
+		{
+			name: "tilde without home stays literal",
+			src:  "ls ~/x",
+			opts: &Options{Cwd: "/ws"},
+			cmds: []cmd{{Name: "ls", Paths: []string{"/ws/~/x"}}},
+		},
+		{
+			name: "glob operands are kept as written",
+			src:  "rm -rf *.o build/*",
+			cmds: []cmd{{Name: "rm", Operands: []string{"*.o", "build/*"}, Paths: []string{"/ws/*.o", "/ws/build/*"}}},
+		},
+		{
+			name: "path of the program",
+			src:  "/bin/rm -rf /",
+			cmds: []cmd{{Name: "rm", Argv: []string{"/bin/rm", "-rf", "/"}, NoMarks: []string{MarkRunsScript}}},
+		},
+		{
+			name: "program outside the system directories",
+			src:  "/tmp/cat x; ./build.sh; bin/tool",
+			cmds: []cmd{
+				{Name: "cat", Marks: []string{"runs_script:/tmp/cat"}},
+				{Name: "build.sh", Marks: []string{"runs_script:/ws/build.sh"}},
+				{Name: "tool", Marks: []string{"runs_script:/ws/bin/tool"}},
+			},
+		},
+	})
+}
+
+func TestDynamic(t *testing.T) {
+	runCases(t, []tcase{
+		{
+			name:    "variable as command name",
+			src:     "X=rm; $X -rf /",
+			cmds:    []cmd{{Name: "", Argv: []string{"$X", "-rf", "/"}, Dynamic: true, Paths: []string{"/"}}},
+			dynamic: true,
+			reasons: []string{"command name from variable $X"},
+		},
+		{
+			name:    "unset variable does not make -rf the command",
+			src:     "$X -rf /",
+			cmds:    []cmd{{Name: "", Argv: []string{"$X", "-rf", "/"}, Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name:    "braced variable",
+			src:     "${CMD} x",
+			cmds:    []cmd{{Name: "", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"command name from variable $CMD"},
+		},
+		{
+			name:    "command substitution as command name",
+			src:     "$(echo rm) -rf /",
+			cmds:    []cmd{{Name: "echo", Depth: 1}, {Name: "", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"command substitution as command name"},
+		},
+		{
+			name:    "backticks as command name",
+			src:     "`echo rm` -rf /",
+			cmds:    []cmd{{Name: "echo", Depth: 1, Via: []string{"``"}}, {Name: "", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"command substitution as command name"},
+		},
+		{
+			name:    "arithmetic as command name",
+			src:     "$((1+1)) x",
+			cmds:    []cmd{{Name: "", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"arithmetic expansion as command name"},
+		},
+		{
+			name:    "glob as command name",
+			src:     "/???/r? -rf /",
+			cmds:    []cmd{{Name: "", Dynamic: true, NoMarks: []string{MarkRunsScript}}},
+			dynamic: true,
+			reasons: []string{"glob in command name"},
+		},
+		{
+			name:    "bracket glob as command name",
+			src:     "/bin/r[m] -rf /",
+			cmds:    []cmd{{Name: "", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"glob in command name"},
+		},
+		{
+			name: "[ is not a glob",
+			src:  "[ -f x ]",
+			cmds: []cmd{{Name: "[", Paths: []string{"/ws/x"}}},
+		},
+		{
+			name: "quoted glob is not a glob",
+			src:  `"/???/r?" x`,
+			cmds: []cmd{{Name: "r?"}},
+		},
+		{
+			name: "variable operand of a harmless command stays static",
+			src:  `echo "$HOME" $X; grep "$PAT" file`,
+			cmds: []cmd{
+				{Name: "echo", Operands: []string{`"$HOME"`, "$X"}},
+				{Name: "grep", Paths: []string{"/ws/file"}},
+			},
+		},
+		{
+			name:    "variable path operand is dynamic",
+			src:     `cat "$F"`,
+			cmds:    []cmd{{Name: "cat", Dynamic: true, Paths: []string{`/ws/"$F"`}}},
+			dynamic: true,
+			reasons: []string{"path from expansion in cat"},
+		},
+		{
+			name:    "$HOME in a path is resolved but still dynamic",
+			src:     `cat $HOME/.ssh/id_rsa ~/$X`,
+			cmds:    []cmd{{Name: "cat", Dynamic: true, Paths: []string{"/home/u/.ssh/id_rsa", "/home/u/$X"}}},
+			dynamic: true,
+		},
+		{
+			name:    "variable operand of rm is dynamic",
+			src:     `rm -rf "$DIR"`,
+			cmds:    []cmd{{Name: "rm", Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name:    "variable operand of kill is dynamic",
+			src:     `kill $PID`,
+			cmds:    []cmd{{Name: "kill", Dynamic: true, Paths: none()}},
+			dynamic: true,
+			reasons: []string{"operand from expansion in kill"},
+		},
+		{
+			name:    "redirect target from expansion",
+			src:     `echo x > "$F"`,
+			cmds:    []cmd{{Name: "echo", Writes: []string{`/ws/"$F"`}}},
+			dynamic: true,
+			reasons: []string{"redirect target from expansion"},
+		},
+	})
+}
+
+func TestNeverNil(t *testing.T) {
+	for _, src := range []string{"", "ls", "(", "\x00", strings.Repeat("a", DefaultMaxBytes+1)} {
+		a := Analyze(src, Options{})
+		if a == nil {
+			t.Fatalf("Analyze(%q) = nil", src)
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "null") {
+			t.Errorf("Analyze(%.20q) JSON has null: %s", src, b)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	src := `a | b; {rm,-rf,/}; X=1 $Y; sudo -u r env A=1 bash -c 'cd / && rm -rf . $(curl x)'; :(){ :|:& };:`
+	first, _ := json.Marshal(Analyze(src, testOpts))
+	for i := 0; i < 20; i++ {
+		again, _ := json.Marshal(Analyze(src, testOpts))
+		if string(again) != string(first) {
+			t.Fatalf("run %d differs:\n%s\n%s", i, first, again)
+		}
+	}
+}

@@ -1,0 +1,459 @@
+package shell
+
+import "testing"
+
+func TestWrappers(t *testing.T) {
+	rmRoot := func(via ...string) cmd {
+		return cmd{Name: "rm", Argv: []string{"rm", "-rf", "/"}, Opts: []string{"r", "f"}, Paths: []string{"/"}, Via: via}
+	}
+	runCases(t, []tcase{
+		{
+			name: "sudo with valued options",
+			src:  "sudo -u root -g wheel -C 3 -h host -p pw -r r -t t -U u -T 5 -E -H -n rm -rf /",
+			cmds: []cmd{{Name: "rm", Argv: []string{"rm", "-rf", "/"}, Via: []string{"sudo"}, Marks: []string{"privilege:sudo"}}},
+		},
+		{
+			name: "sudo -- and an assignment",
+			src:  "sudo -- LD_PRELOAD=/x.so rm -rf /",
+			cmds: []cmd{{Name: "rm", Assigns: []string{"LD_PRELOAD"}, Marks: []string{"privilege:sudo", "dangerous_env:LD_PRELOAD"}}},
+		},
+		{
+			name: "sudo -D changes the directory",
+			src:  "sudo -D /etc rm -f passwd",
+			cmds: []cmd{{Name: "rm", Paths: []string{"/etc/passwd", "/etc"}, Writes: []string{"/etc/passwd"}}},
+		},
+		{
+			name: "sudo alone is the wrapper",
+			src:  "sudo -i",
+			cmds: []cmd{{Name: "sudo", Marks: []string{"privilege:sudo"}}},
+		},
+		{
+			name: "sudoedit files are writes",
+			src:  "sudo -e /etc/hosts",
+			cmds: []cmd{{Name: "sudo", Writes: []string{"/etc/hosts"}, Marks: []string{"privilege:sudo"}}},
+		},
+		{
+			name: "doas",
+			src:  "doas -u root -n rm -rf /",
+			cmds: []cmd{{Name: "rm", Via: []string{"doas"}, Marks: []string{"privilege:doas"}}},
+		},
+		{
+			name: "pkexec",
+			src:  "pkexec --user root rm -rf /",
+			cmds: []cmd{{Name: "rm", Via: []string{"pkexec"}, Marks: []string{"privilege:pkexec"}}},
+		},
+		{
+			name: "run0",
+			src:  "run0 --user=root rm -rf /",
+			cmds: []cmd{{Name: "rm", Via: []string{"run0"}, Marks: []string{"privilege:run0"}}},
+		},
+		{
+			name: "su -c",
+			src:  "su - root -s /bin/bash -c 'rm -rf /'",
+			cmds: []cmd{{Name: "rm", Depth: 1, Via: []string{"su -c"}, Marks: []string{"privilege:su"}}},
+		},
+		{
+			name: "su alone",
+			src:  "su -l root",
+			cmds: []cmd{{Name: "su", Marks: []string{"privilege:su"}}},
+		},
+		{
+			name:    "su -c of a variable",
+			src:     `su -c "$CMD"`,
+			cmds:    []cmd{{Name: "su", Dynamic: true, Marks: []string{"privilege:su"}}},
+			dynamic: true,
+			reasons: []string{"su -c of a non-literal"},
+		},
+		{
+			name: "privilege reaches nested commands",
+			src:  "sudo bash -c 'rm -rf /'",
+			cmds: []cmd{
+				{Name: "bash", Via: []string{"sudo"}, Marks: []string{"privilege:sudo", "interpreter"}},
+				{Name: "rm", Depth: 1, Via: []string{"sudo", "bash -c"}, Marks: []string{"privilege:sudo"}},
+			},
+		},
+		{
+			name: "env with options and assignments",
+			src:  "env -i -0 -u HOME -- PATH=/x A=1 rm -rf /",
+			cmds: []cmd{{Name: "rm", Assigns: []string{"PATH", "A"}, Via: []string{"env"}, Marks: []string{"dangerous_env:PATH"}}},
+		},
+		{
+			name: "env lone dash",
+			src:  "env - rm -rf /",
+			cmds: []cmd{rmRoot("env")},
+		},
+		{
+			name: "env -C",
+			src:  "env -C / rm -rf x",
+			cmds: []cmd{{Name: "rm", Paths: []string{"/x", "/"}}},
+		},
+		{
+			name: "env -S splits and re-parses",
+			src:  `env -S "bash -c 'rm -rf /'"`,
+			cmds: []cmd{
+				{Name: "bash", Depth: 1, Via: []string{"env -S"}},
+				{Name: "rm", Depth: 2, Via: []string{"env -S", "bash -c"}},
+			},
+		},
+		{
+			name: "env alone prints the environment",
+			src:  "env A=1",
+			cmds: []cmd{{Name: "env", Assigns: []string{"A"}, Marks: []string{"reads_env:env"}}},
+		},
+		{
+			name: "env before a shell",
+			src:  "env BASH_ENV=/tmp/x bash -lc ls",
+			cmds: []cmd{
+				{Name: "bash", Via: []string{"env"}, Assigns: []string{"BASH_ENV"}, Marks: []string{"dangerous_env:BASH_ENV"}},
+				{Name: "ls", Depth: 1, Assigns: []string{"BASH_ENV"}, Marks: []string{"dangerous_env:BASH_ENV"}},
+			},
+		},
+		{
+			name: "env with a path to a shell",
+			src:  "env /bin/sh -c 'rm -rf /'",
+			cmds: []cmd{{Name: "sh", Via: []string{"env"}}, {Name: "rm", Depth: 1}},
+		},
+		{
+			name: "timeout",
+			src:  "timeout -s KILL -k 1 --preserve-status 5 rm -rf /",
+			cmds: []cmd{rmRoot("timeout")},
+		},
+		{
+			name: "timeout with only a duration",
+			src:  "timeout 5",
+			cmds: []cmd{{Name: "timeout"}},
+		},
+		{
+			name: "nice forms",
+			src:  "nice -n 5 rm -rf /; nice -5 rm -rf /; nice --adjustment=5 rm -rf /; nice -n5 rm -rf /",
+			cmds: []cmd{rmRoot("nice"), rmRoot("nice"), rmRoot("nice"), rmRoot("nice")},
+		},
+		{
+			name: "command",
+			src:  "command -p rm -rf /",
+			cmds: []cmd{rmRoot("command")},
+		},
+		{
+			name: "command -v runs nothing",
+			src:  "command -v rm",
+			cmds: []cmd{{Name: "command", Operands: []string{"rm"}, Paths: none()}},
+		},
+		{
+			name: "exec",
+			src:  "exec -a name -c -l rm -rf /",
+			cmds: []cmd{rmRoot("exec")},
+		},
+		{
+			name: "time program",
+			src:  "/usr/bin/time -f %e -o /tmp/t -p rm -rf /",
+			cmds: []cmd{{Name: "rm", Via: []string{"time"}, Writes: []string{"/", "/tmp/t"}}},
+		},
+		{
+			name: "nohup, stdbuf, builtin, busybox",
+			src:  "nohup rm -rf /; stdbuf -i 0 -oL -e L rm -rf /; builtin rm -rf /; busybox rm -rf /",
+			cmds: []cmd{rmRoot("nohup"), rmRoot("stdbuf"), rmRoot("builtin"), rmRoot("busybox")},
+		},
+		{
+			name: "busybox sh",
+			src:  "busybox sh -c 'rm -rf /'",
+			cmds: []cmd{{Name: "sh", Via: []string{"busybox"}}, {Name: "rm", Depth: 1, Via: []string{"busybox", "sh -c"}}},
+		},
+		{
+			name: "wrapper chain",
+			src:  "sudo -u x env -i nice -n 1 timeout 5 command rm -rf /",
+			cmds: []cmd{{Name: "rm", Via: []string{"sudo", "env", "nice", "timeout", "command"}, Marks: []string{"privilege:sudo"}}},
+		},
+		{
+			name: "nesting wrappers add depth",
+			src:  "setsid -f chroot /mnt unshare -m nsenter -t 1 -m ionice -c 3 chrt -f 10 taskset -c 0 rm -rf /",
+			cmds: []cmd{{Name: "rm", Depth: 7, Via: []string{"setsid", "chroot", "unshare", "nsenter", "ionice", "chrt", "taskset"}}},
+		},
+		{
+			name: "flock forms",
+			src:  "flock -w 5 /tmp/l rm -rf /; flock /tmp/l -c 'rm -rf /'; flock 9",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Via: []string{"flock"}, Paths: []string{"/", "/tmp/l"}},
+				{Name: "rm", Depth: 1, Via: []string{"flock -c"}},
+				{Name: "flock"},
+			},
+		},
+		{
+			name: "wrappers without a command",
+			src:  "ionice -p 1; chrt -p 1; taskset -p 1; chroot /mnt",
+			cmds: []cmd{{Name: "ionice"}, {Name: "chrt"}, {Name: "taskset"}, {Name: "chroot", Paths: []string{"/mnt"}}},
+		},
+		{
+			name: "a wrapper outside the system directories is not unwrapped",
+			src:  "./sudo rm -rf /",
+			cmds: []cmd{{Name: "sudo", Marks: []string{"runs_script:/ws/sudo"}}},
+		},
+		{
+			name: "strace and friends",
+			src:  "strace -f -o /tmp/t rm -rf /; torsocks rm -rf /; faketime '2020-01-01' rm -rf /",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Via: []string{"strace"}, Writes: []string{"/", "/tmp/t"}},
+				rmRoot("torsocks"),
+				rmRoot("faketime"),
+			},
+		},
+		{
+			name: "systemd-run is privileged unless --user",
+			src:  "systemd-run rm -rf /; systemd-run --user rm x",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Marks: []string{"privilege:systemd-run"}},
+				{Name: "rm", Depth: 1, NoMarks: []string{MarkPrivilege}},
+			},
+		},
+		{
+			name: "runuser",
+			src:  "runuser -u bob -- rm -rf /; runuser bob -c 'rm -rf /'",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Marks: []string{"privilege:runuser"}},
+				{Name: "rm", Depth: 1, Via: []string{"runuser -c"}, Marks: []string{"privilege:runuser"}},
+			},
+		},
+		{
+			name: "sg and script",
+			src:  "sg wheel -c 'rm -rf /'; script -q -c 'rm -rf /' /tmp/log",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Via: []string{"sg"}},
+				{Name: "rm", Depth: 1, Via: []string{"script -c"}, Writes: []string{"/", "/tmp/log"}},
+			},
+		},
+	})
+}
+
+func TestRecursion(t *testing.T) {
+	runCases(t, []tcase{
+		{
+			name: "bash -c",
+			src:  "bash -c 'a; b'",
+			cmds: []cmd{
+				{Name: "bash", Opts: []string{"c"}, Marks: []string{"interpreter:bash"}, NoMarks: []string{MarkStdinShell}},
+				{Name: "a", Depth: 1, Via: []string{"bash -c"}},
+				{Name: "b", Depth: 1, Via: []string{"bash -c"}},
+			},
+		},
+		{
+			name: "flag clusters with c",
+			src:  "sh -xec 'a'; zsh -lc 'b'; dash -c c; ksh -c d; ash -c e",
+			cmds: []cmd{
+				{Name: "sh"}, {Name: "a", Depth: 1, Via: []string{"sh -c"}},
+				{Name: "zsh"}, {Name: "b", Depth: 1, Via: []string{"zsh -c"}},
+				{Name: "dash"}, {Name: "c", Depth: 1}, {Name: "ksh"}, {Name: "d", Depth: 1}, {Name: "ash"}, {Name: "e", Depth: 1},
+			},
+		},
+		{
+			name: "shell options with values before -c",
+			src:  "bash -o pipefail -O extglob --norc -c 'a' x y",
+			cmds: []cmd{{Name: "bash", Operands: []string{"a", "x", "y"}}, {Name: "a", Depth: 1}},
+		},
+		{
+			name:    "bash -c of a variable",
+			src:     `bash -c "$X"`,
+			cmds:    []cmd{{Name: "bash", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"bash -c of a non-literal"},
+		},
+		{
+			name:    "bash -c of a partly literal string is still looked at",
+			src:     `bash -c "rm -rf $X"`,
+			cmds:    []cmd{{Name: "bash", Dynamic: true}, {Name: "rm", Depth: 1, Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name: "eval joins its words",
+			src:  "eval rm -rf '/'",
+			cmds: []cmd{{Name: "eval"}, {Name: "rm", Depth: 1, Via: []string{"eval"}, Paths: []string{"/"}}},
+		},
+		{
+			name:    "eval of a variable",
+			src:     "eval $X; eval $C -rf /",
+			cmds:    []cmd{{Name: "eval", Dynamic: true}, {Name: "eval", Dynamic: true}, {Name: "", Depth: 1, Dynamic: true, Paths: []string{"/"}}},
+			dynamic: true,
+			reasons: []string{"eval of a non-literal"},
+		},
+		{
+			name: "eval keeps cd",
+			src:  "eval 'cd /etc'; rm -f passwd",
+			cmds: []cmd{{Name: "eval"}, {Name: "cd", Depth: 1}, {Name: "rm", Paths: []string{"/etc/passwd"}}},
+		},
+		{
+			name: "source and dot are scripts, not parsed",
+			src:  "source ./env.sh; . ~/x",
+			cmds: []cmd{
+				{Name: "source", Marks: []string{"runs_script:/ws/env.sh"}},
+				{Name: ".", Marks: []string{"runs_script:/home/u/x"}},
+			},
+		},
+		{
+			name: "here-string to a shell",
+			src:  "bash <<< 'rm -rf /'",
+			cmds: []cmd{
+				{Name: "bash", Stdin: "herestring", Marks: []string{"stdin_shell:herestring"}},
+				{Name: "rm", Depth: 1, Via: []string{"bash <<<"}, Paths: []string{"/"}},
+			},
+			redirects: []Redirect{{Op: "<<<"}},
+		},
+		{
+			name: "literal here-document to a shell",
+			src:  "sh <<'EOF'\nrm -rf $HOME\nEOF",
+			cmds: []cmd{
+				{Name: "sh", Stdin: "heredoc", Marks: []string{"stdin_shell:heredoc"}},
+				{Name: "rm", Depth: 1, Via: []string{"sh <<"}, Paths: []string{"/home/u"}, Dynamic: true},
+			},
+			dynamic: true,
+		},
+		{
+			name: "unquoted here-document without expansions",
+			src:  "sh <<EOF\nrm -rf /\nEOF",
+			cmds: []cmd{{Name: "sh", Stdin: "heredoc"}, {Name: "rm", Depth: 1}},
+		},
+		{
+			name:    "here-document with expansion to a shell",
+			src:     "bash <<EOF\nrm -rf $DIR\nEOF",
+			cmds:    []cmd{{Name: "bash", Stdin: "heredoc", Dynamic: true, Marks: []string{"stdin_shell:heredoc"}}},
+			dynamic: true,
+			reasons: []string{"here-doc to shell with expansion"},
+		},
+		{
+			name: "here-document substitutions run",
+			src:  "cat <<EOF\n$(rm -rf /)\nEOF",
+			cmds: []cmd{{Name: "rm", Depth: 1}, {Name: "cat", Stdin: "heredoc"}},
+		},
+		{
+			name: "here-document to a non-shell is not parsed",
+			src:  "cat <<'EOF'\nrm -rf /\nEOF",
+			cmds: []cmd{{Name: "cat", Stdin: "heredoc"}},
+		},
+		{
+			name: "echo piped into a shell is parsed",
+			src:  "echo 'rm -rf /' | sh",
+			cmds: []cmd{
+				{Name: "echo"},
+				{Name: "sh", Stdin: "pipe", Marks: []string{"stdin_shell:pipe"}},
+				{Name: "rm", Depth: 1, Via: []string{"sh |"}},
+			},
+		},
+		{
+			name: "cat of a here-document piped into a shell",
+			src:  "cat <<EOF | bash\nrm -rf /\nEOF",
+			cmds: []cmd{{Name: "cat", Stdin: "heredoc"}, {Name: "bash", Stdin: "pipe"}, {Name: "rm", Depth: 1}},
+		},
+		{
+			name: "find -exec",
+			src:  `find / -name '*.log' -exec rm -rf {} \;`,
+			cmds: []cmd{
+				{Name: "find", Opts: []string{"name", "exec"}, Operands: []string{"/"}, Paths: []string{"/"}, Marks: []string{"exec_flag:find -exec"}},
+				{Name: "rm", Depth: 1, Via: []string{"find -exec"}, Operands: []string{"{}"}, Paths: []string{"/"}},
+			},
+		},
+		{
+			name: "find -execdir, -ok, -okdir with +",
+			src:  "find . -execdir a {} + -ok b {} ';' -okdir c \\;",
+			cmds: []cmd{
+				{Name: "find", Paths: []string{"/ws"}},
+				{Name: "a", Depth: 1, Via: []string{"find -execdir"}, Paths: []string{"/ws"}},
+				{Name: "b", Depth: 1, Via: []string{"find -ok"}},
+				{Name: "c", Depth: 1, Via: []string{"find -okdir"}},
+			},
+		},
+		{
+			name:    "find -exec a shell with the file name",
+			src:     `find . -exec sh -c '{}' \;`,
+			cmds:    []cmd{{Name: "find"}, {Name: "sh", Depth: 1, Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name: "xargs -I",
+			src:  "xargs -I{} rm -rf {}",
+			cmds: []cmd{
+				{Name: "xargs", Marks: []string{"exec_flag:xargs"}, Paths: none()},
+				{Name: "rm", Depth: 1, Via: []string{"xargs"}, Dynamic: true, Argv: []string{"rm", "-rf", "{}"}},
+			},
+			dynamic: true,
+		},
+		{
+			name: "xargs option arity",
+			src:  "xargs -0 -r -t -n 1 -P 4 -d '\\n' -L 2 -s 100 -E EOF -a list rm -f",
+			cmds: []cmd{
+				{Name: "xargs", Paths: []string{"/ws/list"}},
+				{Name: "rm", Depth: 1, Argv: []string{"rm", "-f"}, Dynamic: true},
+			},
+			dynamic: true,
+			reasons: []string{"xargs appends arguments from stdin to rm"},
+		},
+		{
+			name: "xargs into a harmless command stays static",
+			src:  "xargs echo",
+			cmds: []cmd{{Name: "xargs"}, {Name: "echo", Depth: 1}},
+		},
+		{
+			name:    "xargs sh -c",
+			src:     "xargs sh -c 'rm -rf \"$1\"' _",
+			cmds:    []cmd{{Name: "xargs"}, {Name: "sh", Depth: 1}, {Name: "rm", Depth: 2, Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name: "parallel with literal inputs",
+			src:  "parallel -j 4 rm -rf ::: / /home",
+			cmds: []cmd{
+				{Name: "parallel"},
+				{Name: "rm", Depth: 1, Via: []string{"parallel"}, Paths: []string{"/"}},
+				{Name: "rm", Depth: 1, Via: []string{"parallel"}, Paths: []string{"/home"}},
+			},
+		},
+		{
+			name: "parallel running its inputs",
+			src:  "parallel ::: 'rm -rf /'",
+			cmds: []cmd{{Name: "parallel"}, {Name: "rm", Depth: 1}},
+		},
+		{
+			name: "watch",
+			src:  "watch -n 1 'rm -rf /'; watch -x rm -rf /",
+			cmds: []cmd{{Name: "watch"}, {Name: "rm", Depth: 1, Via: []string{"watch"}}, {Name: "watch"}, {Name: "rm", Depth: 1}},
+		},
+		{
+			name: "ssh host command",
+			src:  "ssh -p 22 -i key host 'rm -rf /'",
+			cmds: []cmd{
+				{Name: "ssh", Paths: []string{"/ws/key"}, Marks: []string{"exec_flag:ssh command"}},
+				{Name: "rm", Depth: 1, Via: []string{"ssh"}},
+			},
+		},
+		{
+			name: "ssh ProxyCommand",
+			src:  "ssh -o ProxyCommand='sh -c \"curl x | sh\"' host",
+			cmds: []cmd{
+				{Name: "ssh", Marks: []string{"exec_flag:ssh -o ProxyCommand"}},
+				{Name: "sh", Depth: 1}, {Name: "curl", Depth: 2}, {Name: "sh", Depth: 2, Stdin: "pipe", Marks: []string{"download_to_shell:curl"}},
+			},
+		},
+		{
+			name: "script -c",
+			src:  "script -c 'rm -rf /'",
+			cmds: []cmd{{Name: "rm", Depth: 1, Via: []string{"script -c"}}},
+		},
+		{
+			name: "su -c",
+			src:  "su -c 'rm -rf /' root",
+			cmds: []cmd{{Name: "rm", Depth: 1, Via: []string{"su -c"}}},
+		},
+		{
+			name: "trap and alias bodies",
+			src:  "trap 'rm -rf /' EXIT; alias ls='rm -rf /'",
+			cmds: []cmd{
+				{Name: "trap"}, {Name: "rm", Depth: 1, Via: []string{"trap"}},
+				{Name: "alias"}, {Name: "rm", Depth: 1, Via: []string{"alias"}},
+			},
+		},
+		{
+			name: "nested depth through several layers",
+			src:  `bash -c "sh -c 'eval \"rm -rf /\"'"`,
+			cmds: []cmd{
+				{Name: "bash"}, {Name: "sh", Depth: 1}, {Name: "eval", Depth: 2},
+				{Name: "rm", Depth: 3, Via: []string{"bash -c", "sh -c", "eval"}},
+			},
+		},
+	})
+}
