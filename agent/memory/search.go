@@ -46,16 +46,28 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]Hit, err
 		limit = 10
 	}
 	limit = min(limit, MaxSearchResults)
+	// Rank every match, keep the best few, and only then build snippets:
+	// snippet() is the expensive part, and SQLite would otherwise run it for
+	// every matching row before sorting.
 	rows, err := s.db.QueryContext(ctx, `
+		WITH top AS (
+			SELECT messages_fts.rowid AS id,
+				-bm25(messages_fts) * (1.0 + 1.0 / (1.0 + max(0, ?2 - c.updated_at) / 86400000.0)) AS score
+			FROM messages_fts
+			JOIN messages m ON m.id = messages_fts.rowid
+			JOIN conversations c ON c.id = m.conversation_id
+			WHERE messages_fts MATCH ?1
+			ORDER BY score DESC, id DESC
+			LIMIT ?3
+		)
 		SELECT `+messageColumns+`, c.channel,
-			snippet(messages_fts, 0, '[', ']', '…', 16),
-			-bm25(messages_fts) * (1.0 + 1.0 / (1.0 + max(0, ?2 - c.updated_at) / 86400000.0)) AS score
-		FROM messages_fts
-		JOIN messages m ON m.id = messages_fts.rowid
+			snippet(messages_fts, 0, '[', ']', '…', 16), top.score
+		FROM top
+		JOIN messages_fts ON messages_fts.rowid = top.id
+		JOIN messages m ON m.id = top.id
 		JOIN conversations c ON c.id = m.conversation_id
 		WHERE messages_fts MATCH ?1
-		ORDER BY score DESC, m.id DESC
-		LIMIT ?3`, match, s.nowMillis(), limit)
+		ORDER BY top.score DESC, m.id DESC`, match, s.nowMillis(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("failed to search memory: %w", err)
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -213,4 +214,85 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("Search(%q) = %d hits, limit 5", q, len(hits))
 		}
 	})
+}
+
+// BenchmarkAppend measures one message appended in its own transaction.
+func BenchmarkAppend(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "memory.sqlite"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	c, _ := s.NewConversation(ctx, "cli")
+	msg := Message{Role: RoleUser, Content: "a message of ordinary length about the Aardvark adapter and the deployment"}
+	for b.Loop() {
+		if _, err := s.Append(ctx, c.ID, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSearch measures searches over 10,000 messages of 20 words:
+// "common" matches nearly every message (the worst case: every match is
+// ranked), "rare" matches one conversation's 100.
+func BenchmarkSearch(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "memory.sqlite"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	words := strings.Fields("gateway policy sandbox receipt adapter deploy notes kernel landlock seccomp shell file read write network model")
+	for i := range 100 {
+		c, _ := s.NewConversation(ctx, "cli")
+		msgs := make([]Message, 100)
+		for j := range msgs {
+			var sb strings.Builder
+			fmt.Fprintf(&sb, "topic%d ", i)
+			for k := range 19 {
+				sb.WriteString(words[(i*7+j*3+k*k)%len(words)])
+				sb.WriteByte(' ')
+			}
+			msgs[j] = Message{Role: RoleUser, Content: sb.String()}
+		}
+		if _, err := s.Append(ctx, c.ID, msgs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bb := range []struct{ name, q string }{
+		{"common", "sandbox receipt"},
+		{"rare", "topic42 kernel"},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Search(ctx, bb.q, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecent measures loading the newest 40 messages.
+func BenchmarkRecent(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "memory.sqlite"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	c, _ := s.NewConversation(ctx, "cli")
+	msgs := make([]Message, 1000)
+	for i := range msgs {
+		msgs[i] = Message{Role: RoleUser, Content: "message text"}
+	}
+	if _, err := s.Append(ctx, c.ID, msgs...); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Recent(ctx, c.ID, 40); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
