@@ -29,7 +29,7 @@ func newGateCommand(g *globals) *cobra.Command {
 		Use:   "gate",
 		Short: "Dry-run and test the policy gate",
 	}
-	c.AddCommand(newGateTestCommand(g))
+	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g))
 	return c
 }
 
