@@ -190,6 +190,9 @@ func (s *Store) resolve(ctx context.Context, id string) (Conversation, error) {
 // records that it covers the messages up to and including the one with id
 // through. The summary is redacted, then truncated to [MaxSummaryBytes].
 func (s *Store) SetSummary(ctx context.Context, id, summary string, through int64) error {
+	if through < 0 {
+		return fmt.Errorf("summary through message %d: %w", through, ErrInvalid)
+	}
 	summary = truncate(s.opt.redact(summary), MaxSummaryBytes)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,

@@ -338,6 +338,9 @@ func TestSetSummary(t *testing.T) {
 	if len(got.Summary) > MaxSummaryBytes || !strings.HasSuffix(got.Summary, truncMarker) || got.SummaryThrough != 7 {
 		t.Errorf("summary of %d bytes, through %d", len(got.Summary), got.SummaryThrough)
 	}
+	if err := s.SetSummary(ctx, c.ID, "x", -1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("SetSummary through -1 = %v", err)
+	}
 	if err := s.SetSummary(ctx, "0000000000000000", "x", 0); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetSummary on an unknown conversation = %v", err)
 	}
