@@ -182,8 +182,7 @@ type state struct {
 	// here-string, feeder the downloader or decoder feeding a pipe.
 	stdin     string
 	stdinPath string
-	body      *syntax.Word
-	bodyRaw   bool // here-document with a quoted delimiter
+	body      *hereDoc
 	feeder    string
 	pipeText  string // literal text piped in by echo, printf or cat
 
@@ -452,13 +451,13 @@ func (a *analyzer) pipeText(s *syntax.Stmt, st *state) string {
 			tmp := &state{src: st.src, cwd: st.cwd}
 			switch r.Op {
 			case syntax.Hdoc, syntax.DashHdoc:
-				tmp.stdin, tmp.body, tmp.bodyRaw = "heredoc", r.Hdoc, quotedDelim(r.Word)
+				tmp.stdin, tmp.body = "heredoc", &hereDoc{word: r.Hdoc, raw: quotedDelim(r.Word), src: st.src}
 			case syntax.WordHdoc:
-				tmp.stdin, tmp.body = "herestring", r.Word
+				tmp.stdin, tmp.body = "herestring", &hereDoc{word: r.Word, herestring: true, src: st.src}
 			default:
 				continue
 			}
-			if t, ok := a.heredocText(tmp); ok {
+			if t, ok := a.heredocText(tmp.body); ok {
 				return t
 			}
 		}
@@ -591,15 +590,15 @@ func (a *analyzer) redirs(rs []*syntax.Redirect, st *state) {
 		case syntax.Hdoc, syntax.DashHdoc:
 			a.out.Redirects = append(a.out.Redirects, Redirect{Op: op})
 			if fd == "" || fd == "0" {
-				st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText = "heredoc", "", r.Hdoc, "", ""
-				st.bodyRaw = quotedDelim(r.Word)
+				st.stdin, st.stdinPath, st.feeder, st.pipeText = "heredoc", "", "", ""
+				st.body = &hereDoc{word: r.Hdoc, raw: quotedDelim(r.Word), src: st.src}
 			}
 			continue
 		case syntax.WordHdoc:
 			a.out.Redirects = append(a.out.Redirects, Redirect{Op: op})
 			if fd == "" || fd == "0" {
-				st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText = "herestring", "", r.Word, "", ""
-				st.bodyRaw = false
+				st.stdin, st.stdinPath, st.feeder, st.pipeText = "herestring", "", "", ""
+				st.body = &hereDoc{word: r.Word, herestring: true, src: st.src}
 			}
 			continue
 		}
@@ -690,17 +689,26 @@ func quotedDelim(w *syntax.Word) bool {
 	return false
 }
 
+// hereDoc is a here-document or here-string, with the text of the parse it
+// belongs to.
+type hereDoc struct {
+	word       *syntax.Word
+	raw        bool // here-document with a quoted delimiter: no expansions
+	herestring bool
+	src        string
+}
+
 // heredocText returns the text a here-document or here-string feeds, and
 // whether it is literal (no expansions).
-func (a *analyzer) heredocText(st *state) (string, bool) {
-	w := st.body
-	if w == nil {
+func (a *analyzer) heredocText(h *hereDoc) (string, bool) {
+	if h == nil || h.word == nil {
 		return "", false
 	}
-	if st.stdin == "herestring" {
-		return a.literal(w, st)
+	w := h.word
+	if h.herestring {
+		return a.literal(w, &state{src: h.src})
 	}
-	if st.bodyRaw {
+	if h.raw {
 		var sb strings.Builder
 		for _, p := range w.Parts {
 			if l, ok := p.(*syntax.Lit); ok {

@@ -549,6 +549,8 @@ func (b *build) find() {
 			for k := range sub {
 				if !sub[k].dyn && strings.Contains(sub[k].val, "{}") {
 					sub[k].dyn, sub[k].ph, sub[k].why, sub[k].path = true, true, "find file name as command name", sub[k].val
+					// In a shell string, {} is a file under the start point.
+					sub[k].inner = strings.ReplaceAll(sub[k].val, "{}", starts[0])
 				}
 			}
 			startsCopy := slices.Clone(starts)
@@ -612,6 +614,8 @@ func stdinArgs(args []field, repl, why string) []field {
 		for i := range sub {
 			if !sub[i].dyn && strings.Contains(sub[i].val, repl) {
 				sub[i].dyn, sub[i].why, sub[i].path = true, why, sub[i].val
+				// In a shell string, the input is an unknown word.
+				sub[i].inner = strings.ReplaceAll(sub[i].val, repl, `"$INPUT"`)
 			}
 		}
 		return sub

@@ -24,8 +24,7 @@ type invocation struct {
 	// where standard input comes from (see state).
 	stdin     string
 	stdinPath string
-	body      *syntax.Word
-	bodyRaw   bool
+	body      *hereDoc
 	feeder    string
 	pipeText  string
 
@@ -83,7 +82,7 @@ func (a *analyzer) call(c *syntax.CallExpr, st *state, feed int) {
 	}
 	inv := &invocation{
 		args: args, cwd: st.cwd, via: st.via, priv: st.priv, depth: st.depth,
-		stdin: st.stdin, stdinPath: st.stdinPath, body: st.body, bodyRaw: st.bodyRaw, feeder: st.feeder, pipeText: st.pipeText,
+		stdin: st.stdin, stdinPath: st.stdinPath, body: st.body, feeder: st.feeder, pipeText: st.pipeText,
 		feedFrom: start, feedTo: end,
 	}
 	inv.assigns = addNames(slices.Clone(st.exports), assigns...)
@@ -323,7 +322,7 @@ func (b *build) child() *state {
 	ns.priv = b.inv.priv
 	ns.exports = slices.Clone(b.cmd.Assigns)
 	ns.stdin, ns.stdinPath, ns.body, ns.feeder = b.inv.stdin, b.inv.stdinPath, b.inv.body, b.inv.feeder
-	ns.bodyRaw, ns.pipeText = b.inv.bodyRaw, b.inv.pipeText
+	ns.pipeText = b.inv.pipeText
 	ns.funcs, ns.async = nil, false
 	return ns
 }
@@ -439,7 +438,7 @@ func (b *build) readsStdin(flagged bool, shell bool) {
 	}
 	// A here-document or here-string fed to a shell: its text is the
 	// program.
-	text, ok := b.a.heredocText(&state{src: b.st.src, body: b.inv.body, bodyRaw: b.inv.bodyRaw, stdin: b.inv.stdin, cwd: b.cwd})
+	text, ok := b.a.heredocText(b.inv.body)
 	if !ok {
 		what := "here-doc"
 		if b.inv.stdin == "herestring" {

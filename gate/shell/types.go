@@ -61,10 +61,13 @@ type Command struct {
 	Operands []string `json:"operands"`
 	// Paths are the operands (and option values) that name files,
 	// made absolute against the tracked cwd, `~` expanded, lexically
-	// cleaned. The gate resolves symlinks afterwards.
+	// cleaned, plus the targets of the command's redirections. The gate
+	// resolves symlinks afterwards.
 	Paths []string `json:"paths"`
 	// Writes are the absolute targets of this command's output
-	// redirections (`>`, `>>`, `&>`, `>|`, `<>`).
+	// redirections (`>`, `>>`, `&>`, `>|`, `<>`) and the files it creates,
+	// changes or removes (tee, sed -i, cp/mv/install targets, rm, chmod,
+	// -o FILE, …). Every write is also in Paths.
 	Writes []string `json:"writes"`
 	// Assigns are the names of environment variables set for this command
 	// (`FOO=1 cmd`, `env FOO=1 cmd`, `export FOO=…` before it in a list).

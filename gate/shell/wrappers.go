@@ -108,7 +108,7 @@ func (u *unwrap) childState() *state {
 	inv := u.inv
 	ns.cwd, ns.depth, ns.via, ns.priv = inv.cwd, inv.depth, inv.via, inv.priv
 	ns.exports = slices.Clone(inv.assigns)
-	ns.stdin, ns.stdinPath, ns.body, ns.bodyRaw, ns.feeder, ns.pipeText = inv.stdin, inv.stdinPath, inv.body, inv.bodyRaw, inv.feeder, inv.pipeText
+	ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = inv.stdin, inv.stdinPath, inv.body, inv.feeder, inv.pipeText
 	ns.writes = append(ns.writes, inv.writes...)
 	ns.reads = append(ns.reads, inv.paths...)
 	ns.funcs, ns.async = nil, false

@@ -361,7 +361,25 @@ func TestRecursion(t *testing.T) {
 		{
 			name:    "find -exec a shell with the file name",
 			src:     `find . -exec sh -c '{}' \;`,
-			cmds:    []cmd{{Name: "find"}, {Name: "sh", Depth: 1, Dynamic: true}},
+			cmds:    []cmd{{Name: "find"}, {Name: "sh", Depth: 1, Dynamic: true}, {Name: "ws", Depth: 2, Marks: []string{"runs_script:/ws"}}},
+			dynamic: true,
+		},
+		{
+			name: "find -exec sh -c with {} in the script",
+			src:  `find / -exec sh -c 'rm -rf {}' \;`,
+			cmds: []cmd{
+				{Name: "find"}, {Name: "sh", Depth: 1, Dynamic: true},
+				{Name: "rm", Depth: 2, Via: []string{"find -exec", "sh -c"}, Paths: []string{"/"}},
+			},
+			dynamic: true,
+		},
+		{
+			name: "xargs sh -c with the replacement in the script",
+			src:  `xargs -I{} sh -c 'rm -rf {}'`,
+			cmds: []cmd{
+				{Name: "xargs"}, {Name: "sh", Depth: 1, Dynamic: true},
+				{Name: "rm", Depth: 2, Dynamic: true},
+			},
 			dynamic: true,
 		},
 		{

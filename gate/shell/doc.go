@@ -1,0 +1,91 @@
+// Package shell turns a shell command string into the list of simple
+// commands it would run, so that the gate decides on structure rather than
+// on strings. [Analyze] parses the string as bash (mvdan.cc/sh/v3, LangBash)
+// and returns an [Analysis]: every command with its program name, argument
+// vector, options, operands, the files it touches, the variables set for it,
+// how it was reached, and risk facts ([Mark]) found in Go so that policies
+// never parse strings.
+//
+//	a := shell.Analyze(`sudo -u root bash -lc 'cd / && rm -rf .'`, shell.Options{Cwd: "/ws", Home: "/home/u"})
+//	// a.Commands[2]: Name "rm", Opts [r f], Paths ["/"], Depth 1,
+//	// Via ["sudo" "bash -c"], Marks [privilege:sudo]
+//
+// Analyze never executes anything and never touches the file system: a glob
+// is kept as written, ~user is guessed as a sibling of Home (or /root), and
+// symbolic links are left for the gate to resolve. It never panics and never
+// returns nil; the same input always gives the same output.
+//
+// # What is found
+//
+// Commands are listed in execution order: those of command substitutions,
+// backticks and process substitutions come before the command whose words
+// hold them. Pipelines, lists (&&, ||, ;, newline, &), subshells, brace
+// groups, if/while/until/for/case bodies, function bodies (where they are
+// defined; a later call of the function is not listed again), arithmetic
+// commands, [[ ]], coprocesses, time and ! are all walked.
+//
+// Words are expanded statically: brace expansion, ANSI-C quotes ($'\x72m'),
+// backslashes, quote removal, ~ and ~/x where bash expands them (at the start
+// of a word and after the = of an assignment-like argument). A word holding a
+// parameter expansion, a command or process substitution or an arithmetic
+// expansion is dynamic. As a command name it makes the command dynamic
+// (Name is empty, Argv keeps the source text). As an operand it is kept as
+// written, and makes the command dynamic only where it names a file or is
+// given to a destructive command (rm, mv, chmod, dd, find, kill, …). A glob
+// in the command name is dynamic too.
+//
+// # Wrappers and nesting
+//
+// Wrappers are removed with their own option arity and recorded in Via:
+// sudo, doas, su, pkexec, run0, setpriv, runuser, env (assignments go to
+// Assigns, -C changes the directory, -S is split and re-parsed), timeout,
+// nice, command (-v runs nothing), exec, time, nohup, stdbuf, busybox,
+// builtin, and setsid, flock, chroot, unshare, nsenter, ionice, chrt,
+// taskset, strace and a few others, which also add a level of Depth. A
+// wrapper with no command after it is the command. The privilege wrappers
+// add a privilege mark to the wrapped command and to everything it starts.
+// A wrapper named by a path outside the system directories (./sudo) is a
+// script, not the wrapper.
+//
+// Strings that are shell programs are parsed one level deeper (Depth+1, Via
+// says how): bash/sh/zsh/dash/ksh/ash -c, eval, here-documents and
+// here-strings fed to a shell, literal text piped into a shell by echo,
+// printf or cat, su -c, flock -c, script -c, env -S, ssh HOST CMD, watch,
+// trap and alias bodies, and the commands behind options that run programs
+// (git -c alias.x=!…, tar --to-command, sort --compress-program, rsync -e,
+// ssh -o ProxyCommand, sed e, awk system(), …). find -exec/-execdir/-ok and
+// xargs and parallel run their command lines as nested commands: find's {}
+// stands for the start points; what xargs appends comes from stdin and is
+// dynamic. source and . mark the script (runs_script) without reading it.
+//
+// # Paths
+//
+// Paths lists the operands and option values that name files, absolute
+// against the tracked working directory, cleaned lexically; Writes lists
+// those created, changed or removed (output redirections, tee, sed -i, cp,
+// mv and install targets, rm, chmod, -o FILE, …); every write is also a
+// path. Operands that are not files are left out: patterns (grep, sed, awk
+// programs), echo and printf arguments, modes and owners (chmod, chown),
+// URLs, git refs and subcommands, pids. cd and pushd change the directory
+// for the rest of the list (a subshell restores it); cd -, a dynamic target
+// or a cd inside a branch makes it unknown, which is reported as dynamic
+// ("cwd unknown after cd"), and later relative paths resolve against / so
+// that they are judged conservatively.
+//
+// # Limits
+//
+// Input longer than [Options.MaxBytes] (64 KiB), nesting deeper than
+// MaxDepth (8), more than MaxCommands (256) commands, a NUL byte, oversized
+// expansions, and anything that does not parse set [Analysis.Error] and no
+// commands: the gate denies. A nested string that is only probably shell
+// code (an alias value, a pager setting) that does not parse is reported as
+// dynamic instead.
+//
+// # Known limits
+//
+// Variable values are not tracked (X=rm; $X is dynamic, not rm). Aliases
+// are analysed where they are defined. Programs in other languages (python
+// -c, perl -e, node -e) are marked, not read. Remote commands (ssh) are
+// analysed with an unknown working directory. The parser follows bash;
+// other shells' syntax (fish, csh) is read as bash.
+package shell
