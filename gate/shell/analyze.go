@@ -527,7 +527,7 @@ func (a *analyzer) substs(n syntax.Node, st *state) {
 	if n == nil || a.failed() {
 		return
 	}
-	if w, ok := n.(*syntax.Word); ok && w == nil {
+	if w, ok := n.(*syntax.Word); ok && (w == nil || !mayHoldSubst(w.Parts)) {
 		return
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
@@ -552,6 +552,23 @@ func (a *analyzer) substs(n syntax.Node, st *state) {
 		}
 		return true
 	})
+}
+
+// mayHoldSubst is false for word parts that certainly hold no command or
+// process substitution: plain text and quoted text.
+func mayHoldSubst(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if mayHoldSubst(p.Parts) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // sub walks the statements of a substitution: a subshell one level deeper.

@@ -91,7 +91,11 @@ func (a *analyzer) word(out []field, w *syntax.Word, st *state) []field {
 		}
 		return append(out, field{val: v, glob: glob})
 	}
-	w = a.assignTilde(w)
+	return a.expandWord(out, a.assignTilde(w), glob)
+}
+
+// expandWord runs the expander on a static word.
+func (a *analyzer) expandWord(out []field, w *syntax.Word, glob bool) []field {
 	start := len(out)
 	for s, err := range expand.FieldsSeq(a.cfg, w) {
 		if err != nil {
