@@ -1,0 +1,391 @@
+// Package broker is the single path every action takes:
+//
+//	gate.Decide → decision receipt (durable) → approval → executor.Run → outcome receipt
+//
+// Nothing runs unless its decision receipt is on disk first. A deny, a
+// rejected or timed-out approval, an engaged emergency stop, a sandbox that
+// cannot be applied, or a failure to write a receipt all mean the action
+// does not run, and the receipts say why.
+//
+// # Use
+//
+//	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: tty, Workspace: ws, ...})
+//	out, err := b.Invoke(ctx, gate.Action{Tool: "shell", Args: map[string]any{"command": "ls"}}, "")
+//
+// Invoke returns an [Outcome] for every attempt; its Status says what
+// happened. err is non-nil only when the broker itself failed (a receipt
+// could not be written, the sandbox is unavailable); the action did not
+// run then either.
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/receipts"
+)
+
+// Statuses of an Outcome.
+const (
+	StatusOK            = "ok"       // ran, exit 0 (or the tool succeeded)
+	StatusFailed        = "failed"   // ran, non-zero exit or tool error
+	StatusTimeout       = "timeout"  // ran, killed at its deadline
+	StatusKilled        = "killed"   // ran, killed by a signal
+	StatusDenied        = "denied"   // the gate denied it
+	StatusRejected      = "rejected" // a human said no
+	StatusApprovalTO    = "approval_timeout"
+	StatusNeedsApproval = "needs_approval" // ask or passphrase, and nobody could be asked
+	StatusEstop         = "estop"          // the emergency stop is engaged
+	StatusUnavailable   = "unavailable"    // the sandbox cannot be applied on this kernel
+	StatusSetupFailed   = "setup_failed"   // the sandbox failed to start; nothing ran
+	StatusNotFound      = "not_found"      // the program does not exist
+	StatusError         = "error"          // the broker failed (e.g. a receipt could not be written)
+)
+
+// Answer is a human's reply to an approval request.
+type Answer struct {
+	Result string // approved, rejected, timeout
+	By     string // who answered, e.g. "cli:tty" or a user name
+}
+
+// Request is what an Approver is shown.
+type Request struct {
+	ActionID     string
+	Tool         string
+	Summary      string // sanitised, secrets redacted
+	Decision     gate.Decision
+	ActionSHA256 string // the approval binds to this digest
+}
+
+// Approver asks a human. It must return an Answer with Result "timeout"
+// (not an error) when nobody answered in time.
+type Approver interface {
+	Approve(ctx context.Context, r Request) (Answer, error)
+}
+
+// Sandbox holds the executor settings that do not come from the decision.
+type Sandbox struct {
+	MinLandlockABI int
+	RunAs          string
+	Timeout        time.Duration
+	MaxOutput      int64
+	Limits         executor.Limits
+	HTTPPorts      []uint16
+	Degraded       bool // explicit, loud opt-in; recorded in every receipt
+}
+
+// Config wires a Broker.
+type Config struct {
+	Gate     *gate.Engine
+	Log      *receipts.Log // required: no receipts, no actions
+	Approver Approver      // nil: asks are answered "needs approval"
+	Sandbox  Sandbox
+
+	Autonomy  string
+	Workspace string // canonical
+	Home      string // the user's home, for ~
+	Channel   string
+	// EstopFile is checked before every action; when it exists the
+	// action is blocked.
+	EstopFile string
+	// Redact removes secrets from text that goes into receipts.
+	Redact func(string) string
+	// Stdout and Stderr, when set, receive a shell command's output after
+	// it ran (the executor captures it).
+}
+
+// Outcome is what happened to one action.
+type Outcome struct {
+	ActionID string
+	Status   string
+	Decision gate.Decision
+	Approval *Answer
+	Result   *executor.Result // nil unless the action ran (or tried to)
+	Err      error            // why it did not run, when it did not
+}
+
+// Broker implements the one path.
+type Broker struct{ cfg Config }
+
+// New returns a Broker. It panics on a nil Gate or Log: those are wiring
+// bugs, not conditions to run without.
+func New(cfg Config) *Broker {
+	if cfg.Gate == nil || cfg.Log == nil {
+		panic("broker: Gate and Log are required")
+	}
+	if cfg.Redact == nil {
+		cfg.Redact = Redact
+	}
+	return &Broker{cfg: cfg}
+}
+
+// ErrNoReceipt means a receipt could not be made durable; the action did
+// not run.
+var ErrNoReceipt = errors.New("receipt could not be written")
+
+// Invoke takes one action through the path.
+func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
+	c := b.cfg
+	id := newActionID()
+	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel}
+	estop := false
+	if c.EstopFile != "" {
+		if _, err := os.Stat(c.EstopFile); err == nil {
+			estop = true
+		}
+	}
+	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop}
+	in := gate.BuildInput(a, gctx)
+	d, gerr := c.Gate.DecideInput(ctx, in)
+	out := &Outcome{ActionID: id, Decision: d}
+
+	argsJSON, _ := json.Marshal(a.Args)
+	actionSHA := actionDigest(a, d)
+	var degraded []string
+	if c.Sandbox.Degraded {
+		degraded = []string{"sandbox.unsafe_degraded"}
+	}
+	ra := receipts.Action{
+		Tool:         a.Tool,
+		ArgsSHA256:   receipts.Digest(argsJSON),
+		ActionSHA256: actionSHA,
+		Summary:      c.Redact(summary(a)),
+	}
+	rd := receipts.Decision{
+		Result:       d.Decision,
+		Risk:         d.Risk,
+		Reasons:      d.RuleIDs(),
+		Autonomy:     c.Autonomy,
+		PolicyDigest: d.PolicyDigest,
+		Degraded:     degraded,
+	}
+	if _, err := c.Log.Decision(ctx, ref, ra, rd); err != nil {
+		out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return out, out.Err
+	}
+	closeWith := func(status, msg string) (*Outcome, error) {
+		out.Status = status
+		ro := receipts.Outcome{Status: receiptStatus(status), Error: c.Redact(msg)}
+		if _, err := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro); err != nil {
+			out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
+			return out, out.Err
+		}
+		return out, nil
+	}
+	if gerr != nil {
+		out.Err = gerr
+	}
+	switch d.Decision {
+	case gate.Deny:
+		if estop {
+			return closeWith(StatusEstop, "emergency stop is engaged")
+		}
+		return closeWith(StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
+	case gate.Passphrase:
+		out.Err = errors.New("this action needs the passphrase, and this channel cannot ask for it")
+		return closeWith(StatusNeedsApproval, out.Err.Error())
+	case gate.Ask:
+		if c.Approver == nil {
+			out.Err = errors.New("this action needs approval and nobody could be asked")
+			return closeWith(StatusNeedsApproval, out.Err.Error())
+		}
+		ans, err := c.Approver.Approve(ctx, Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(summary(a)), Decision: d, ActionSHA256: actionSHA})
+		if err != nil {
+			ans = Answer{Result: "timeout", By: "none"}
+			out.Err = err
+		}
+		out.Approval = &ans
+		if _, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA}); err != nil {
+			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+			return out, out.Err
+		}
+		switch ans.Result {
+		case "approved":
+		case "timeout":
+			return closeWith(StatusApprovalTO, "approval timed out")
+		default:
+			return closeWith(StatusRejected, "rejected by "+ans.By)
+		}
+	case gate.Allow:
+	default:
+		return closeWith(StatusDenied, "unknown decision "+d.Decision)
+	}
+
+	spec, err := b.spec(a, in, d)
+	if err != nil {
+		out.Err = err
+		return closeWith(StatusError, err.Error())
+	}
+	start := time.Now()
+	res, err := executor.Run(ctx, spec)
+	ro := receipts.Outcome{MS: time.Since(start).Milliseconds()}
+	if res.Sandbox.LandlockABI > 0 || res.Sandbox.Seccomp {
+		ro.Sandbox = &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On()}
+		if res.Sandbox.Degraded {
+			ro.Sandbox.Degraded = append([]string{"degraded"}, res.Sandbox.Warnings...)
+		}
+	}
+	out.Result = &res
+	var setup *executor.SetupError
+	switch {
+	case errors.Is(err, executor.ErrUnavailable):
+		out.Status, out.Err = StatusUnavailable, err
+	case errors.As(err, &setup):
+		out.Status, out.Err = StatusSetupFailed, err
+	case errors.Is(err, executor.ErrNotFound):
+		out.Status, out.Err = StatusNotFound, err
+	case err != nil:
+		out.Status, out.Err = StatusError, err
+	case res.TimedOut:
+		out.Status = StatusTimeout
+	case res.Signal != "":
+		out.Status = StatusKilled
+	case res.Tool != nil && res.Tool.Error != "":
+		out.Status = StatusFailed
+	case res.ExitCode != 0:
+		out.Status = StatusFailed
+	default:
+		out.Status = StatusOK
+	}
+	ro.Status = receiptStatus(out.Status)
+	if out.Err == nil || out.Status == StatusNotFound {
+		exit := res.ExitCode
+		ro.Exit = &exit
+		ro.OutputSHA256 = res.OutputSHA256
+	}
+	if out.Err != nil {
+		ro.Error = c.Redact(out.Err.Error())
+	} else if res.Tool != nil && res.Tool.Error != "" {
+		ro.Error = c.Redact(res.Tool.Error)
+	}
+	if _, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro); rerr != nil {
+		out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, rerr))
+		return out, out.Err
+	}
+	if out.Status == StatusUnavailable || out.Status == StatusError {
+		return out, out.Err
+	}
+	return out, nil
+}
+
+// receiptStatus maps broker statuses to the receipt vocabulary
+// (ok|failed|denied|timeout|killed|estop).
+func receiptStatus(s string) string {
+	switch s {
+	case StatusOK, StatusFailed, StatusDenied, StatusTimeout, StatusKilled, StatusEstop:
+		return s
+	case StatusRejected, StatusApprovalTO, StatusNeedsApproval:
+		return StatusDenied
+	}
+	return StatusFailed
+}
+
+// spec builds the executor's Spec from the decision's sandbox plan.
+func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.Spec, error) {
+	s := b.cfg.Sandbox
+	spec := executor.Spec{
+		Cwd:            in.Context.Cwd,
+		Read:           d.Sandbox.Read,
+		Write:          d.Sandbox.Write,
+		Timeout:        s.Timeout,
+		MaxOutput:      s.MaxOutput,
+		Limits:         s.Limits,
+		RunAs:          s.RunAs,
+		MinLandlockABI: s.MinLandlockABI,
+		Degraded:       s.Degraded,
+	}
+	switch a.Tool {
+	case "shell":
+		cmd, _ := a.Args["command"].(string)
+		spec.Tool = executor.ToolShell
+		spec.Argv = []string{"bash", "-c", cmd}
+		return spec, nil
+	case "file_read", "file_list", "file_write", "edit_file":
+		if len(in.Paths) != 1 {
+			return spec, errors.New("file action without one canonical path")
+		}
+		args := map[string]any{}
+		for k, v := range a.Args {
+			args[k] = v
+		}
+		args["path"] = in.Paths[0] // the canonical path the gate judged
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return spec, err
+		}
+		spec.Tool, spec.Args = a.Tool, raw
+		return spec, nil
+	case "http":
+		raw, err := json.Marshal(a.Args)
+		if err != nil {
+			return spec, err
+		}
+		spec.Tool, spec.Args = executor.ToolHTTP, raw
+		spec.Net = executor.Net{Ports: httpPorts(s.HTTPPorts, in)}
+		return spec, nil
+	}
+	return spec, fmt.Errorf("tool %q has no executor", a.Tool)
+}
+
+func httpPorts(cfg []uint16, in *gate.Input) []uint16 {
+	if len(cfg) == 0 {
+		cfg = []uint16{80, 443}
+	}
+	return cfg
+}
+
+// summary is a one-line description of the action for receipts and prompts.
+func summary(a gate.Action) string {
+	var s string
+	switch a.Tool {
+	case "shell":
+		s, _ = a.Args["command"].(string)
+	case "file_read", "file_list", "file_write", "edit_file":
+		p, _ := a.Args["path"].(string)
+		s = a.Tool + " " + p
+	case "http":
+		u, _ := a.Args["url"].(string)
+		m, _ := a.Args["method"].(string)
+		if m == "" {
+			m = "GET"
+		}
+		s = strings.ToUpper(m) + " " + u
+	default:
+		b, _ := json.Marshal(a.Args)
+		s = a.Tool + " " + string(b)
+	}
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
+
+// actionDigest binds an approval to the exact action: tool, arguments and
+// the sandbox plan it will run with.
+func actionDigest(a gate.Action, d gate.Decision) string {
+	b, _ := json.Marshal(struct {
+		Tool    string           `json:"tool"`
+		Args    map[string]any   `json:"args"`
+		Sandbox gate.SandboxPlan `json:"sandbox"`
+	}{a.Tool, a.Args, d.Sandbox})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func newActionID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("broker: no randomness: " + err.Error())
+	}
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,316 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/receipts"
+)
+
+// TestMain lets this test binary act as the sandboxed child, as claw does.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case executor.ChildEntry:
+			os.Exit(executor.ChildMain(os.Args[2:]))
+		case executor.ToolEntry:
+			os.Exit(executor.ToolMain(os.Args[2:]))
+		}
+	}
+	executor.AllowSelfExec()
+	os.Exit(m.Run())
+}
+
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if err := executor.Check().Require(0); err != nil {
+		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("CLAW_REQUIRE_SANDBOX is set: %v", err)
+		}
+		t.Skipf("no sandbox here: %v", err)
+	}
+}
+
+type fixedApprover struct {
+	answer Answer
+	asked  []Request
+}
+
+func (f *fixedApprover) Approve(_ context.Context, r Request) (Answer, error) {
+	f.asked = append(f.asked, r)
+	return f.answer, nil
+}
+
+type rig struct {
+	b       *Broker
+	log     *receipts.Log
+	dir     string // receipts
+	ws      string
+	approve *fixedApprover
+}
+
+func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
+	t.Helper()
+	root := t.TempDir()
+	os.Chmod(root, 0o755)
+	root, _ = filepath.EvalSymlinks(root)
+	ws := filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ws, 0o777)
+	home := filepath.Join(root, "home")
+	eng, err := gate.New(context.Background(), gate.Options{
+		Home: home,
+		Policy: gate.Policy{
+			WorkspaceOnly:     true,
+			ForbiddenPaths:    []string{"/etc", home + "/.ssh"},
+			ReadPaths:         []string{"/usr", "/bin", "/lib", "/lib64", "/sbin"},
+			ForbiddenCommands: []string{"rm"},
+			AllowedCommands:   []string{"ls", "cat", "echo", "touch", "sh", "bash"},
+			PassphraseFor:     []string{"high"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := receipts.GenerateKey(receipts.Ed25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := receipts.NewSigner(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "receipts")
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	cfg := Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "test",
+		EstopFile: filepath.Join(root, "ESTOP"), Sandbox: Sandbox{RunAs: ""}}
+	if approver != nil {
+		cfg.Approver = approver
+	}
+	return &rig{b: New(cfg), log: log, dir: dir, ws: ws, approve: approver}
+}
+
+// bodies returns the receipts of actionID, in order.
+func (r *rig) bodies(t *testing.T, actionID string) []receipts.Body {
+	t.Helper()
+	var out []receipts.Body
+	err := receipts.Walk(context.Background(), r.dir, func(rec receipts.Record) error {
+		if rec.Err != nil {
+			return rec.Err
+		}
+		if rec.Line.Decoded.ActionID == actionID {
+			out = append(out, rec.Line.Decoded)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func types(bs []receipts.Body) string {
+	var s []string
+	for _, b := range bs {
+		x := string(b.Type)
+		if b.Outcome != nil {
+			x += ":" + b.Outcome.Status
+		}
+		if b.Approval != nil {
+			x += ":" + b.Approval.Result
+		}
+		s = append(s, x)
+	}
+	return strings.Join(s, " ")
+}
+
+func sh(cmd string) gate.Action { return gate.Action{Tool: "shell", Args: map[string]any{"command": cmd}} }
+
+func TestInvoke(t *testing.T) {
+	requireSandbox(t)
+	tests := []struct {
+		name       string
+		autonomy   string
+		approver   *fixedApprover
+		action     func(ws string) gate.Action
+		wantStatus string
+		wantTypes  string
+		wantFile   string // a file the action creates when it runs
+		wantRan    bool
+	}{
+		{name: "allowed runs", autonomy: "full", action: func(ws string) gate.Action { return sh("touch made") },
+			wantStatus: StatusOK, wantTypes: "decision outcome:ok", wantFile: "made", wantRan: true},
+		{name: "failing command", autonomy: "full", action: func(ws string) gate.Action { return sh("cat no-such-file") },
+			wantStatus: StatusFailed, wantTypes: "decision outcome:failed", wantRan: true},
+		{name: "denied never runs", autonomy: "full", action: func(ws string) gate.Action { return sh("touch made; rm -rf /") },
+			wantStatus: StatusDenied, wantTypes: "decision outcome:denied", wantFile: "made"},
+		{name: "ask without approver", autonomy: "supervised", action: func(ws string) gate.Action { return sh("touch made") },
+			wantStatus: StatusNeedsApproval, wantTypes: "decision outcome:denied", wantFile: "made"},
+		{name: "ask approved runs", autonomy: "supervised", approver: &fixedApprover{answer: Answer{Result: "approved", By: "cli:test"}},
+			action: func(ws string) gate.Action { return sh("touch made") }, wantStatus: StatusOK,
+			wantTypes: "decision approval:approved outcome:ok", wantFile: "made", wantRan: true},
+		{name: "ask rejected never runs", autonomy: "supervised", approver: &fixedApprover{answer: Answer{Result: "rejected", By: "cli:test"}},
+			action: func(ws string) gate.Action { return sh("touch made") }, wantStatus: StatusRejected,
+			wantTypes: "decision approval:rejected outcome:denied", wantFile: "made"},
+		{name: "ask timeout never runs", autonomy: "supervised", approver: &fixedApprover{answer: Answer{Result: "timeout", By: "none"}},
+			action: func(ws string) gate.Action { return sh("touch made") }, wantStatus: StatusApprovalTO,
+			wantTypes: "decision approval:timeout outcome:denied", wantFile: "made"},
+		{name: "file write tool", autonomy: "full", action: func(ws string) gate.Action {
+			return gate.Action{Tool: "file_write", Args: map[string]any{"path": "made", "content": "hi"}}
+		}, wantStatus: StatusOK, wantTypes: "decision outcome:ok", wantFile: "made", wantRan: true},
+		{name: "malformed arguments", autonomy: "full", action: func(ws string) gate.Action {
+			return gate.Action{Tool: "file_write", Args: map[string]any{"path": 7}}
+		}, wantStatus: StatusDenied, wantTypes: "decision outcome:denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, tt.autonomy, tt.approver)
+			out, err := r.b.Invoke(context.Background(), tt.action(r.ws), "conv-1")
+			if err != nil {
+				t.Fatalf("Invoke: %v", err)
+			}
+			if out.Status != tt.wantStatus {
+				t.Fatalf("status = %s (%v), want %s", out.Status, out.Err, tt.wantStatus)
+			}
+			if got := types(r.bodies(t, out.ActionID)); got != tt.wantTypes {
+				t.Fatalf("receipts = %q, want %q", got, tt.wantTypes)
+			}
+			if tt.wantFile != "" {
+				_, err := os.Stat(filepath.Join(r.ws, tt.wantFile))
+				if ran := err == nil; ran != tt.wantRan {
+					t.Fatalf("ran = %v, want %v", ran, tt.wantRan)
+				}
+			}
+			if tt.wantRan && (out.Result == nil || !out.Result.Sandbox.Seccomp || out.Result.Sandbox.LandlockABI == 0) {
+				t.Fatalf("ran without the sandbox: %+v", out.Result)
+			}
+			if tt.approver != nil && len(tt.approver.asked) != 1 {
+				t.Fatalf("approver asked %d times", len(tt.approver.asked))
+			}
+		})
+	}
+}
+
+func TestEstopBlocks(t *testing.T) {
+	r := newRig(t, "full", nil)
+	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
+	if err != nil || out.Status != StatusEstop {
+		t.Fatalf("estop: %s %v", out.Status, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.ws, "made")); err == nil {
+		t.Fatal("ran under estop")
+	}
+	if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:estop" {
+		t.Fatalf("receipts = %q", got)
+	}
+}
+
+// TestNoReceiptNoAction: when the decision receipt cannot be written the
+// action does not run.
+func TestNoReceiptNoAction(t *testing.T) {
+	r := newRig(t, "full", nil)
+	r.log.Close()
+	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
+	if !errors.Is(err, ErrNoReceipt) || out.Status != StatusError {
+		t.Fatalf("closed log: %s %v", out.Status, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.ws, "made")); err == nil {
+		t.Fatal("ran without a receipt")
+	}
+}
+
+// TestSecretsNotInReceipts plants fake keys in an action and in the
+// environment and searches the log for them.
+func TestSecretsNotInReceipts(t *testing.T) {
+	requireSandbox(t)
+	const planted = "sk-test-PLANTEDsecret0123456789"
+	const envSecret = "PLANTEDenvValue-987654321"
+	t.Setenv("CLAW_TEST_API_KEY", envSecret)
+	r := newRig(t, "full", nil)
+	for _, cmd := range []string{
+		"echo " + planted,
+		"OPENAI_API_KEY=" + planted + " ls",
+		"echo " + envSecret,
+		"env",
+	} {
+		out, err := r.b.Invoke(context.Background(), sh(cmd), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd == "env" && (out.Result == nil || strings.Contains(string(out.Result.Stdout), envSecret)) {
+			t.Fatalf("the sandboxed child saw the parent's secret: %q", out.Result.Stdout)
+		}
+	}
+	r.log.Close()
+	segs, err := filepath.Glob(filepath.Join(r.dir, "*"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no receipt files: %v", err)
+	}
+	for _, f := range segs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range []string{planted, envSecret} {
+			if strings.Contains(string(b), s) {
+				t.Fatalf("%s contains the planted secret %q", f, s)
+			}
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		name, in, leak string
+	}{
+		{name: "openai key", in: "curl -H 'Authorization: Bearer sk-abcdefghijklmnop' x", leak: "sk-abcdefghijklmnop"},
+		{name: "env assignment", in: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG ls", leak: "wJalrXUtnFEMI"},
+		{name: "github token", in: "git clone https://ghp_0123456789abcdefghijABCDEF@github.com/x", leak: "ghp_0123456789"},
+		{name: "url password", in: "curl https://bob:hunter2secret@example.com/", leak: "hunter2secret"},
+		{name: "pem", in: "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAAB3Nza\n-----END OPENSSH PRIVATE KEY-----", leak: "AAAAB3Nza"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Redact(tt.in); strings.Contains(got, tt.leak) {
+				t.Fatalf("Redact(%q) = %q: still contains %q", tt.in, got, tt.leak)
+			}
+		})
+	}
+	if got := Redact("ls -la && git status"); got != "ls -la && git status" {
+		t.Fatalf("Redact changed harmless text: %q", got)
+	}
+}
+
+// FuzzRedact: whatever surrounds it, a planted key never survives, and
+// redaction is stable (redacting twice changes nothing more).
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"", "x", "TOKEN=", "https://a:", "-----BEGIN RSA PRIVATE KEY-----", "\n"} {
+		f.Add(s, s)
+	}
+	const key = "sk-PLANTEDfuzz0123456789abc"
+	f.Fuzz(func(t *testing.T, pre, post string) {
+		in := pre + " " + key + " " + post
+		out := Redact(in)
+		if strings.Contains(out, key) {
+			t.Fatalf("Redact(%q) kept the key: %q", in, out)
+		}
+		if again := Redact(out); again != out {
+			t.Fatalf("Redact not stable: %q then %q", out, again)
+		}
+	})
+}
