@@ -84,6 +84,7 @@ func newAnalyzer(opts Options) *analyzer {
 		opts.Home = resolve(opts.Home, "/")
 	}
 	a := &analyzer{
+		out:    Analysis{Commands: make([]Command, 0, 8)},
 		opts:   opts,
 		parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
 		budget: 16 * opts.MaxBytes,

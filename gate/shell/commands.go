@@ -9,6 +9,16 @@ import (
 
 var handlers map[string]func(*build)
 
+var (
+	bunSpec    = spec("+ e: p: r: --eval= --print= --preload= --cwd= --config= --env-file=")
+	trapSpec   = spec("l p P")
+	aliasSpec  = spec("p")
+	cdSpec     = spec("L P e @")
+	hashSpec   = spec("p: d t l r")
+	enableSpec = spec("f: a d n p s")
+	npmRunners = set("run run-script rum urn start test t tst exec x restart stop explore")
+)
+
 func init() {
 	handlers = map[string]func(*build){
 		"eval": (*build).eval, "source": (*build).source, ".": (*build).source,
@@ -57,8 +67,8 @@ func (b *build) classify() {
 		h(b)
 		return
 	}
-	if m := reVersed.FindStringSubmatch(n); m != nil {
-		if h, ok := handlers[m[1]]; ok {
+	if u := unversioned(n); u != n {
+		if h, ok := handlers[u]; ok {
 			h(b)
 			return
 		}
@@ -252,7 +262,7 @@ func (b *build) pwsh() {
 }
 
 func (b *build) bun() {
-	b.parse(spec("+ e: p: r: --eval= --print= --preload= --cwd= --config= --env-file="))
+	b.parse(bunSpec)
 	for _, o := range []string{"e", "p", "eval", "print"} {
 		if _, ok := b.p.val(o); ok {
 			b.mark(MarkInlineCode, "bun "+dashed(o))
@@ -361,7 +371,7 @@ func (b *build) source() {
 }
 
 func (b *build) trap() {
-	b.parse(spec("l p P"))
+	b.parse(trapSpec)
 	if len(b.p.operands) < 2 {
 		return
 	}
@@ -373,7 +383,7 @@ func (b *build) trap() {
 }
 
 func (b *build) alias() {
-	b.parse(spec("p"))
+	b.parse(aliasSpec)
 	for _, i := range b.p.operands {
 		f := b.args[i]
 		if f.dyn {
@@ -389,7 +399,7 @@ func (b *build) alias() {
 // --- directory tracking ---
 
 func (b *build) cd() {
-	b.parse(spec("L P e @"))
+	b.parse(cdSpec)
 	known, target := true, ""
 	f, ok := b.operand(0)
 	switch {
@@ -1453,8 +1463,28 @@ func (b *build) copyLike() {
 
 // --- network clients ---
 
+// fileURLs records file:// operands of a downloader: local reads.
+func (b *build) fileURLs() {
+	for _, i := range b.p.operands {
+		f := b.args[i]
+		if rest, ok := cutPrefixFold(f.val, "file://"); ok && !f.dyn {
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				b.path(field{val: rest[j:]})
+			}
+		}
+	}
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
 func (b *build) curl() {
 	b.parse(specs["curl"])
+	b.fileURLs()
 	b.optPaths(true, "o", "output", "c", "cookie-jar", "D", "dump-header", "trace", "trace-ascii", "stderr", "etag-save", "output-dir")
 	b.optPaths(false, "K", "config", "T", "upload-file", "netrc-file", "cacert", "capath", "cert", "key", "E", "etag-compare")
 	for _, v := range b.p.vals {
@@ -1512,6 +1542,7 @@ func urlBase(u string) string {
 
 func (b *build) wget() {
 	b.parse(specs["wget"])
+	b.fileURLs()
 	out, hasOut := b.p.val("O", "output-document")
 	if hasOut {
 		b.write(out)
@@ -1643,7 +1674,7 @@ func (b *build) pkgRunner() {
 		exec = true
 		sub = ""
 	case "npm":
-		exec = set("run run-script rum urn start test t tst exec x restart stop explore")[sub]
+		exec = npmRunners[sub]
 	case "yarn":
 		exec = sub != "" && !yarnBuiltins[sub] && !strings.HasPrefix(sub, "-")
 	case "pnpm":
@@ -1935,7 +1966,7 @@ func (b *build) crontab() {
 }
 
 func (b *build) hashCmd() {
-	b.parse(spec("p: d t l r"))
+	b.parse(hashSpec)
 	if v, ok := b.p.val("p"); ok {
 		b.mark(MarkExecFlag, "hash -p")
 		b.path(v)
@@ -1943,7 +1974,7 @@ func (b *build) hashCmd() {
 }
 
 func (b *build) enableCmd() {
-	b.parse(spec("f: a d n p s"))
+	b.parse(enableSpec)
 	if v, ok := b.p.val("f"); ok {
 		b.mark(MarkExecFlag, "enable -f")
 		b.path(v)

@@ -114,6 +114,11 @@ func TestOptions(t *testing.T) {
 			cmds: []cmd{{Name: "curl", Operands: []string{"https://e.com"}, Paths: []string{"/tmp/x", "/ws/secret.txt", "/ws/up.bin"}, Writes: []string{"/tmp/x"}}},
 		},
 		{
+			name: "file URLs are local reads",
+			src:  "curl file:///etc/passwd; curl FILE://localhost/etc/shadow",
+			cmds: []cmd{{Name: "curl", Paths: []string{"/etc/passwd"}}, {Name: "curl", Paths: []string{"/etc/shadow"}}},
+		},
+		{
 			name: "curl -O and wget write the remote name",
 			src:  "curl -O https://e.com/a.sh; wget https://e.com/b.sh; wget -O /etc/x https://e.com",
 			cmds: []cmd{

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -545,21 +544,33 @@ func (b *build) commonMarks() {
 	}
 }
 
-var (
-	rePython = regexp.MustCompile(`^(python|pypy)([0-9]+(\.[0-9]+)*)?$`)
-	reVersed = regexp.MustCompile(`^(perl|ruby|php|lua|tclsh|wish|node)[0-9.]*$`)
-)
+// unversioned strips a version suffix: python3.12 → python, perl5.36 → perl.
+func unversioned(name string) string {
+	i := len(name)
+	for i > 0 && (name[i-1] >= '0' && name[i-1] <= '9' || name[i-1] == '.') {
+		i--
+	}
+	if i == len(name) || name[i] == '.' {
+		return name
+	}
+	return name[:i]
+}
+
+var versionedInterpreters = set("python pypy perl ruby php lua tclsh wish node")
 
 var shellNames = set("bash sh dash zsh ksh mksh ash yash posh fish csh tcsh rbash")
 
 func isShell(name string) bool { return shellNames[name] }
 
-func isPython(name string) bool { return rePython.MatchString(name) }
+func isPython(name string) bool {
+	u := unversioned(name)
+	return u == "python" || u == "pypy"
+}
 
 var otherInterpreters = set("nodejs deno bun luajit awk gawk mawk nawk busybox-awk Rscript osascript pwsh powershell jshell irb expect")
 
 func isInterpreter(name string) bool {
-	return isShell(name) || isPython(name) || reVersed.MatchString(name) || otherInterpreters[name]
+	return isShell(name) || versionedInterpreters[unversioned(name)] || otherInterpreters[name]
 }
 
 func isDestructive(name string) bool {
