@@ -153,6 +153,11 @@ EXIT STATUS
 				note(d, created)
 			}
 			res.Workspace = cfg.WorkspaceDir
+			if slices.Contains(res.Created, cfg.WorkspaceDir) {
+				if err := handWorkspaceToRunAs(cfg.WorkspaceDir, cfg.Sandbox.RunAs); err != nil {
+					warnf(g.stderr, "%v", err)
+				}
+			}
 
 			readme := filepath.Join(home, "policies", "README.txt")
 			created, err = writeNew(readme, []byte(policiesReadme))

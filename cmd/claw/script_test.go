@@ -32,6 +32,19 @@ func TestScript(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("CLAW_HOME", filepath.Join(e.WorkDir, ".claw"))
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			// Sandboxed tools re-execute claw after the child has
+			// switched to the unprivileged run_as user (the tests run as
+			// root): the directory testscript put claw in must be
+			// traversable by that user.
+			_ = os.Chmod(filepath.Dir(e.WorkDir), 0o755)
+			_ = os.Chmod(e.WorkDir, 0o755)
+			for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
+				if fi, err := os.Stat(filepath.Join(dir, "claw")); err == nil && fi.Mode().IsRegular() {
+					_ = os.Chmod(dir, 0o755)
+					_ = os.Chmod(filepath.Dir(dir), 0o755) // testscript's private temp dir
+					break
+				}
+			}
 			if v := os.Getenv("CLAW_REQUIRE_SANDBOX"); v != "" {
 				e.Setenv("CLAW_REQUIRE_SANDBOX", v)
 			}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/gate"
+)
+
+func init() { registerCommand("exec", newExecCommand) }
+
+const execLong = `Run one shell command through the whole path: the gate decides, the
+decision receipt is written, a human approves when the policy asks (on a
+terminal: "Approve? [y/N]"), the command runs in the sandbox the decision
+allows, and the outcome receipt closes it.
+
+The command is the exact string the gate analysed; several arguments are
+joined with spaces, as ssh does. It runs through bash in the workspace.
+
+EXIT STATUS
+  the command's own status when it ran; 3 denied (or rejected), 6 needs
+  approval and there is no terminal to ask, 5 sandbox unavailable, 126
+  sandbox setup failed (nothing ran), 127 command not found, 1 error.`
+
+func newExecCommand(g *globals) *cobra.Command {
+	o := &actionOptions{}
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "exec [flags] -- COMMAND…",
+		Short: "Run one shell command through the gate, the sandbox and the receipts",
+		Long:  execLong,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			b, closeLog, err := openBroker(c.Context(), g, o)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			a := gate.Action{Tool: "shell", Args: map[string]any{"command": strings.Join(args, " ")}}
+			out, err := b.Invoke(c.Context(), a, "")
+			return outcomeExit(g, out, err, asJSON)
+		},
+	}
+	o.addFlags(c.Flags())
+	o.keys.addFlags(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result (exit status, output, sandbox) as JSON")
+	return c
+}
