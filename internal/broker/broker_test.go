@@ -136,7 +136,9 @@ func types(bs []receipts.Body) string {
 	return strings.Join(s, " ")
 }
 
-func sh(cmd string) gate.Action { return gate.Action{Tool: "shell", Args: map[string]any{"command": cmd}} }
+func sh(cmd string) gate.Action {
+	return gate.Action{Tool: "shell", Args: map[string]any{"command": cmd}}
+}
 
 func TestInvoke(t *testing.T) {
 	requireSandbox(t)
