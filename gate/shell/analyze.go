@@ -27,9 +27,6 @@ const (
 	errParsePref = "parse error: "
 )
 
-// maxWrappers bounds a chain of wrappers (`nice nice nice … rm`).
-const maxWrappers = 32
-
 // Analyze parses src as bash and returns every simple command it would run,
 // with wrappers removed, words statically expanded and risk facts marked.
 // It never executes anything and never touches the file system. It never
@@ -51,6 +48,11 @@ func Analyze(src string, opts Options) (res *Analysis) {
 	case strings.IndexByte(src, 0) >= 0:
 		a.fail(ErrNUL)
 		return
+	}
+	if hasInvisible(src) {
+		// Text that displays differently from what runs (zero-width
+		// characters, bidirectional overrides) is never taken at face value.
+		a.dynamic("invisible or bidirectional control characters")
 	}
 	st := &state{cwd: a.opts.Cwd, sh: &shellEnv{}}
 	a.parseAndWalk(src, st)
@@ -123,6 +125,17 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// hasInvisible reports zero-width and bidirectional formatting characters.
+func hasInvisible(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0xFEFF, r == 0x00AD, r == 0x061C:
+			return true
+		}
+	}
+	return false
 }
 
 func (a *analyzer) fail(msg string) {

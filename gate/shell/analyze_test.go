@@ -445,6 +445,25 @@ func TestDynamic(t *testing.T) {
 			},
 		},
 		{
+			name:    "quoted $HOME in a path",
+			src:     `cat "$HOME"/.ssh/id_rsa`,
+			cmds:    []cmd{{Name: "cat", Dynamic: true, Paths: []string{"/home/u/.ssh/id_rsa"}}},
+			dynamic: true,
+		},
+		{
+			name:    "non-ASCII command name",
+			src:     "ｓｕｄｏ ls; rм -rf /",
+			cmds:    []cmd{{Name: "ｓｕｄｏ", Dynamic: true}, {Name: "rм", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"non-ASCII or blank characters in command name"},
+		},
+		{
+			name:    "invisible and bidirectional characters",
+			src:     "echo safe\u202e; ls",
+			dynamic: true,
+			reasons: []string{"invisible or bidirectional control characters"},
+		},
+		{
 			name:    "variable path operand is dynamic",
 			src:     `cat "$F"`,
 			cmds:    []cmd{{Name: "cat", Dynamic: true, Paths: []string{`/ws/"$F"`}}},

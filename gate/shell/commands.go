@@ -49,6 +49,7 @@ func init() {
 		"php": (*build).php, "lua": (*build).lua, "luajit": (*build).lua, "Rscript": (*build).rscript,
 		"osascript": (*build).osascript, "pwsh": (*build).pwsh, "powershell": (*build).pwsh,
 		"tclsh": (*build).tclsh, "wish": (*build).tclsh,
+		"gdb": (*build).gdb, "julia": (*build).julia, "expect": (*build).expect,
 		"nc": (*build).netcat, "ncat": (*build).netcat, "netcat": (*build).netcat, "socat": (*build).socat,
 	}
 }
@@ -1486,7 +1487,7 @@ func (b *build) curl() {
 	b.parse(specs["curl"])
 	b.fileURLs()
 	b.optPaths(true, "o", "output", "c", "cookie-jar", "D", "dump-header", "trace", "trace-ascii", "stderr", "etag-save", "output-dir")
-	b.optPaths(false, "K", "config", "T", "upload-file", "netrc-file", "cacert", "capath", "cert", "key", "E", "etag-compare")
+	b.optPaths(false, "K", "config", "T", "upload-file", "netrc-file", "cacert", "capath", "cert", "key", "E", "etag-compare", "unix-socket")
 	for _, v := range b.p.vals {
 		if v.val.dyn {
 			continue
@@ -1578,6 +1579,65 @@ func (b *build) wget() {
 	}
 }
 
+var (
+	juliaSpec  = spec("+ e: E: L: J: C: t: p: O: g: --eval= --print= --load= --sysimage= --project? --threads= --procs= --machine-file= --startup-file= --history-file= --depwarn= --inline= --check-bounds= --math-mode= --code-coverage? --track-allocation?")
+	expectSpec = spec("+ c: f: b: d i n N D:")
+)
+
+func (b *build) julia() { b.interp(juliaSpec, []string{"e", "E", "eval", "print"}, nil) }
+
+func (b *build) expect() { b.interp(expectSpec, []string{"c"}, []string{"f", "b"}) }
+
+// gdb: -ex and -x run debugger commands (! and shell run programs), and
+// --args makes the rest the program to run.
+func (b *build) gdb() {
+	args := b.args
+	for i := 1; i < len(args); i++ {
+		f := args[i]
+		if f.dyn || !strings.HasPrefix(f.val, "-") {
+			b.cmd.Operands = append(b.cmd.Operands, f.val)
+			b.p.operands = append(b.p.operands, i)
+			b.path(f)
+			continue
+		}
+		name, val, hasEq := strings.Cut(strings.TrimLeft(f.val, "-"), "=")
+		b.cmd.Opts = append(b.cmd.Opts, name)
+		switch name {
+		case "args":
+			b.mark(MarkExecFlag, "gdb --args")
+			b.nestedArgv(args[i+1:], "gdb --args", nil)
+			return
+		case "ex", "eval-command", "iex", "init-eval-command":
+			v := field{val: val}
+			if !hasEq && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			b.mark(MarkExecFlag, "gdb -ex")
+			if v.dyn {
+				b.dynamic("gdb -ex of a non-literal")
+				continue
+			}
+			c := strings.TrimSpace(v.val)
+			if rest, ok := strings.CutPrefix(c, "!"); ok {
+				b.lenientString(field{val: rest}, "gdb -ex !")
+			} else if rest, ok := strings.CutPrefix(c, "shell "); ok {
+				b.lenientString(field{val: rest}, "gdb -ex shell")
+			}
+		case "x", "command", "ix", "init-command":
+			if !hasEq && i+1 < len(args) {
+				i++
+				b.mark(MarkExecFlag, "gdb -x")
+				b.script(args[i])
+			}
+		case "p", "pid", "cd", "d", "directory", "s", "symbols", "e", "exec", "se", "c", "core", "b", "l", "tty", "D", "data-directory":
+			if !hasEq && i+1 < len(args) {
+				i++
+			}
+		}
+	}
+}
+
 var netcatSpec = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec= --sh-exec= --lua-exec= --proxy= --proxy-type= --source= --wait= --output=")
 
 // netcat: -e/-c run a program with the connection as its standard input
@@ -1604,9 +1664,10 @@ func (b *build) socat() {
 			b.mark(MarkExecFlag, "socat "+strings.ToUpper(kind))
 			cmd, _, _ := strings.Cut(rest, ",")
 			b.lenientString(field{val: strings.Trim(cmd, `'"`), dyn: f.dyn}, "socat "+strings.ToUpper(kind))
-		case "OPEN", "CREATE", "GOPEN", "FILE":
+		case "OPEN", "CREATE", "GOPEN", "FILE", "PIPE", "UNIX-CONNECT", "UNIX-CLIENT", "UNIX-SENDTO", "UNIX", "UNIX-LISTEN", "UNIX-RECV", "UNIX-RECVFROM":
 			p, _, _ := strings.Cut(rest, ",")
-			b.addPath(field{val: p, dyn: f.dyn, path: p}, strings.ToUpper(kind) != "OPEN")
+			k := strings.ToUpper(kind)
+			b.addPath(field{val: p, dyn: f.dyn, path: p}, k == "CREATE" || k == "UNIX-LISTEN" || k == "GOPEN" || k == "FILE")
 		}
 	}
 }
@@ -1763,6 +1824,12 @@ func (b *build) cargo() {
 
 func (b *build) docker() {
 	b.parse(specs[b.name])
+	for _, v := range b.p.all("H", "host") {
+		if p, ok := cutPrefixFold(v.val, "unix://"); ok && !v.dyn {
+			b.path(field{val: p})
+		}
+	}
+	b.optPaths(false, "config")
 	ops := b.p.operands
 	if len(ops) == 0 {
 		return

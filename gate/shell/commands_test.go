@@ -465,6 +465,14 @@ func TestMarks(t *testing.T) {
 			},
 		},
 		{
+			name: "more inline code",
+			src:  "julia -e 'run(`id`)'; expect -c 'spawn id'",
+			cmds: []cmd{
+				{Name: "julia", Marks: []string{"inline_code:julia -e", "interpreter"}},
+				{Name: "expect", Marks: []string{"inline_code:expect -c", "interpreter"}},
+			},
+		},
+		{
 			name: "scripts",
 			src:  "bash x.sh; python3 -u x.py; node a.js; source ./e; bash < s.sh; ./run",
 			cmds: []cmd{
@@ -599,6 +607,15 @@ func TestMarks(t *testing.T) {
 			},
 		},
 		{
+			name: "sockets are paths",
+			src:  "curl --unix-socket /var/run/docker.sock http://x/; socat - UNIX-CONNECT:/run/docker.sock; docker -H unix:///var/run/docker.sock ps",
+			cmds: []cmd{
+				{Name: "curl", Paths: []string{"/var/run/docker.sock"}},
+				{Name: "socat", Paths: []string{"/run/docker.sock"}},
+				{Name: "docker", Paths: []string{"/var/run/docker.sock"}},
+			},
+		},
+		{
 			name: "hash -p and enable -f",
 			src:  "hash -p /tmp/evil ls; enable -f ./x.so x",
 			cmds: []cmd{{Name: "hash", Marks: []string{"exec_flag:hash -p"}}, {Name: "enable", Marks: []string{"exec_flag:enable -f"}}},
@@ -637,6 +654,7 @@ func TestBounds(t *testing.T) {
 		{name: "at the command limit", src: strings.Repeat("a;", DefaultMaxCommands)},
 		{name: "huge brace expansion", src: "echo {1..100000}{1..100000}", err: errTooLarge},
 		{name: "nested shell that does not parse", src: "bash -c 'ls ('", err: "parse error: "},
-		{name: "wrapper chain", src: strings.Repeat("nice ", maxWrappers+2) + "ls", err: ErrTooDeep},
+		{name: "wrapper chain", src: strings.Repeat("nice ", DefaultMaxDepth+1) + "ls", err: ErrTooDeep},
+		{name: "wrapper chain at the limit", src: strings.Repeat("nice ", DefaultMaxDepth) + "ls"},
 	})
 }

@@ -12,13 +12,14 @@ import (
 // it: each wrapper removes itself from args and may change the directory,
 // the environment, the privileges and the nesting.
 type invocation struct {
-	args    []field
-	assigns []string
-	cwd     string
-	via     []string
-	priv    []string
-	depth   int
-	wrapped bool // a wrapper other than command/builtin was removed
+	args     []field
+	assigns  []string
+	cwd      string
+	via      []string
+	priv     []string
+	depth    int
+	wrapped  bool // a wrapper other than command/builtin was removed
+	wrappers int  // wrappers removed that did not add depth
 
 	// where standard input comes from (see state).
 	stdin     string
@@ -124,7 +125,7 @@ func (a *analyzer) run(inv *invocation, st *state) {
 		if a.failed() {
 			return
 		}
-		if n > maxWrappers || inv.depth > a.opts.MaxDepth {
+		if inv.depth+inv.wrappers > a.opts.MaxDepth {
 			a.fail(ErrTooDeep)
 			return
 		}
@@ -191,6 +192,10 @@ func (a *analyzer) final(inv *invocation, st *state) {
 		return
 	}
 	name := progName(f0.val)
+	if !isPrintableASCII(name) {
+		// ｓｕｄｏ, rм: not the program it looks like, and not one to trust.
+		b.dynamic("non-ASCII or blank characters in command name")
+	}
 	if !inv.wrapped && !strings.Contains(f0.val, "/") && st.sh.hasFunc(name) {
 		// A call of a function defined earlier: its body was analysed
 		// where it was defined.
@@ -204,6 +209,15 @@ func (a *analyzer) final(inv *invocation, st *state) {
 	b.classify()
 	b.commonMarks()
 	a.emit(b)
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // build assembles one Command.
@@ -567,7 +581,7 @@ func isPython(name string) bool {
 	return u == "python" || u == "pypy"
 }
 
-var otherInterpreters = set("nodejs deno bun luajit awk gawk mawk nawk busybox-awk Rscript osascript pwsh powershell jshell irb expect")
+var otherInterpreters = set("nodejs deno bun luajit awk gawk mawk nawk busybox-awk Rscript osascript pwsh powershell jshell irb expect julia gdb")
 
 func isInterpreter(name string) bool {
 	return isShell(name) || versionedInterpreters[unversioned(name)] || otherInterpreters[name]

@@ -237,12 +237,19 @@ func (a *analyzer) dynPath(w *syntax.Word, src string, st *state) string {
 				return userHome(name, a.opts.Home) + "/" + rest
 			}
 		}
-	case *syntax.ParamExp:
-		if p.Param == nil || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Index != nil || p.Length || p.Excl {
+	case *syntax.ParamExp, *syntax.DblQuoted:
+		pe, _ := p.(*syntax.ParamExp)
+		if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+			pe, _ = dq.Parts[0].(*syntax.ParamExp)
+		}
+		if pe == nil || pe.Param == nil || pe.Exp != nil || pe.Repl != nil || pe.Slice != nil || pe.Index != nil || pe.Length || pe.Excl {
 			break
 		}
 		text := a.source(p, st)
-		switch p.Param.Value {
+		if !strings.HasPrefix(src, text) {
+			break
+		}
+		switch pe.Param.Value {
 		case "HOME":
 			if a.opts.Home != "" {
 				return a.opts.Home + src[len(text):]

@@ -44,6 +44,8 @@ func (u *unwrap) next(start int, depth, priv bool) wrapAction {
 	}
 	if depth {
 		inv.depth++
+	} else {
+		inv.wrappers++
 	}
 	if u.name != "command" && u.name != "builtin" {
 		inv.wrapped = true
@@ -184,6 +186,11 @@ var wdefs = map[string]wdef{
 	"unbuffer":                 {spec: "+ p"},
 	"xvfb-run":                 {spec: "+ a e: f: n: l s: w: p: --auto-servernum --error-file= --auth-file= --server-num= --listen-tcp --server-args= --wait= --xauth-protocol="},
 	"dbus-run-session":         {spec: "+ --config-file= --dbus-daemon="},
+	"prlimit": {spec: "+ p: o: c:: d:: e:: f:: i:: l:: m:: n:: q:: r:: s:: t:: u:: v:: x:: y:: --pid= --output= --noheadings --raw --verbose " +
+		"--core? --data? --nice? --fsize? --sigpending? --memlock? --rss? --nofile? --msgqueue? --rtprio? --stack? --cpu? --nproc? --as? --locks? --rttime?", alone: []string{"p", "pid"}},
+	"numactl":         {spec: "+ i: p: m: N: C: l a b H s S --interleave= --preferred= --preferred-many= --membind= --cpunodebind= --physcpubind= --localalloc --all --balancing --hardware --show --huge --offset= --shmmode= --length= --strict --shm= --file= --touch --dump --dump-nodes", alone: []string{"H", "s", "hardware", "show"}},
+	"linux32 linux64": {spec: "+ v R F Z L X B I S T 3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --3gb --4gb --uname-2.6"},
+	"cgexec":          {spec: "+ g: --sticky"},
 }
 
 func init() {
@@ -199,6 +206,9 @@ func init() {
 		"sg":          wrapSg,
 		"script":      wrapScript,
 		"systemd-run": wrapSystemdRun,
+		"toybox":      wrapBusybox,
+		"setarch":     wrapSetarch,
+		"machinectl":  wrapMachinectl,
 	}
 	for names, d := range wdefs {
 		for _, n := range strings.Fields(names) {
@@ -381,9 +391,11 @@ func wrapFlock(u *unwrap) wrapAction {
 	return u.next(p.operands[1], true, false)
 }
 
-// sg GROUP [-c] COMMAND: the command is a string for /bin/sh.
+// sg GROUP [-c] COMMAND: the command is a string for /bin/sh, run with
+// another group.
 func wrapSg(u *unwrap) wrapAction {
 	args := u.inv.args
+	u.privilege()
 	if len(args) < 3 {
 		return wrapAlone
 	}
@@ -416,6 +428,41 @@ func wrapScript(u *unwrap) wrapAction {
 	}
 	if c, ok := p.val("c", "command"); ok {
 		return u.shellString(c, "script -c")
+	}
+	return wrapAlone
+}
+
+var setarchOpts = spec("+ v R F Z L X B I S T 3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --3gb --4gb --uname-2.6 --list")
+
+// setarch ARCH [options] [COMMAND]: the architecture comes first.
+func wrapSetarch(u *unwrap) wrapAction {
+	args := u.inv.args
+	if len(args) < 2 || args[1].dyn || strings.HasPrefix(args[1].val, "-") {
+		return wrapAlone
+	}
+	p := parseOpts(args, 2, setarchOpts)
+	if len(p.operands) == 0 {
+		return wrapAlone
+	}
+	return u.next(p.operands[0], false, false)
+}
+
+var machinectlOpts = spec("+ M: H: p: E: o: n: s: --machine= --host= --property= --setenv= --output= --lines= --signal= --kill-whom= --uid= --max-addresses= --format= --verify= --no-pager --no-legend --no-ask-password --quiet --all --value --full --read-only --mkdir --force --now --runner=")
+
+// machinectl shell|login [USER@]HOST [COMMAND…] runs a shell or a command,
+// possibly as root.
+func wrapMachinectl(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, machinectlOpts)
+	ops := p.operands
+	if len(ops) == 0 {
+		return wrapAlone
+	}
+	switch sub := u.inv.args[ops[0]]; sub.val {
+	case "shell", "login":
+		u.privilege()
+		if len(ops) > 2 && sub.val == "shell" {
+			return u.next(ops[2], true, true)
+		}
 	}
 	return wrapAlone
 }

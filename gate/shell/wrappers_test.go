@@ -213,10 +213,31 @@ func TestWrappers(t *testing.T) {
 			},
 		},
 		{
+			name: "more wrappers",
+			src:  "prlimit --nofile=64 rm -rf /; setarch x86_64 -R rm -rf /; numactl --cpunodebind=0 rm -rf /; toybox rm -rf /; linux64 rm -rf /",
+			cmds: []cmd{rmRoot("prlimit"), rmRoot("setarch"), rmRoot("numactl"), rmRoot("toybox"), rmRoot("linux64")},
+		},
+		{
+			name: "machinectl shell",
+			src:  "machinectl shell root@.host /bin/sh; machinectl list",
+			cmds: []cmd{
+				{Name: "sh", Depth: 1, Via: []string{"machinectl"}, Marks: []string{"privilege:machinectl"}},
+				{Name: "machinectl", Paths: none()},
+			},
+		},
+		{
+			name: "gdb runs programs",
+			src:  "gdb -batch -ex run --args rm -rf /; gdb -batch -ex '!id'",
+			cmds: []cmd{
+				{Name: "gdb", Marks: []string{"exec_flag:gdb --args"}}, {Name: "rm", Depth: 1, Via: []string{"gdb --args"}, Paths: []string{"/"}},
+				{Name: "gdb", Marks: []string{"exec_flag:gdb -ex"}}, {Name: "id", Depth: 1},
+			},
+		},
+		{
 			name: "sg and script",
 			src:  "sg wheel -c 'rm -rf /'; script -q -c 'rm -rf /' /tmp/log",
 			cmds: []cmd{
-				{Name: "rm", Depth: 1, Via: []string{"sg"}},
+				{Name: "rm", Depth: 1, Via: []string{"sg"}, Marks: []string{"privilege:sg"}},
 				{Name: "rm", Depth: 1, Via: []string{"script -c"}, Writes: []string{"/", "/tmp/log"}},
 			},
 		},
