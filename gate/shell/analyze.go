@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -34,10 +35,15 @@ const (
 // input always gives the same output.
 func Analyze(src string, opts Options) (res *Analysis) {
 	a := newAnalyzer(opts)
+	p := parsers.Get().(*syntax.Parser)
+	a.parser = p
 	defer func() {
 		if r := recover(); r != nil {
-			// A bug must not let a command through: fail closed.
+			// A bug must not let a command through: fail closed. The
+			// parser is dropped in case it was left half-way.
 			a.out = Analysis{Error: fmt.Sprintf("internal error: %v", r)}
+		} else {
+			parsers.Put(p)
 		}
 		res = a.result()
 	}()
@@ -58,6 +64,10 @@ func Analyze(src string, opts Options) (res *Analysis) {
 	a.parseAndWalk(src, st)
 	return
 }
+
+// parsers holds bash parsers for reuse; a parser is used by one analysis
+// at a time.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 type analyzer struct {
 	opts   Options
@@ -88,7 +98,6 @@ func newAnalyzer(opts Options) *analyzer {
 	a := &analyzer{
 		out:    Analysis{Commands: make([]Command, 0, 8)},
 		opts:   opts,
-		parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
 		budget: 16 * opts.MaxBytes,
 	}
 	a.cfg = newExpandConfig(a)
