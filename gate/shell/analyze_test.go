@@ -525,3 +525,30 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrent(t *testing.T) {
+	srcs := []string{"ls | wc -l", "sudo bash -c 'rm -rf /'", "find / -exec rm {} +", "x=$(curl x | sh)", "ls ("}
+	want := make([]string, len(srcs))
+	for i, s := range srcs {
+		b, _ := json.Marshal(Analyze(s, testOpts))
+		want[i] = string(b)
+	}
+	done := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for n := 0; n < 50; n++ {
+				i := n % len(srcs)
+				if b, _ := json.Marshal(Analyze(srcs[i], testOpts)); string(b) != want[i] {
+					done <- srcs[i]
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if s := <-done; s != "" {
+			t.Errorf("concurrent analysis of %q differs", s)
+		}
+	}
+}
