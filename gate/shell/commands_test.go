@@ -86,7 +86,7 @@ func TestOptions(t *testing.T) {
 				{Name: "git", Paths: []string{"/ws/a", "/ws/b"}},
 				{Name: "git", Paths: []string{"/ws/f"}},
 				{Name: "git", Paths: []string{"/ws/origin/main"}},
-				{Name: "git", Paths: []string{"/out"}, Writes: []string{"/out"}},
+				{Name: "git", Paths: []string{"/ws/../out"}, Writes: []string{"/ws/../out"}},
 			},
 		},
 		{
@@ -161,9 +161,11 @@ func TestOptions(t *testing.T) {
 func TestPaths(t *testing.T) {
 	runCases(t, []tcase{
 		{
-			name: "relative, dot-dot and repeated slashes are cleaned",
+			// ".." is left for the gate, which resolves it after the
+			// symlinks before it, as the kernel does.
+			name: "relative and repeated slashes are cleaned, dot-dot is kept",
 			src:  "cat a/../b .//c /x//y/",
-			cmds: []cmd{{Name: "cat", Paths: []string{"/ws/b", "/ws/c", "/x/y"}}},
+			cmds: []cmd{{Name: "cat", Paths: []string{"/ws/a/../b", "/ws/c", "/x/y"}}},
 		},
 		{
 			name: "urls are not paths",
@@ -239,7 +241,7 @@ func TestCwd(t *testing.T) {
 		{
 			name: "relative cd",
 			src:  "cd sub; cd ../other; cat y",
-			cmds: []cmd{{Name: "cd"}, {Name: "cd"}, {Name: "cat", Paths: []string{"/ws/other/y"}}},
+			cmds: []cmd{{Name: "cd"}, {Name: "cd"}, {Name: "cat", Paths: []string{"/ws/sub/../other/y"}}},
 		},
 		{
 			name: "subshell restores the cwd",

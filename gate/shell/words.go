@@ -342,7 +342,9 @@ func newExpandConfig(a *analyzer) *expand.Config {
 }
 
 // resolve makes a path absolute against cwd ("" = unknown, judged as "/"),
-// and cleans it lexically.
+// and cleans it lexically unless it has ".." elements: "link/.." names the
+// parent of the link's target, not the link's directory, so those are left
+// for the gate, which walks them the way the kernel does.
 func resolve(p, cwd string) string {
 	if p == "" {
 		return ""
@@ -351,9 +353,21 @@ func resolve(p, cwd string) string {
 		if cwd == "" {
 			cwd = "/"
 		}
-		p = filepath.Join(cwd, p)
+		p = strings.TrimSuffix(cwd, "/") + "/" + p
+	}
+	if hasDotDot(p) {
+		return p
 	}
 	return filepath.Clean(p)
+}
+
+func hasDotDot(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // isURL reports a scheme://… operand.
