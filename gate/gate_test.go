@@ -275,3 +275,36 @@ func FuzzParseAction(f *testing.F) {
 		}
 	})
 }
+
+// TestSymlinkDotDotIsResolvedLikeTheKernel: "link/../x" names the parent of
+// the link's target, so a workspace link to a directory elsewhere cannot
+// smuggle a path out of the workspace through "..".
+func TestSymlinkDotDotIsResolvedLikeTheKernel(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	ws := filepath.Join(root, "ws")
+	secret := filepath.Join(root, "outside", "deep")
+	for _, d := range []string{ws, secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(secret, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	eng := newTestEngine(t, testPolicy(), "")
+	c := Context{Autonomy: "full", Workspace: ws, Cwd: ws, Home: "/home/u"}
+	for _, a := range []Action{
+		shellAction("cat link/../key"),
+		{Tool: "file_read", Args: map[string]any{"path": "link/../key"}},
+	} {
+		in := BuildInput(a, c)
+		want := filepath.Join(root, "outside", "key")
+		if !strings.Contains(strings.Join(in.Paths, " "), want) {
+			t.Fatalf("%v: paths %v, want %s", a, in.Paths, want)
+		}
+		d, err := eng.DecideInput(context.Background(), in)
+		if err != nil || d.Decision != Deny {
+			t.Fatalf("%v: %s %v %v", a, d.Decision, d.RuleIDs(), err)
+		}
+	}
+}
