@@ -35,6 +35,24 @@ deny contains r if {
 	r := lib.reason(rego.metadata.rule(), unparseable_msg)
 }
 
+# The rules on marks add to mark_deny and mark_ask, which are only
+# evaluated when some command carries a mark.
+has_marks if {
+	some _ in marks
+}
+
+deny contains r if {
+	input.kind == "shell"
+	has_marks
+	some r in mark_deny
+}
+
+ask contains r if {
+	input.kind == "shell"
+	has_marks
+	some r in mark_ask
+}
+
 # label(name) names a command in messages.
 label(name) := name if {
 	is_string(name)
@@ -46,14 +64,20 @@ detail(d) := d if {
 	is_string(d)
 } else := ""
 
-# forbidden_command(name): name, or its dotted variant (mkfs.ext4 for
-# mkfs, python3.12 for python3), is on forbidden_commands.
-forbidden_command(name) if name in forbidden_commands
+# forbidden_cmds are the commands whose name, or its dotted variant
+# (mkfs.ext4 for mkfs, python3.12 for python3), is on forbidden_commands.
+forbidden_cmds contains c if {
+	input.kind == "shell"
+	some c in cmds
+	c.name in cfg.forbidden_commands
+}
 
-forbidden_command(name) if {
-	i := indexof(name, ".")
+forbidden_cmds contains c if {
+	input.kind == "shell"
+	some c in cmds
+	i := indexof(c.name, ".")
 	i > 0
-	substring(name, 0, i) in forbidden_commands
+	substring(c.name, 0, i) in cfg.forbidden_commands
 }
 
 # rm_in_workspace(c): an rm whose every path lies inside the workspace and
@@ -64,7 +88,7 @@ rm_in_workspace(c) if {
 	is_array(c.paths)
 	count(c.paths) > 0
 	every p in c.paths {
-		p != workspace
+		p != input.context.workspace
 		startswith(p, ws_slash)
 	}
 }
@@ -79,8 +103,8 @@ rm_in_workspace(c) if {
 #   id: cmd.forbidden
 #   severity: high
 deny contains r if {
-	some c in cmds
-	forbidden_command(c.name)
+	input.kind == "shell"
+	some c in forbidden_cmds
 	not rm_in_workspace(c)
 	r := lib.reason(rego.metadata.rule(), sprintf("%s is a forbidden command", [c.name]))
 }
@@ -94,8 +118,8 @@ deny contains r if {
 #   id: cmd.rm.workspace
 #   severity: medium
 ask contains r if {
-	some c in cmds
-	forbidden_command("rm")
+	input.kind == "shell"
+	some c in forbidden_cmds
 	rm_in_workspace(c)
 	r := lib.reason(rego.metadata.rule(), sprintf("rm inside the workspace needs approval: %s", [concat(" ", c.paths)]))
 }
@@ -108,7 +132,7 @@ ask contains r if {
 # custom:
 #   id: priv.escalation
 #   severity: high
-deny contains r if {
+mark_deny contains r if {
 	not allow_privilege_escalation
 	some ["privilege", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s would run %s with elevated privileges", [detail(d), label(name)]))
@@ -122,13 +146,14 @@ deny contains r if {
 # custom:
 #   id: priv.escalation.allowed
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	allow_privilege_escalation
 	some ["privilege", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s would run %s with elevated privileges", [detail(d), label(name)]))
 }
 
 netdev_msgs contains sprintf("%s uses the network device %s", [label(name), detail(d)]) if {
+	input.kind == "shell"
 	some ["network_device", name, d] in marks
 }
 
@@ -146,6 +171,7 @@ netdev_msgs contains sprintf("the command uses the network device %s", [t]) if {
 #   id: shell.network_device
 #   severity: high
 deny contains r if {
+	input.kind == "shell"
 	some msg in netdev_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -169,6 +195,7 @@ dynamic_reasons_given if {
 }
 
 dynamic_msgs contains "a command name is not static" if {
+	input.kind == "shell"
 	some c in cmds
 	c.dynamic == true
 }
@@ -183,6 +210,7 @@ dynamic_msgs contains "a command name is not static" if {
 #   id: shell.dynamic
 #   severity: high
 ask contains r if {
+	input.kind == "shell"
 	some msg in dynamic_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -193,7 +221,7 @@ ask contains r if {
 # custom:
 #   id: shell.inline_code
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	some ["inline_code", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs inline code (%s)", [label(name), detail(d)]))
 }
@@ -206,7 +234,7 @@ ask contains r if {
 # custom:
 #   id: shell.exec_flag
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	some ["exec_flag", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs another program through %s", [label(name), detail(d)]))
 }
@@ -217,7 +245,7 @@ ask contains r if {
 # custom:
 #   id: shell.stdin_shell
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	some ["stdin_shell", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s reads its program from %s", [label(name), detail(d)]))
 }
@@ -230,7 +258,7 @@ ask contains r if {
 # custom:
 #   id: shell.dangerous_env
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	some ["dangerous_env", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s is run with %s set", [label(name), detail(d)]))
 }
@@ -241,7 +269,7 @@ ask contains r if {
 # custom:
 #   id: shell.runs_script
 #   severity: high
-ask contains r if {
+mark_ask contains r if {
 	some ["runs_script", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs the script %s", [label(name), detail(d)]))
 }
@@ -255,6 +283,7 @@ force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirr
 #   id: git.force_push
 #   severity: high
 ask contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "git"
 	"push" in c.operands

@@ -6,6 +6,51 @@ package claw.gate
 
 import data.claw.lib
 
+# Every destructive rule adds to the set destructive, which is only
+# evaluated when the action could match one of them at all: it runs a
+# command some rule looks at, writes something, is a fork bomb, or pipes
+# a download into a shell. Most actions skip the whole family.
+deny contains r if {
+	might_destroy
+	some r in destructive
+}
+
+watched_commands := {
+	"rm", "find", "dd", "chmod", "chown", "chgrp", "crontab", "sysctl",
+	"kill", "killall", "killall5", "pkill", "init", "telinit", "systemctl",
+	"loginctl", "shutdown", "reboot", "halt", "poweroff", "kexec", "mkfs",
+	"mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "wipefs",
+}
+
+command_names contains c.name if {
+	input.kind == "shell"
+	some c in cmds
+}
+
+might_destroy if {
+	input.kind == "shell"
+	shell_might_destroy
+}
+
+might_destroy if {
+	some _ in input.writes
+}
+
+shell_might_destroy if count(command_names & watched_commands) > 0
+
+shell_might_destroy if {
+	some n in command_names
+	startswith(n, "mkfs.")
+}
+
+shell_might_destroy if {
+	some _ in writes
+}
+
+shell_might_destroy if input.parsed.fork_bomb == true
+
+shell_might_destroy if mark_kinds.download_to_shell
+
 # ---------------------------------------------------------------------------
 # Critical directories: the root, every top-level directory, the system
 # directories below them, the home directory and its ancestors, and the
@@ -51,6 +96,7 @@ critical_target(p) if critical_dir(lib.glob_base(p))
 # ---------------------------------------------------------------------------
 
 rm_root_msgs contains sprintf("rm -r on %s would destroy a critical directory", [p]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "rm"
 	lib.recursive(c)
@@ -59,6 +105,7 @@ rm_root_msgs contains sprintf("rm -r on %s would destroy a critical directory", 
 }
 
 rm_root_msgs contains "rm --no-preserve-root" if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "rm"
 	lib.has_opt(c, "no-preserve-root")
@@ -73,7 +120,8 @@ rm_root_msgs contains "rm --no-preserve-root" if {
 # custom:
 #   id: destructive.rm_root
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some msg in rm_root_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -97,7 +145,8 @@ find_roots(c) := c.paths if {
 # custom:
 #   id: destructive.find_delete
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "find"
 	find_deletes(c)
@@ -118,7 +167,8 @@ mkfs_command(name) if startswith(name, "mkfs.")
 # custom:
 #   id: destructive.mkfs
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	mkfs_command(c.name)
 	r := lib.reason(rego.metadata.rule(), sprintf("%s destroys the filesystem it is given", [c.name]))
@@ -130,7 +180,8 @@ deny contains r if {
 # custom:
 #   id: destructive.dd_device
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "dd"
 	some op in c.operands
@@ -154,7 +205,7 @@ block_device_prefixes := [
 # custom:
 #   id: destructive.block_device
 #   severity: critical
-deny contains r if {
+destructive contains r if {
 	some p in writes
 	strings.any_prefix_match(p, block_device_prefixes)
 	r := lib.reason(rego.metadata.rule(), sprintf("writing %s would overwrite a device", [p]))
@@ -166,7 +217,7 @@ deny contains r if {
 # custom:
 #   id: destructive.fork_bomb
 #   severity: critical
-deny contains r if {
+destructive contains r if {
 	input.kind == "shell"
 	input.parsed.fork_bomb == true
 	r := lib.reason(rego.metadata.rule(), "the command is a fork bomb")
@@ -185,11 +236,13 @@ power_verbs := {
 power_read_verbs := {"status", "show", "cat", "list-dependencies", "is-active", "is-enabled", "is-failed", "help"}
 
 power_msgs contains sprintf("%s stops or restarts the machine", [c.name]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name in power_names
 }
 
 power_msgs contains sprintf("%s %s changes the runlevel", [c.name, op]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name in {"init", "telinit"}
 	some op in c.operands
@@ -197,6 +250,7 @@ power_msgs contains sprintf("%s %s changes the runlevel", [c.name, op]) if {
 }
 
 power_msgs contains sprintf("%s %s stops or restarts the machine", [c.name, op]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name in {"systemctl", "loginctl"}
 	not only_reads_state(c)
@@ -215,7 +269,8 @@ only_reads_state(c) if c.operands[0] in power_read_verbs
 # custom:
 #   id: destructive.power
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some msg in power_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -226,7 +281,8 @@ deny contains r if {
 # custom:
 #   id: destructive.recursive_chmod
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name in {"chmod", "chown", "chgrp"}
 	lib.has_any_opt(c, {"R", "recursive"})
@@ -251,7 +307,8 @@ system_mode_prefixes := [
 # custom:
 #   id: destructive.chmod_system
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "chmod"
 	mode := c.operands[0]
@@ -267,12 +324,14 @@ deny contains r if {
 # custom:
 #   id: destructive.download_to_shell
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some ["download_to_shell", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs what %s produces", [label(name), detail(d)]))
 }
 
 kill_all_msgs contains "killall5 signals every process" if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "killall5"
 }
@@ -280,6 +339,7 @@ kill_all_msgs contains "killall5 signals every process" if {
 # kill -1, kill -9 -1, kill -s KILL -1, kill -- -1: pid -1 is every
 # process. A leading -1 followed by pids is the signal HUP.
 kill_all_msgs contains sprintf("%s signals every process", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "kill"
 	some i, a in c.argv
@@ -292,6 +352,7 @@ kills_everything(_, i) if i > 1
 kills_everything(argv, 1) if count(argv) == 2
 
 kill_all_msgs contains sprintf("%s %s matches every process", [c.name, op]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name in {"pkill", "killall"}
 	some op in c.operands
@@ -304,7 +365,8 @@ kill_all_msgs contains sprintf("%s %s matches every process", [c.name, op]) if {
 # custom:
 #   id: destructive.kill_all
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some msg in kill_all_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -315,6 +377,7 @@ kernel_msgs contains sprintf("writing %s changes the running kernel", [p]) if {
 }
 
 kernel_msgs contains sprintf("%s changes kernel parameters", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "sysctl"
 	sysctl_writes(c)
@@ -339,7 +402,7 @@ sysctl_writes(c) if {
 # custom:
 #   id: destructive.kernel_write
 #   severity: critical
-deny contains r if {
+destructive contains r if {
 	some msg in kernel_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -350,7 +413,7 @@ deny contains r if {
 # custom:
 #   id: destructive.system_file_write
 #   severity: critical
-deny contains r if {
+destructive contains r if {
 	some p in writes
 	strings.any_prefix_match(p, system_file_prefixes)
 	r := lib.reason(rego.metadata.rule(), sprintf("writing %s would change a system file", [p]))
@@ -362,7 +425,8 @@ deny contains r if {
 # custom:
 #   id: destructive.crontab_remove
 #   severity: critical
-deny contains r if {
+destructive contains r if {
+	input.kind == "shell"
 	some c in cmds
 	c.name == "crontab"
 	lib.has_opt(c, "r")

@@ -1,8 +1,8 @@
 # Fixtures shared by the tests of package claw.gate: a configuration like
 # the one Go builds, and builders for inputs.
 #
-# Rule tests are tables, one pair per test file: <file>_fires[note] lists
-# inputs for which a rule id must be among the reasons, <file>_quiet[note]
+# Rule tests are tables, one pair per test file: <file>_fires lists
+# inputs for which a rule id must be among the reasons, <file>_quiet
 # inputs for which it must not. A case may pin the decision and risk, and
 # override the configuration and the user policies. policies_test.go
 # checks that every rule id has cases of both kinds.
@@ -145,6 +145,14 @@ fires_ok(tc) if tc.id in ids(check(tc))
 
 # quiet_ok(tc): the case's rule id is not among the reasons.
 quiet_ok(tc) if not tc.id in ids(check(tc))
+
+# no_failures(failing) holds when the set of failing case notes is empty;
+# otherwise it prints them, so the test report names them, and fails.
+no_failures(failing) if {
+	count(failing) == 0
+} else := false if {
+	print("failing cases:", sort(failing))
+}
 
 # fires and quiet are all the tables of the test files, for the checks
 # in main_test.rego and policies_test.go.

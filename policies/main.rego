@@ -11,110 +11,94 @@ package claw.gate
 import data.claw.lib
 
 # ---------------------------------------------------------------------------
-# Configuration (data.claw.config). Each key falls back to a fail-closed
-# default when it is absent or has the wrong type. Keys are read one by one:
-# referring to data as a whole from this package would make every rule
-# depend on itself.
+# Configuration (data.claw.config), over fail-closed defaults. The config is
+# read as one object: referring to data as a whole from this package would
+# make every rule depend on itself. Booleans count only when they are
+# exactly true (or, for workspace_only, exactly false).
 
-default workspace_only := true
-
-workspace_only := data.claw.config.workspace_only if is_boolean(data.claw.config.workspace_only)
-
-default forbidden_paths := []
-
-forbidden_paths := data.claw.config.forbidden_paths if is_array(data.claw.config.forbidden_paths)
-
-default read_paths := []
-
-read_paths := data.claw.config.read_paths if is_array(data.claw.config.read_paths)
-
-default forbidden_commands := ["rm", "shutdown", "reboot", "mkfs", "dd"]
-
-forbidden_commands := data.claw.config.forbidden_commands if is_array(data.claw.config.forbidden_commands)
-
-default allowed_commands := []
-
-allowed_commands := data.claw.config.allowed_commands if is_array(data.claw.config.allowed_commands)
-
-default allowed_domains := []
-
-allowed_domains := data.claw.config.allowed_domains if is_array(data.claw.config.allowed_domains)
-
-default passphrase_enabled := false
-
-passphrase_enabled := data.claw.config.passphrase_enabled if is_boolean(data.claw.config.passphrase_enabled)
-
-default passphrase_for := []
-
-passphrase_for := data.claw.config.passphrase_for if is_array(data.claw.config.passphrase_for)
-
-default allow_privilege_escalation := false
-
-allow_privilege_escalation := data.claw.config.allow_privilege_escalation if {
-	is_boolean(data.claw.config.allow_privilege_escalation)
+config_defaults := {
+	"workspace_only": true,
+	"forbidden_paths": [],
+	"read_paths": [],
+	"forbidden_commands": ["rm", "shutdown", "reboot", "mkfs", "dd"],
+	"allowed_commands": [],
+	"allowed_domains": [],
+	"passphrase_enabled": false,
+	"passphrase_for": [],
+	"allow_privilege_escalation": false,
 }
 
+cfg := object.union(config_defaults, data.claw.config) if {
+	is_object(data.claw.config)
+} else := config_defaults
+
+workspace_only if cfg.workspace_only != false
+
+passphrase_enabled if cfg.passphrase_enabled == true
+
+allow_privilege_escalation if cfg.allow_privilege_escalation == true
+
 # ---------------------------------------------------------------------------
-# Input accessors, with defaults so that a malformed input still decides.
+# Input accessors. Rules test input.kind and input.context.autonomy
+# directly: OPA indexes such comparisons, so rules for other kinds are not
+# even entered. A negated call goes through a helper rule, because a call
+# with an undefined argument under "not" makes the whole rule undefined
+# instead of true.
 
 known_kinds := {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "tool"}
 
-default kind_label := "action"
+kind_known if input.kind in known_kinds
 
-kind_label := input.kind if is_string(input.kind)
+autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
-default autonomy := ""
+kind_label := input.kind if {
+	is_string(input.kind)
+} else := "action"
 
-autonomy := input.context.autonomy if is_string(input.context.autonomy)
-
-default workspace := ""
-
-workspace := input.context.workspace if is_string(input.context.workspace)
+autonomy_label := input.context.autonomy if {
+	is_string(input.context.autonomy)
+} else := ""
 
 # ws_valid: the workspace is a canonical absolute path other than "/".
 # Without it nothing counts as inside the workspace.
 ws_valid if {
-	startswith(workspace, "/")
-	workspace != "/"
-	not endswith(workspace, "/")
+	is_string(input.context.workspace)
+	startswith(input.context.workspace, "/")
+	input.context.workspace != "/"
+	not endswith(input.context.workspace, "/")
 }
 
-ws_slash := concat("", [workspace, "/"]) if ws_valid
-
-inside_workspace(p) if {
+workspace := input.context.workspace if {
 	ws_valid
-	p == workspace
-}
+} else := ""
 
-inside_workspace(p) if startswith(p, ws_slash)
+ws_slash := concat("", [input.context.workspace, "/"]) if ws_valid
 
-default home := ""
+# inside_workspace(p): p is the workspace or lies below it.
+inside_workspace(p) if startswith(concat("", [p, "/"]), ws_slash)
 
 home := input.context.home if {
 	is_string(input.context.home)
 	startswith(input.context.home, "/")
-}
+} else := ""
 
-default cwd := ""
-
-cwd := input.context.cwd if is_string(input.context.cwd)
-
-default cmds := []
+cwd := input.context.cwd if {
+	is_string(input.context.cwd)
+} else := ""
 
 cmds := input.parsed.commands if {
 	input.kind == "shell"
 	is_array(input.parsed.commands)
-}
-
-default redirects := []
+} else := []
 
 redirects := input.parsed.redirects if {
 	input.kind == "shell"
 	is_array(input.parsed.redirects)
-}
+} else := []
 
 # marks holds [kind, command name, detail] for every mark of every command.
 marks contains [m.kind, object.get(c, "name", ""), object.get(m, "detail", "")] if {
+	input.kind == "shell"
 	some c in cmds
 	some m in c.marks
 }
@@ -150,35 +134,25 @@ user_msg(x) := x.msg if {
 # module's deny, ask and passphrase sets. Each set is referred to by name:
 # referring to data.claw.user as a whole would make the gate depend on
 # every user rule, tests included.
-user_items contains ["deny", name, x] if {
-	some name
-	some x in data.claw.user[name].deny
-}
+user_items := array.concat(
+	array.concat(
+		[["deny", name, x] | some name; some x in data.claw.user[name].deny],
+		[["ask", name, x] | some name; some x in data.claw.user[name].ask],
+	),
+	[["passphrase", name, x] | some name; some x in data.claw.user[name].passphrase],
+)
 
-user_items contains ["ask", name, x] if {
-	some name
-	some x in data.claw.user[name].ask
-}
+has_user_items if count(user_items) > 0
 
-user_items contains ["passphrase", name, x] if {
-	some name
-	some x in data.claw.user[name].passphrase
-}
-
-user_deny contains user_reason(x) if {
-	some ["deny", _, x] in user_items
+user_reasons(key) := {user_reason(x) |
+	some [k, _, x] in user_items
+	k == key
 	valid_reason(x)
 }
 
-user_ask contains user_reason(x) if {
-	some ["ask", _, x] in user_items
-	valid_reason(x)
-}
-
-user_passphrase contains user_reason(x) if {
-	some ["passphrase", _, x] in user_items
-	valid_reason(x)
-}
+user_passphrase := user_reasons("passphrase") if {
+	has_user_items
+} else := set()
 
 # METADATA
 # title: Malformed user policy reason
@@ -189,6 +163,7 @@ user_passphrase contains user_reason(x) if {
 #   id: user.invalid_reason
 #   severity: high
 deny contains r if {
+	has_user_items
 	some [key, name, x] in user_items
 	not valid_reason(x)
 	r := lib.reason(rego.metadata.rule(), sprintf("user policy %s: %s contains %v, not a reason {id, severity, msg}", [name, key, x]))
@@ -203,6 +178,7 @@ deny contains r if {
 #   id: passphrase.unavailable
 #   severity: high
 deny contains r if {
+	has_user_items
 	not passphrase_enabled
 	some x in user_passphrase
 	r := lib.reason(rego.metadata.rule(), sprintf("%s requires the passphrase, but no passphrase is configured", [x.id]))
@@ -212,9 +188,13 @@ deny contains r if {
 # Risk: the maximum of the kind's base risk and the severities of every
 # rule reason.
 
-deny_reasons := deny | user_deny
+deny_reasons := deny | user_reasons("deny") if {
+	has_user_items
+} else := deny
 
-ask_reasons := ask | user_ask
+ask_reasons := ask | user_reasons("ask") if {
+	has_user_items
+} else := ask
 
 rule_reasons := (deny_reasons | ask_reasons) | user_passphrase
 
@@ -224,88 +204,118 @@ base_rank := 0 if input.kind == "time"
 
 base_rank := 0 if input.kind == "memory_search"
 
-base_rank := read_rank if input.kind == "file_read"
-
-base_rank := read_rank if input.kind == "file_list"
-
-base_rank := write_rank if input.kind == "file_write"
-
-base_rank := write_rank if input.kind == "edit_file"
-
-base_rank := http_rank if input.kind == "http"
-
-base_rank := shell_rank if input.kind == "shell"
-
-base_rank := 1 if input.kind == "tool"
-
 # A read is low inside the workspace and medium outside it (where it is
 # only permitted by read_paths or workspace_only = false).
-read_rank := 1 if {
-	some p in all_paths
-	not inside_workspace(p)
-} else := 0
+base_rank := 1 if {
+	input.kind == "file_read"
+	some _ in outside_paths
+} else := 0 if {
+	input.kind == "file_read"
+}
+
+base_rank := 1 if {
+	input.kind == "file_list"
+	some _ in outside_paths
+} else := 0 if {
+	input.kind == "file_list"
+}
 
 # A write is medium inside the workspace and high outside it.
-write_rank := 2 if {
-	some p in all_paths
-	not inside_workspace(p)
-} else := 1
+base_rank := 2 if {
+	input.kind == "file_write"
+	some _ in outside_paths
+} else := 1 if {
+	input.kind == "file_write"
+}
+
+base_rank := 2 if {
+	input.kind == "edit_file"
+	some _ in outside_paths
+} else := 1 if {
+	input.kind == "edit_file"
+}
 
 # A GET or HEAD to an allowed host is low; any other method is medium.
-http_rank := 0 if {
+base_rank := 0 if {
+	input.kind == "http"
 	http_method in {"GET", "HEAD"}
 	host_allowed
-} else := 1
+} else := 1 if {
+	input.kind == "http"
+}
 
 # A shell command is medium when every command it runs is on the
 # allowlist, unmarked and static; anything else is high.
-shell_rank := 1 if {
-	shell_parsed
-	not input.parsed.dynamic
-	every c in cmds {
-		plain_command(c)
-	}
-} else := 2
-
-plain_command(c) if {
-	not c.dynamic
-	not lib.has_marks(c)
-	command_allowed(c)
+base_rank := 1 if {
+	input.kind == "shell"
+	shell_plain
 }
 
-command_allowed(c) if c.name in allowed_commands
+# shell_plain: every command is static, unmarked and allowed. The first
+# body is the common case of plain allowlisted names.
+shell_plain if {
+	shell_parsed
+	not input.parsed.dynamic
+	not has_marks
+	every c in cmds {
+		not c.dynamic
+		c.name in cfg.allowed_commands
+	}
+}
+
+shell_plain if {
+	shell_parsed
+	not input.parsed.dynamic
+	not has_marks
+	every c in cmds {
+		not c.dynamic
+		command_allowed(c)
+	}
+}
+
+base_rank := 1 if input.kind == "tool"
+
+command_allowed(c) if c.name in cfg.allowed_commands
 
 command_allowed(c) if {
-	"*" in allowed_commands
+	"*" in cfg.allowed_commands
 	c.name != ""
 }
 
 command_allowed(c) if rm_in_workspace(c)
 
-rank := max(array.concat([base_rank], [lib.severity_rank[r.severity] | some r in rule_reasons]))
+no_rule_reasons if {
+	count(deny_reasons) == 0
+	count(ask_reasons) == 0
+	count(user_passphrase) == 0
+}
 
-risk := lib.severity_names[rank]
+rank := base_rank if {
+	no_rule_reasons
+} else := max(array.concat([base_rank], [lib.severity_rank[r.severity] | some r in rule_reasons]))
+
+risk := ["low", "medium", "high", "critical"][rank]
 
 # ---------------------------------------------------------------------------
 # Combining: deny > passphrase > ask > allow.
 
 # readonly allows only low-risk reads with nothing to ask about.
-readonly_kind if input.kind in {"file_read", "file_list", "time", "memory_search"}
-
-readonly_kind if {
-	input.kind == "http"
-	http_method in {"GET", "HEAD"}
+readonly_ok if {
+	input.kind in {"file_read", "file_list", "time", "memory_search"}
+	rank == 0
+	count(ask_reasons) == 0
 }
 
 readonly_ok if {
-	readonly_kind
+	input.kind == "http"
+	http_method in {"GET", "HEAD"}
 	rank == 0
 	count(ask_reasons) == 0
 }
 
 # A readonly denial is never turned into a passphrase prompt.
 readonly_blocks if {
-	autonomy == "readonly"
+	input.context.autonomy == "readonly"
 	not readonly_ok
 }
 
@@ -313,44 +323,32 @@ readonly_blocks if {
 default by_autonomy := "deny"
 
 by_autonomy := "allow" if {
-	autonomy == "readonly"
+	input.context.autonomy == "readonly"
 	readonly_ok
 }
 
 by_autonomy := "allow" if {
-	autonomy == "supervised"
+	input.context.autonomy == "supervised"
 	rank == 0
 	count(ask_reasons) == 0
-}
-
-by_autonomy := "ask" if {
-	autonomy == "supervised"
-	rank == 0
-	count(ask_reasons) > 0
-}
-
-by_autonomy := "ask" if {
-	autonomy == "supervised"
-	rank == 1
+} else := "ask" if {
+	input.context.autonomy == "supervised"
+	rank < 2
 }
 
 by_autonomy := "allow" if {
-	autonomy == "full"
+	input.context.autonomy == "full"
 	count(ask_reasons) == 0
-}
-
-by_autonomy := "ask" if {
-	autonomy == "full"
-	count(ask_reasons) > 0
+} else := "ask" if {
+	input.context.autonomy == "full"
 }
 
 # A rule denial becomes a passphrase prompt only when every denying rule
 # is listed in passphrase_for and none of them is critical.
 deny_to_passphrase if {
 	passphrase_enabled
-	count(deny_reasons) > 0
 	every r in deny_reasons {
-		r.id in passphrase_for
+		r.id in cfg.passphrase_for
 		r.severity != "critical"
 	}
 	not readonly_blocks
@@ -358,22 +356,20 @@ deny_to_passphrase if {
 
 # The passphrase is wanted for a risk level or a reason id listed in
 # passphrase_for, or because a user policy asked for it.
-passphrase_wanted if risk in passphrase_for
+passphrase_wanted if risk in cfg.passphrase_for
 
 passphrase_wanted if {
 	some r in ask_reasons
-	r.id in passphrase_for
+	r.id in cfg.passphrase_for
 }
 
 passphrase_wanted if count(user_passphrase) > 0
-
-default decision := "deny"
 
 decision := "deny" if {
 	count(deny_reasons) > 0
 	not deny_to_passphrase
 } else := "passphrase" if {
-	deny_to_passphrase
+	count(deny_reasons) > 0
 } else := "passphrase" if {
 	passphrase_enabled
 	passphrase_wanted
@@ -390,9 +386,9 @@ decision := "deny" if {
 #   id: allow.low_risk
 #   severity: low
 outcome contains r if {
+	input.context.autonomy != "full"
 	decision == "allow"
-	autonomy != "full"
-	r := lib.reason(rego.metadata.rule(), sprintf("low-risk %s allowed at %s autonomy", [kind_label, autonomy]))
+	r := lib.reason(rego.metadata.rule(), sprintf("low-risk %s allowed at %s autonomy", [kind_label, autonomy_label]))
 }
 
 # METADATA
@@ -401,8 +397,8 @@ outcome contains r if {
 #   id: allow.full_autonomy
 #   severity: low
 outcome contains r if {
+	input.context.autonomy == "full"
 	decision == "allow"
-	autonomy == "full"
 	r := lib.reason(rego.metadata.rule(), sprintf("%s-risk %s allowed at full autonomy", [risk, kind_label]))
 }
 
@@ -412,8 +408,8 @@ outcome contains r if {
 #   id: autonomy.supervised.ask
 #   severity: medium
 outcome contains r if {
+	input.context.autonomy == "supervised"
 	decision == "ask"
-	autonomy == "supervised"
 	rank == 1
 	r := lib.reason(rego.metadata.rule(), sprintf("medium-risk %s needs approval at supervised autonomy", [kind_label]))
 }
@@ -424,9 +420,9 @@ outcome contains r if {
 #   id: risk.high
 #   severity: high
 outcome contains r if {
+	input.context.autonomy == "supervised"
 	decision == "deny"
 	count(deny_reasons) == 0
-	autonomy == "supervised"
 	r := lib.reason(rego.metadata.rule(), sprintf("%s-risk %s is denied at supervised autonomy", [risk, kind_label]))
 }
 
@@ -436,9 +432,9 @@ outcome contains r if {
 #   id: autonomy.readonly
 #   severity: medium
 outcome contains r if {
+	input.context.autonomy == "readonly"
 	decision == "deny"
 	count(deny_reasons) == 0
-	autonomy == "readonly"
 	r := lib.reason(rego.metadata.rule(), sprintf("readonly autonomy allows only low-risk reads, not a %s-risk %s", [risk, kind_label]))
 }
 
@@ -454,29 +450,26 @@ outcome contains r if {
 
 # reasons lists the denials (most severe first), then the passphrase and
 # approval reasons, then the outcome.
-reasons := array.concat(
-	array.concat(by_severity(deny_reasons), sort(user_passphrase)),
-	array.concat(sort(ask_reasons), sort(outcome)),
-)
+reasons := sort(outcome) if {
+	no_rule_reasons
+} else := array.concat(ordered_denials, array.concat(array.concat(sort(user_passphrase), sort(ask_reasons)), sort(outcome)))
 
-by_severity(s) := [r |
+ordered_denials := [] if {
+	count(deny_reasons) == 0
+} else := [r |
+	sorted := sort(deny_reasons)
 	some sev in ["critical", "high", "medium", "low"]
-	some r in sort(s)
+	some r in sorted
 	r.severity == sev
 ]
 
 # ---------------------------------------------------------------------------
-# Sandbox plan: what the executor may touch if the action runs.
+# Sandbox plan: what the executor may touch if the action runs. A pattern
+# path gives the directory it expands in.
 
-write_kinds := {"shell", "file_write", "edit_file"}
-
-sandbox_read contains workspace if ws_valid
-
-sandbox_read contains lib.glob_base(p) if {
-	some p in reads
-	not inside_workspace(p)
-	read_permitted(p)
-}
+workspace_list := [input.context.workspace] if {
+	ws_valid
+} else := []
 
 read_permitted(p) if {
 	not forbidden_path(p)
@@ -493,26 +486,37 @@ read_permitted(p) if {
 	not workspace_only
 }
 
-sandbox_write contains workspace if {
-	input.kind in write_kinds
-	ws_valid
-}
+sandbox_read := workspace_list if {
+	count(outside_paths) == 0
+} else := sort({lib.glob_base(p) |
+	some p in outside_paths
+	reads[p]
+	read_permitted(p)
+} | {p | some p in workspace_list})
 
-sandbox_write contains lib.glob_base(p) if {
-	input.kind in write_kinds
-	not workspace_only
-	some p in writes
-	not inside_workspace(p)
+default sandbox_write := []
+
+sandbox_write := write_plan if input.kind == "shell"
+
+sandbox_write := write_plan if input.kind == "file_write"
+
+sandbox_write := write_plan if input.kind == "edit_file"
+
+write_plan := workspace_list if {
+	workspace_only
+} else := sort({lib.glob_base(p) |
+	some p in outside_paths
+	writes[p]
 	not forbidden_path(p)
-}
+} | {p | some p in workspace_list})
 
-default sandbox_net := false
-
-sandbox_net if input.kind == "http"
+sandbox_net if {
+	input.kind == "http"
+} else := false
 
 sandbox := {
-	"read": sort(sandbox_read),
-	"write": sort(sandbox_write),
+	"read": sandbox_read,
+	"write": sandbox_write,
 	"net": sandbox_net,
 }
 

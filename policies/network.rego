@@ -15,7 +15,7 @@ http_method := upper(input.action.args.method) if {
 
 # allowed_hosts are the allowed_domains entries, lower case, without a
 # trailing dot.
-allowed_hosts := {trim_suffix(lower(d), ".") | some d in allowed_domains}
+allowed_hosts := {trim_suffix(lower(d), ".") | some d in cfg.allowed_domains}
 
 # host_allowed: "*" opens every public host, "*.example.com" its
 # subdomains at any depth (not example.com itself), anything else is an
@@ -41,9 +41,9 @@ scheme_allowed if url.scheme in {"http", "https"}
 # field cannot make a denying rule undefined.
 url_defaults := {"raw": "", "scheme": "", "host": "", "port": 0, "userinfo": false, "ip": "", "class": "", "error": ""}
 
-url := object.union(url_defaults, input.url) if url_is_object
-
-else := url_defaults
+url := object.union(url_defaults, input.url) if {
+	url_is_object
+} else := url_defaults
 
 url_is_object if is_object(input.url)
 

@@ -1,4 +1,4 @@
-# Path rules: What the action reads and writes, confinement to the
+# Path rules: what the action reads and writes, confinement to the
 # workspace, and forbidden paths (reads too).
 package claw.gate
 
@@ -9,85 +9,98 @@ import data.claw.lib
 # adds the paths of every command, redirection targets, and the paths that
 # file-changing commands modify.
 
-# reads holds every path the action reads or names.
-reads contains p if some p in input.paths
+# reads holds every path the action reads or names; writes every path
+# it would create, change or remove. Only the shell adds to input's.
+reads := shell_reads if {
+	input.kind == "shell"
+} else := {p | some p in input.paths}
 
-reads contains p if {
+writes := shell_writes if {
+	input.kind == "shell"
+} else := {p | some p in input.writes}
+
+shell_reads contains p if some p in input.paths
+
+shell_reads contains p if {
+	input.kind == "shell"
 	some c in cmds
 	some p in c.paths
 }
 
-reads contains r.target if {
+shell_reads contains r.target if {
+	input.kind == "shell"
 	some r in redirects
 	not r.write
 	startswith(r.target, "/")
 }
 
-# writes holds every path the action would create, change or remove.
-writes contains p if some p in input.writes
+shell_writes contains p if some p in input.writes
 
-writes contains p if {
+shell_writes contains p if {
+	input.kind == "shell"
 	some c in cmds
 	some p in c.writes
 }
 
-writes contains r.target if {
+shell_writes contains r.target if {
+	input.kind == "shell"
 	some r in redirects
 	r.write == true
 	startswith(r.target, "/")
 }
 
-writes contains p if {
+shell_writes contains p if {
+	input.kind == "shell"
 	some c in cmds
-	c.name in modifies_operands
+	c.name in path_writers
+	some p in command_writes(c)
+}
+
+shell_writes contains p if {
+	input.kind == "shell"
+	some c in cmds
+	startswith(c.name, "mkfs.")
 	some p in c.paths
 }
 
-writes contains p if {
-	some c in cmds
+# command_writes(c) are the paths the file-changing command c modifies.
+command_writes(c) := c.paths if {
+	c.name in modifies_operands
+} else := c.paths if {
 	c.name in {"sed", "perl", "ruby"}
 	lib.has_any_opt(c, {"i", "in-place"})
-	some p in c.paths
-}
-
-writes contains p if {
-	some c in cmds
+} else := c.paths if {
 	c.name == "find"
 	"-delete" in c.argv
-	some p in c.paths
-}
-
-# cp, ln, install, rsync and scp write their last path; with -t DIR every
-# path may be the target, so all count.
-writes contains p if {
-	some c in cmds
-	c.name in copies_to_last
-	not lib.has_any_opt(c, {"t", "target-directory"})
-	is_array(c.paths)
-	n := count(c.paths)
-	n > 0
-	p := c.paths[n - 1]
-}
-
-writes contains p if {
-	some c in cmds
+} else := c.paths if {
+	# cp -t DIR, ln -t DIR, ...: any path may be the target.
 	c.name in copies_to_last
 	lib.has_any_opt(c, {"t", "target-directory"})
-	some p in c.paths
-}
-
-# dd of=FILE, relative to the starting directory when not absolute.
-writes contains p if {
-	some c in cmds
+} else := [c.paths[count(c.paths) - 1]] if {
+	# cp, ln, install, rsync and scp write their last path.
+	c.name in copies_to_last
+	is_array(c.paths)
+	count(c.paths) > 0
+} else := [dd_target(substring(op, 3, -1)) |
+	# dd of=FILE, relative to the starting directory when not absolute.
 	c.name == "dd"
 	some op in c.operands
 	startswith(op, "of=")
-	p := dd_target(substring(op, 3, -1))
+]
+
+dd_target(t) := t if {
+	startswith(t, "/")
+} else := concat("", [lib.dir_slash(cwd), t])
+
+# path_writers are the commands command_writes knows.
+path_writers := {
+	"rm", "rmdir", "unlink", "shred", "touch", "mkdir", "mkfifo", "mknod",
+	"chmod", "chown", "chgrp", "chattr", "setfacl", "truncate", "tee", "mv",
+	"wipefs", "blkdiscard", "fallocate", "mkswap", "fdisk", "sfdisk",
+	"sgdisk", "parted", "patch", "mkfs", "mke2fs",
+	"cp", "ln", "install", "rsync", "scp",
+	"sed", "perl", "ruby", "find", "dd",
 }
-
-dd_target(t) := t if startswith(t, "/")
-
-dd_target(t) := concat("", [lib.dir_slash(cwd), t]) if not startswith(t, "/")
 
 # modifies_operands are commands that change or remove every path they
 # are given.
@@ -103,31 +116,38 @@ copies_to_last := {"cp", "ln", "install", "rsync", "scp"}
 
 all_paths := reads | writes
 
+has_paths if {
+	some _ in all_paths
+}
+
+# outside_paths are the paths that are not the workspace or below it.
+outside_paths contains p if {
+	some p in all_paths
+	not startswith(concat("", [p, "/"]), ws_slash)
+}
+
+# pattern_paths are shell paths that still hold a pattern the shell would
+# expand (the gate does not glob).
+pattern_paths contains p if {
+	input.kind == "shell"
+	some c in cmds
+	some p in c.paths
+	regex.match(`[*?\[]`, p)
+}
+
 # ---------------------------------------------------------------------------
 # Workspace confinement.
 
-read_prefixes := [lib.dir_slash(d) | some d in read_paths]
+read_prefixes := [concat("", [trim_suffix(d, "/"), "/"]) | some d in cfg.read_paths]
 
-under_read_paths(p) if p in read_paths
+under_read_paths(p) if p in cfg.read_paths
 
 under_read_paths(p) if strings.any_prefix_match(p, read_prefixes)
 
-outside_msgs contains msg if {
-	workspace_only
-	some p in reads
-	not writes[p]
-	not inside_workspace(p)
-	not lib.safe_devices[p]
+outside_msg(p) := sprintf("writing %s outside the workspace is not allowed", [p]) if {
+	writes[p]
+} else := sprintf("reading %s outside the workspace is not allowed", [p]) if {
 	not under_read_paths(p)
-	msg := sprintf("reading %s outside the workspace is not allowed", [p])
-}
-
-outside_msgs contains msg if {
-	workspace_only
-	some p in writes
-	not inside_workspace(p)
-	not lib.safe_devices[p]
-	msg := sprintf("writing %s outside the workspace is not allowed", [p])
 }
 
 # METADATA
@@ -139,8 +159,10 @@ outside_msgs contains msg if {
 #   id: path.outside_workspace
 #   severity: high
 deny contains r if {
-	some msg in outside_msgs
-	r := lib.reason(rego.metadata.rule(), msg)
+	some p in outside_paths
+	workspace_only
+	not lib.safe_devices[p]
+	r := lib.reason(rego.metadata.rule(), outside_msg(p))
 }
 
 # ---------------------------------------------------------------------------
@@ -160,54 +182,70 @@ glob_escapes := {
 	"\u0000": ",",
 }
 
-forbidden_glob := concat("", ["{", strings.replace_n(glob_escapes, concat("\u0000", forbidden_paths)), "}{,/**}"]) if {
-	count(forbidden_paths) > 0
+# Go may hand the glob over ready-made (policies.ForbiddenGlob) as
+# forbidden_glob, which saves building it for every decision; it must be
+# built from the same forbidden_paths.
+forbidden_glob := cfg.forbidden_glob if {
+	is_string(cfg.forbidden_glob)
+	cfg.forbidden_glob != ""
+} else := "**" if {
+	"/" in cfg.forbidden_paths
+} else := concat("", ["{", strings.replace_n(glob_escapes, concat("\u0000", cfg.forbidden_paths)), "}{,/**}"]) if {
+	count(cfg.forbidden_paths) > 0
 }
 
 forbidden_path(p) if glob.match(forbidden_glob, ["/"], p)
 
-forbidden_path(_) if "/" in forbidden_paths
+# forbidden_entry(p) is the entry that forbids p, for messages: the
+# nearest listed ancestor (or p itself), else the first matching pattern.
+forbidden_entry(p) := f if {
+	parts := split(p, "/")
+	f := [a |
+		some n in numbers.range(count(parts), 2)
+		a := concat("/", array.slice(parts, 0, n))
+		a in cfg.forbidden_paths
+	][0]
+} else := f if {
+	f := [f |
+		some f in cfg.forbidden_paths
+		contains(f, "*")
+		pattern_matches(f, p)
+	][0]
+} else := "/" if {
+	"/" in cfg.forbidden_paths
+} else := "forbidden_glob"
 
-# forbidden_entry(p) is the first entry that forbids p, for messages.
-forbidden_entry(p) := [f | some f in forbidden_paths; entry_matches(f, p)][0]
+pattern_matches(f, p) if glob.match(f, ["/"], p)
 
-entry_matches(f, p) if {
-	not contains(f, "*")
-	lib.under(p, f)
-}
-
-entry_matches(f, p) if {
-	contains(f, "*")
-	glob.match(f, ["/"], p)
-}
-
-entry_matches(f, p) if {
-	contains(f, "*")
-	glob.match(concat("", [f, "/**"]), ["/"], p)
-}
+pattern_matches(f, p) if glob.match(concat("", [f, "/**"]), ["/"], p)
 
 # expanding_targets are directories whose whole subtree the action
 # reaches: the paths of recursive commands.
 expanding_targets contains p if {
+	input.kind == "shell"
 	some c in cmds
+	c.name in expanding_names
 	expands(c)
 	some p in c.paths
 }
 
+expanding_names := {
+	"rm", "cp", "scp", "chmod", "chown", "chgrp", "chattr", "setfacl",
+	"grep", "egrep", "fgrep", "zip", "diff", "mv", "tar", "rsync", "rg",
+	"ag", "7z", "bsdtar", "find",
+}
+
+expands(c) if c.name in {"mv", "tar", "rsync", "rg", "ag", "7z", "bsdtar"}
+
 expands(c) if {
-	c.name in {
-		"rm", "cp", "scp", "chmod", "chown", "chgrp", "chattr", "setfacl",
-		"grep", "egrep", "fgrep", "zip", "ls", "du", "diff",
-	}
+	not c.name in {"cp", "find"}
 	lib.recursive(c)
 }
 
 expands(c) if {
 	c.name == "cp"
-	lib.has_any_opt(c, {"a", "archive"})
+	lib.has_any_opt(c, {"r", "R", "recursive", "a", "archive"})
 }
-
-expands(c) if c.name in {"mv", "tar", "rsync", "rg", "ag", "7z", "zstd", "bsdtar"}
 
 expands(c) if {
 	c.name == "find"
@@ -217,25 +255,23 @@ expands(c) if {
 
 forbidden_msgs contains msg if {
 	some p in all_paths
-	forbidden_path(p)
+	glob.match(forbidden_glob, ["/"], p)
 	msg := sprintf("%s is forbidden (forbidden_paths: %s)", [p, forbidden_entry(p)])
 }
 
 forbidden_msgs contains msg if {
 	some t in expanding_targets
 	not forbidden_path(t)
-	strings.any_prefix_match(forbidden_paths, lib.dir_slash(t))
-	f := [x | some x in forbidden_paths; startswith(x, lib.dir_slash(t))][0]
+	strings.any_prefix_match(cfg.forbidden_paths, lib.dir_slash(t))
+	f := [x | some x in cfg.forbidden_paths; startswith(x, lib.dir_slash(t))][0]
 	msg := sprintf("%s contains the forbidden path %s", [t, f])
 }
 
 # A shell pattern the gate did not expand (/home/u/.s*/id_rsa) is
 # forbidden when it may expand to a forbidden path or into one.
 forbidden_msgs contains msg if {
-	some c in cmds
-	some p in c.paths
-	lib.has_glob(p)
-	some f in forbidden_paths
+	some p in pattern_paths
+	some f in cfg.forbidden_paths
 	pattern_may_reach(p, f)
 	msg := sprintf("%s may expand to the forbidden path %s", [p, f])
 }
@@ -260,6 +296,7 @@ pattern_may_reach(p, f) if {
 #   id: path.forbidden
 #   severity: high
 deny contains r if {
+	has_paths
 	some msg in forbidden_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }

@@ -1,5 +1,7 @@
 package claw.gate_test
 
+import data.claw.gate
+
 open_config := {"workspace_only": false}
 
 paths_fires := {
@@ -207,6 +209,18 @@ paths_fires := {
 		"config": {"workspace_only": false, "forbidden_paths": ["/home/u/a,b{c}[d]?"]},
 		"decision": "deny",
 	},
+	"path.forbidden: glob supplied by Go": {
+		"id": "path.forbidden",
+		"input": at(read("file_read", ["/opt/x/y"]), "full"),
+		"config": {"workspace_only": false, "forbidden_paths": ["/opt/x"], "forbidden_glob": "{/opt/x}{,/**}"},
+		"decision": "deny",
+	},
+	"path.forbidden: glob supplied by Go is what counts": {
+		"id": "path.forbidden",
+		"input": at(read("file_read", ["/opt/z"]), "full"),
+		"config": {"workspace_only": false, "forbidden_paths": [], "forbidden_glob": "{/opt/z}{,/**}"},
+		"decision": "deny",
+	},
 	"path.forbidden: forbidden root forbids everything": {
 		"id": "path.forbidden",
 		"input": at(read("file_read", ["/home/u/ws/a"]), "full"),
@@ -292,6 +306,12 @@ paths_quiet := {
 		"input": at(sh([cmd(["cat", "/home/u/ws/*.txt"], [], ["/home/u/ws/*.txt"])]), "full"),
 		"decision": "allow",
 	},
+	"path.forbidden: empty glob supplied by Go is ignored": {
+		"id": "path.forbidden",
+		"input": at(read("file_read", ["/home/u/.sshx"]), "full"),
+		"config": {"workspace_only": false, "forbidden_glob": ""},
+		"decision": "allow",
+	},
 	"path.forbidden: no forbidden paths": {
 		"id": "path.forbidden",
 		"input": at(read("file_read", ["/home/u/.ssh/id_rsa"]), "full"),
@@ -317,12 +337,40 @@ test_outside_message_says_read_or_write if {
 	}
 }
 
-test_paths_fires[note] if {
-	some note, tc in paths_fires
-	fires_ok(tc)
+test_paths_fires if {
+	failing := {note |
+		some note, tc in paths_fires
+		not fires_ok(tc)
+	}
+	no_failures(failing)
 }
 
-test_paths_quiet[note] if {
-	some note, tc in paths_quiet
-	quiet_ok(tc)
+test_paths_quiet if {
+	failing := {note |
+		some note, tc in paths_quiet
+		not quiet_ok(tc)
+	}
+	no_failures(failing)
+}
+
+# The name sets that guard rule families cover every name the rules
+# behind them look at.
+test_path_writers_cover_command_writes if {
+	names := (gate.modifies_operands | gate.copies_to_last) | {"sed", "perl", "ruby", "find", "dd"}
+	count(names - gate.path_writers) == 0
+}
+
+test_expanding_names_cover_expands if {
+	every n in {"mv", "tar", "rsync", "rg", "ag", "7z", "bsdtar", "cp", "find", "rm", "grep", "chmod", "chown", "zip", "diff", "scp", "chattr", "setfacl", "egrep", "fgrep", "chgrp"} {
+		n in gate.expanding_names
+	}
+}
+
+test_watched_commands_cover_destructive_rules if {
+	names := {
+		"rm", "find", "dd", "chmod", "chown", "chgrp", "crontab", "sysctl",
+		"kill", "killall", "killall5", "pkill", "init", "telinit", "systemctl",
+		"loginctl",
+	}
+	count(((names | gate.power_names) | gate.mkfs_names) - gate.watched_commands) == 0
 }

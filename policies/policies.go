@@ -72,8 +72,12 @@
 //	passphrase_enabled          bool, default false
 //	passphrase_for              risk levels and rule ids; default []
 //	allow_privilege_escalation  bool, default false
+//	forbidden_glob              optional: [ForbiddenGlob] of forbidden_paths,
+//	                            which the policies otherwise build per decision
 //
-// A key that is absent or has the wrong type takes its default.
+// An absent key takes its default. The booleans count only when exactly
+// true (workspace_only: unless exactly false), so a mistyped value fails
+// closed.
 //
 // # Result
 //
@@ -186,6 +190,20 @@
 //	autonomy.readonly              readonly allows only low-risk reads
 //	passphrase.required            the passphrase is needed
 //
+// # Evaluation
+//
+// The gate prepares [Query] once over [Modules] with rego.Capabilities
+// ([Capabilities]), rego.Strict(true) and rego.StrictBuiltinErrors(true),
+// and evaluates it with the input passed as an AST value. An evaluation
+// error is a denial. Two things matter for speed: keep data.claw.config in
+// the store as AST values (inmem.NewFromObjectWithOpts with
+// inmem.OptReturnASTValuesOnRead(true)), or every read converts the
+// forbidden list again; and set forbidden_glob. Rules are grouped into
+// families behind one cheap guard each (input_ok for tools.rego,
+// might_destroy for destructive.rego, has_marks for the marks), and test
+// input.kind and input.context.autonomy directly so that OPA's rule index
+// skips rules for other kinds.
+//
 // # User policies
 //
 // Modules in $CLAW_HOME/policies must be in a package claw.user.<name>.
@@ -218,8 +236,8 @@ package policies
 
 import (
 	"context"
-	"encoding/json"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -292,6 +310,33 @@ var builtinForbidden = sync.OnceValue(func() []string {
 // slice is a copy.
 func BuiltinForbiddenPaths() []string {
 	return slices.Clone(builtinForbidden())
+}
+
+// ForbiddenGlob returns the glob the policies compile forbidden_paths
+// into: every entry, with glob syntax other than * and ** escaped, as
+// alternatives, each matching itself and everything below it
+// ("{e1,e2,...}{,/**}"), or "**" when "/" is forbidden. The policies build
+// it for every decision unless data.claw.config.forbidden_glob holds it;
+// Go saves that work by setting it from the same (expanded) list. An empty
+// list gives "", which the policies ignore.
+func ForbiddenGlob(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	if slices.Contains(paths, "/") {
+		return "**"
+	}
+	escape := strings.NewReplacer(`\`, `\\`, ",", `\,`, "{", `\{`, "}", `\}`, "[", `\[`, "]", `\]`, "?", `\?`)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(escape.Replace(p))
+	}
+	b.WriteString("}{,/**}")
+	return b.String()
 }
 
 // allowedBuiltins are the only built-in functions policies may call: pure

@@ -1,8 +1,28 @@
-# Tool and input rules: Rules about the action as a whole: the emergency
+# Tool and input rules: rules about the action as a whole: the emergency
 # stop, malformed input, unknown tools and an unknown autonomy level.
+#
+# input_ok is one cheap check that all of them pass; only when it fails is
+# the family of rules below (the set input_denials) evaluated.
 package claw.gate
 
 import data.claw.lib
+
+input_ok if {
+	input.version == 1
+	input.kind in known_kinds
+	input.context.autonomy in {"readonly", "supervised", "full"}
+	not input.context.estop
+	ws_valid
+	not input.errors[0]
+	every p in all_paths {
+		regex.match(`^/$|^(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+))+$`, p)
+	}
+}
+
+deny contains r if {
+	not input_ok
+	some r in input_denials
+}
 
 # METADATA
 # title: Emergency stop
@@ -10,45 +30,40 @@ import data.claw.lib
 # custom:
 #   id: estop
 #   severity: critical
-deny contains r if {
+input_denials contains r if {
 	input.context.estop == true
 	r := lib.reason(rego.metadata.rule(), "the emergency stop is engaged")
 }
+
+# canonical(p): p is absolute, with no empty, "." or ".." element and no
+# trailing slash.
+canonical(p) if regex.match(`^/$|^(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+))+$`, p)
 
 invalid_msgs contains concat("; ", input.errors) if {
 	is_array(input.errors)
 	count(input.errors) > 0
 }
 
+invalid_msgs contains sprintf("input errors must be a list, not %v", [input.errors]) if {
+	input.errors != null
+	not is_array(input.errors)
+}
+
 invalid_msgs contains sprintf("unsupported input version %v", [input.version]) if input.version != 1
 
 invalid_msgs contains "input has no version" if not input.version
 
-invalid_msgs contains sprintf("the workspace %q is not a canonical absolute path other than /", [workspace]) if not ws_valid
+invalid_msgs contains sprintf("the workspace %v is not a canonical absolute path other than /", [workspace_shown]) if {
+	not ws_valid
+}
+
+workspace_shown := input.context.workspace if {
+	input.context.workspace != null
+} else := "(none)"
 
 invalid_msgs contains sprintf("the path %q is not canonical", [p]) if {
 	some p in all_paths
 	not canonical(p)
-}
-
-canonical(p) if {
-	startswith(p, "/")
-	not non_canonical(p)
-}
-
-non_canonical(p) if contains(p, "//")
-
-non_canonical(p) if contains(p, "/./")
-
-non_canonical(p) if contains(p, "/../")
-
-non_canonical(p) if endswith(p, "/.")
-
-non_canonical(p) if endswith(p, "/..")
-
-non_canonical(p) if {
-	p != "/"
-	endswith(p, "/")
 }
 
 # METADATA
@@ -60,7 +75,7 @@ non_canonical(p) if {
 # custom:
 #   id: input.invalid
 #   severity: critical
-deny contains r if {
+input_denials contains r if {
 	some msg in invalid_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -71,14 +86,10 @@ deny contains r if {
 # custom:
 #   id: tool.unknown
 #   severity: critical
-deny contains r if {
+input_denials contains r if {
 	not kind_known
 	r := lib.reason(rego.metadata.rule(), sprintf("unknown tool %v", [tool_name]))
 }
-
-# Negations go through helper rules: a call with an undefined argument
-# under "not" makes the whole rule undefined instead of true.
-kind_known if input.kind in known_kinds
 
 tool_name := input.action.tool if {
 	is_string(input.action.tool)
@@ -90,7 +101,7 @@ tool_name := input.action.tool if {
 # custom:
 #   id: autonomy.invalid
 #   severity: critical
-deny contains r if {
-	not autonomy in {"readonly", "supervised", "full"}
-	r := lib.reason(rego.metadata.rule(), sprintf("unknown autonomy %q (want readonly, supervised or full)", [autonomy]))
+input_denials contains r if {
+	not autonomy_known
+	r := lib.reason(rego.metadata.rule(), sprintf("unknown autonomy %q (want readonly, supervised or full)", [autonomy_label]))
 }
