@@ -41,6 +41,18 @@ run gate test --autonomy full http 'http://169.254.169.254/latest/meta-data/'
 say "why: --explain shows the parsed commands and the rules that fired"
 run gate test --autonomy full --explain shell 'sudo -u root env -i timeout 5 rm -rf /'
 
+say "running actions: gate, receipt, sandbox, receipt"
+run keys generate --unencrypted
+run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat note.txt; ls'
+run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
+run exec --autonomy full -- 'env | grep -c KEY || true'
+run tool run file_read --autonomy full --json '{"path":"note.txt"}'
+run exec -- 'ls'   # supervised, no terminal: nobody can approve (exit 6)
+
+say "the signed receipt log, as an auditor sees it"
+run receipt list
+run audit verify
+
 say "the bypass corpus shipped inside claw, against the policies in force"
 "$BIN" gate test --bypass-suite | tail -n 1
 
