@@ -220,7 +220,7 @@ ask contains r if {
 # description: An interpreter is given code inline (python -c, perl -e, node -e, awk system()).
 # custom:
 #   id: shell.inline_code
-#   severity: high
+#   severity: medium
 mark_ask contains r if {
 	some ["inline_code", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs inline code (%s)", [label(name), detail(d)]))
@@ -233,7 +233,7 @@ mark_ask contains r if {
 #   --compress-program, git -c alias, tar --to-command, rsync -e, ...).
 # custom:
 #   id: shell.exec_flag
-#   severity: high
+#   severity: medium
 mark_ask contains r if {
 	some ["exec_flag", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs another program through %s", [label(name), detail(d)]))
@@ -244,7 +244,7 @@ mark_ask contains r if {
 # description: A shell or interpreter reads its program from a pipe, here-doc or here-string.
 # custom:
 #   id: shell.stdin_shell
-#   severity: high
+#   severity: medium
 mark_ask contains r if {
 	some ["stdin_shell", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s reads its program from %s", [label(name), detail(d)]))
@@ -257,7 +257,7 @@ mark_ask contains r if {
 #   GIT_SSH_COMMAND, PAGER, ...).
 # custom:
 #   id: shell.dangerous_env
-#   severity: high
+#   severity: medium
 mark_ask contains r if {
 	some ["dangerous_env", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s is run with %s set", [label(name), detail(d)]))
@@ -268,7 +268,7 @@ mark_ask contains r if {
 # description: A script is run by path (./x.sh, bash x.sh, source x, python3 x.py); its content is not analysed.
 # custom:
 #   id: shell.runs_script
-#   severity: high
+#   severity: medium
 mark_ask contains r if {
 	some ["runs_script", name, d] in marks
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs the script %s", [label(name), detail(d)]))
@@ -281,7 +281,7 @@ force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirr
 # description: git push with --force, --mirror, --delete, +refspec or :refspec rewrites or removes remote history.
 # custom:
 #   id: git.force_push
-#   severity: high
+#   severity: medium
 ask contains r if {
 	input.kind == "shell"
 	some c in cmds

@@ -165,7 +165,7 @@ commands_fires := {
 		"id": "shell.inline_code",
 		"input": at(sh([inline]), "full"),
 		"decision": "ask",
-		"risk": "high",
+		"risk": "medium",
 	},
 	"shell.exec_flag: sort --compress-program": {
 		"id": "shell.exec_flag",
@@ -183,7 +183,7 @@ commands_fires := {
 		"id": "shell.dangerous_env",
 		"input": at(sh([object.union(marked(ls, "dangerous_env", "LD_PRELOAD"), {"assigns": ["LD_PRELOAD"]})]), "full"),
 		"decision": "ask",
-		"risk": "high",
+		"risk": "medium",
 	},
 	"shell.runs_script: ./x.sh": {
 		"id": "shell.runs_script",
@@ -195,7 +195,26 @@ commands_fires := {
 		"id": "git.force_push",
 		"input": at(sh([cmd(["git", "push", "--force", "origin", "main"], ["force"], [])]), "full"),
 		"decision": "ask",
-		"risk": "high",
+		"risk": "medium",
+	},
+	"git.force_push: asks at supervised too": {
+		"id": "git.force_push",
+		"input": sh([cmd(["git", "push", "-f"], ["f"], [])]),
+		"decision": "ask",
+		"risk": "medium",
+	},
+	"shell.runs_script: allowlisted interpreter asks at supervised": {
+		"id": "shell.runs_script",
+		"input": sh([marked(marked(cmd(["python3", "script.py"], [], ["/home/u/ws/script.py"]), "interpreter", "python3"), "runs_script", "/home/u/ws/script.py")]),
+		"decision": "ask",
+		"risk": "medium",
+	},
+	"shell.exec_flag: allowlisted make asks at supervised": {
+		"id": "shell.exec_flag",
+		"input": sh([marked(cmd(["make"], [], []), "exec_flag", "make")]),
+		"config": {"allowed_commands": ["make"]},
+		"decision": "ask",
+		"risk": "medium",
 	},
 	"git.force_push: -f": {
 		"id": "git.force_push",

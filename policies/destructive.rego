@@ -359,9 +359,38 @@ kill_all_msgs contains sprintf("%s %s matches every process", [c.name, op]) if {
 	op in {"", ".", ".*", "^", "$", "^.*$", ".+"}
 }
 
+# pkill -u USER / killall -u USER without a pattern: every process of the
+# user, the agent and claw included.
+kill_all_msgs contains sprintf("%s kills every process of a user", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name in {"pkill", "killall"}
+	some i, a in c.argv
+	a in {"-u", "-U", "--uid", "--euid", "--user"}
+	count([x |
+		some j, x in c.argv
+		j > 0
+		not j in {i, i + 1}
+		not startswith(x, "-")
+	]) == 0
+}
+
+kill_all_msgs contains sprintf("%s kills every process of a user", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name in {"pkill", "killall"}
+	some a in c.argv
+	regex.match(`^(-[uU].+|--(e?uid|user)=.*)$`, a)
+	count([x |
+		some j, x in c.argv
+		j > 0
+		not startswith(x, "-")
+	]) == 0
+}
+
 # METADATA
 # title: Kill every process
-# description: kill to pid -1, killall5, or pkill/killall with a pattern matching everything.
+# description: kill to pid -1, killall5, pkill/killall with a pattern matching everything or with only a user.
 # custom:
 #   id: destructive.kill_all
 #   severity: critical

@@ -244,19 +244,21 @@ base_rank := 0 if {
 	input.kind == "http"
 }
 
-# A shell command is medium when every command it runs is on the
-# allowlist, unmarked and static; anything else is high.
+# A shell command is medium when every command it runs is static and on
+# the allowlist (or is rm inside the workspace); anything else is high.
+# Marks do not raise it: the approval rules on marks (shell.inline_code,
+# shell.exec_flag, ...) make an allowlisted program that runs other code
+# ask, at supervised and at full autonomy alike.
 base_rank := 1 if {
 	input.kind == "shell"
 	shell_plain
 }
 
-# shell_plain: every command is static, unmarked and allowed. The first
-# body is the common case of plain allowlisted names.
+# shell_plain: every command is static and allowed. The first body is the
+# common case of plain allowlisted names.
 shell_plain if {
 	shell_parsed
 	not input.parsed.dynamic
-	not has_marks
 	every c in cmds {
 		not c.dynamic
 		c.name in cfg.allowed_commands
@@ -266,7 +268,6 @@ shell_plain if {
 shell_plain if {
 	shell_parsed
 	not input.parsed.dynamic
-	not has_marks
 	every c in cmds {
 		not c.dynamic
 		command_allowed(c)

@@ -52,6 +52,12 @@ main_fires := {
 		"decision": "ask",
 		"risk": "medium",
 	},
+	"autonomy.supervised.ask: allowlisted program running code": {
+		"id": "autonomy.supervised.ask",
+		"input": sh([inline]),
+		"decision": "ask",
+		"risk": "medium",
+	},
 	"autonomy.supervised.ask: generic tool": {
 		"id": "autonomy.supervised.ask",
 		"input": kind("tool"),
@@ -64,9 +70,9 @@ main_fires := {
 		"decision": "deny",
 		"risk": "high",
 	},
-	"risk.high: supervised inline code": {
+	"risk.high: supervised inline code of a program not allowlisted": {
 		"id": "risk.high",
-		"input": sh([inline]),
+		"input": sh([marked(cmd(["node", "-e", "1"], ["e"], []), "inline_code", "node -e")]),
 		"decision": "deny",
 		"risk": "high",
 	},
@@ -404,7 +410,9 @@ base_risks := {
 	"shell with no commands": {"input": sh([]), "risk": "medium"},
 	"shell not allowlisted": {"input": sh([curl]), "risk": "high"},
 	"shell one of two not allowlisted": {"input": sh([ls, curl]), "risk": "high"},
-	"shell allowlisted with any mark": {"input": sh([marked(cmd(["python3"], [], []), "interpreter", "python3")]), "risk": "high"},
+	"shell allowlisted with a mark": {"input": sh([marked(cmd(["python3"], [], []), "interpreter", "python3")]), "risk": "medium"},
+	"shell allowlisted running code": {"input": sh([inline]), "risk": "medium"},
+	"shell not allowlisted running code": {"input": sh([marked(cmd(["node", "-e", "1"], ["e"], []), "inline_code", "node -e")]), "risk": "high"},
 	"shell allowlisted but dynamic": {"input": sh([c({"name": "", "argv": ["$X"], "dynamic": true})]), "risk": "high"},
 	"shell analysis dynamic": {"input": shp([ls], {"dynamic": true}), "risk": "high"},
 	"shell rm inside the workspace": {"input": sh([rm_build]), "risk": "medium"},
