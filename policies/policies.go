@@ -19,7 +19,8 @@
 //	destructive.rego  destructive patterns (all critical)
 //	network.rego      the http tool: URL checks and the allowed_domains allowlist
 //	lib.rego          claw.lib helpers (reason, under, glob_base, has_opt, ...)
-//	*_test.rego       unit tests (package claw.gate_test), tables of cases per rule
+//	*_test.rego       unit tests (claw.gate_test: tables of cases per rule;
+//	                  claw.lib_test); testdata/user holds sample user policies
 //	builtin.json      the built-in forbidden paths, merged by Go into the config
 //
 // # Input
@@ -101,10 +102,14 @@
 // Base risk by kind: time and memory_search are low; file_read and file_list
 // are low inside the workspace and medium outside; file_write and edit_file
 // are medium inside and high outside; http GET or HEAD to an allowed host is
-// low and any other method medium; shell is medium when every command is on
-// allowed_commands (or is rm inside the workspace), carries no mark and is
-// static, high otherwise; the generic tool kind is medium. The risk is the
-// maximum of the base risk and the severity of every rule reason.
+// low and any other method medium; shell is medium when every command is
+// static and on allowed_commands (or is rm inside the workspace), high
+// otherwise; the generic tool kind is medium. The risk is the maximum of
+// the base risk and the severity of every rule reason. Marks do not raise
+// the base risk: an allowlisted program that runs other code (make,
+// python3 script.py, python3 -c) gets a medium approval reason, so it asks
+// at supervised and at full autonomy instead of being denied at
+// supervised.
 //
 // Deny rules deny at every autonomy. A denial turns into a passphrase prompt
 // only when the passphrase is enabled, every denying rule id is listed in
@@ -168,12 +173,13 @@
 //	destructive.system_file_write  writes below /etc, /usr, /boot, /bin, /sbin, /lib, /var/lib
 //	destructive.crontab_remove     crontab -r
 //
-// Approval rules (raise allow to ask; a readonly denial stays a denial):
+// Approval rules (raise allow to ask; a readonly denial stays a denial;
+// medium unless marked high):
 //
 //	cmd.rm.workspace               rm whose every path is inside the workspace (not
 //	                               the workspace itself), when rm is forbidden (medium)
-//	priv.escalation.allowed        privilege escalation with allow_privilege_escalation
-//	shell.dynamic                  something in the command is not static
+//	priv.escalation.allowed        privilege escalation with allow_privilege_escalation (high)
+//	shell.dynamic                  something in the command is not static (high)
 //	shell.inline_code              an interpreter given code inline (python -c, ...)
 //	shell.exec_flag                an option that runs a program (sort --compress-program, ...)
 //	shell.stdin_shell              a shell or interpreter reading its program from stdin
