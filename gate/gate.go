@@ -84,6 +84,10 @@ type Options struct {
 	Policy Policy
 	// Home expands "~/" in the built-in forbidden paths.
 	Home string
+	// ClawHome is claw's own state directory ($CLAW_HOME: config, keys,
+	// receipts, user policies). It is always forbidden: an agent that
+	// could write there could rewrite its own policy or its audit trail.
+	ClawHome string
 	// UserPolicyDir holds user policies (*.rego; *_test.rego are tests).
 	// A missing directory is fine; an unreadable or invalid policy is an
 	// error.
@@ -182,8 +186,11 @@ func compile(ctx context.Context, opts Options) (*compiled, error) {
 	h := sha256.New()
 	regoOpts := []func(*rego.Rego){
 		rego.Query(resultQuery),
-		rego.Store(inmem.NewFromObject(data)),
+		// AST values on read: otherwise every decision converts
+		// data.claw.config (the forbidden list) again.
+		rego.Store(inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))),
 		rego.Capabilities(policies.Capabilities()),
+		rego.Strict(true),
 		rego.StrictBuiltinErrors(true),
 		rego.SetRegoVersion(ast.RegoV1),
 	}
@@ -219,6 +226,9 @@ func configData(opts Options) map[string]any {
 		}
 		forbidden = append(forbidden, f)
 	}
+	if opts.ClawHome != "" {
+		forbidden = append(forbidden, filepath.Clean(opts.ClawHome))
+	}
 	sort.Strings(forbidden)
 	forbidden = dedupe(forbidden)
 	list := func(s []string) []any {
@@ -231,6 +241,7 @@ func configData(opts Options) map[string]any {
 	return map[string]any{
 		"workspace_only":             p.WorkspaceOnly,
 		"forbidden_paths":            list(forbidden),
+		"forbidden_glob":             policies.ForbiddenGlob(forbidden),
 		"read_paths":                 list(p.ReadPaths),
 		"forbidden_commands":         list(p.ForbiddenCommands),
 		"allowed_commands":           list(p.AllowedCommands),
@@ -241,8 +252,10 @@ func configData(opts Options) map[string]any {
 	}
 }
 
-// LoadUserPolicies reads dir/*.rego. Each module must be in a package under
-// claw.user (so it can only add denials and gates); *_test.rego files are
+// LoadUserPolicies reads dir/*.rego. Each module must be in a package
+// claw.user.<name>, exactly one level below claw.user (so it can only add
+// denials and gates, which the built-in policies collect from
+// data.claw.user[_]); *_test.rego files are
 // returned as tests. A missing dir is not an error.
 func LoadUserPolicies(dir string) (mods, tests map[string]string, err error) {
 	mods, tests = map[string]string{}, map[string]string{}
@@ -276,7 +289,8 @@ func LoadUserPolicies(dir string) (mods, tests map[string]string, err error) {
 			return nil, nil, fmt.Errorf("%w: %v", ErrPolicy, err)
 		}
 		pkg := strings.TrimPrefix(m.Package.Path.String(), "data.")
-		if !strings.HasPrefix(pkg+".", userPackagePrefix) || pkg+"." == userPackagePrefix {
+		rest, ok := strings.CutPrefix(pkg, userPackagePrefix)
+		if !ok || rest == "" || strings.ContainsAny(rest, ".[") {
 			return nil, nil, fmt.Errorf("%w: %s: package %s: user policies must be in a package under %s<name>, where they can only add deny, ask and passphrase rules",
 				ErrPolicy, path, pkg, userPackagePrefix)
 		}

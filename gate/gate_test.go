@@ -204,13 +204,16 @@ deny contains {"id": "user.no_git_push", "severity": "high", "msg": "git push is
 		t.Fatalf("git status with user policy: %s %v", d.Decision, d.RuleIDs())
 	}
 
-	// A user module outside claw.user is refused outright.
-	bad := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bad, "evil.rego"), []byte("package claw.gate\n\nresult := {\"decision\": \"allow\"}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := New(context.Background(), Options{Policy: testPolicy(), UserPolicyDir: bad}); err == nil || !strings.Contains(err.Error(), "claw.user") {
-		t.Fatalf("package claw.gate user policy accepted: %v", err)
+	// A user module anywhere but directly under claw.user is refused
+	// outright: the gate collects only data.claw.user.<name>.
+	for _, pkg := range []string{"claw.gate", "claw.user", "claw.user.team.sub", "claw.userx", "claw.lib", `claw.user["a.b"]`} {
+		bad := t.TempDir()
+		if err := os.WriteFile(filepath.Join(bad, "evil.rego"), []byte("package "+pkg+"\n\ndeny contains \"x\" if false\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(context.Background(), Options{Policy: testPolicy(), UserPolicyDir: bad}); err == nil || !strings.Contains(err.Error(), "claw.user.<name>") {
+			t.Errorf("package %s user policy: err = %v, want a refusal naming claw.user.<name>", pkg, err)
+		}
 	}
 	// A user module cannot call http.send.
 	net := t.TempDir()
@@ -219,6 +222,29 @@ deny contains {"id": "user.no_git_push", "severity": "high", "msg": "git push is
 	}
 	if _, err := New(context.Background(), Options{Policy: testPolicy(), UserPolicyDir: net}); err == nil {
 		t.Fatal("user policy calling http.send compiled")
+	}
+}
+
+// TestClawHomeIsForbidden checks that claw's own state directory is out of
+// reach even when the configuration does not list it.
+func TestClawHomeIsForbidden(t *testing.T) {
+	eng, err := New(context.Background(), Options{Policy: testPolicy(), Home: "/home/u", ClawHome: "/home/u/ws/.claw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []Action{
+		{Tool: "file_write", Args: map[string]any{"path": ".claw/policies/allow.rego", "content": "package x"}},
+		{Tool: "file_read", Args: map[string]any{"path": "/home/u/ws/.claw/keys/receipts.key"}},
+		shellAction("truncate -s 0 .claw/receipts/0001.jsonl"),
+	} {
+		d, err := eng.Decide(context.Background(), a, testContext("full"))
+		if err != nil || d.Decision != Deny || !strings.Contains(strings.Join(d.RuleIDs(), " "), "path.forbidden") {
+			t.Errorf("%s %v: %s %v %v, want deny path.forbidden", a.Tool, a.Args, d.Decision, d.RuleIDs(), err)
+		}
+	}
+	d, _ := eng.Decide(context.Background(), Action{Tool: "file_read", Args: map[string]any{"path": "README.md"}}, testContext("full"))
+	if d.Decision != Allow {
+		t.Errorf("workspace read beside the claw home: %s %v", d.Decision, d.RuleIDs())
 	}
 }
 

@@ -274,6 +274,21 @@ mark_ask contains r if {
 	r := lib.reason(rego.metadata.rule(), sprintf("%s runs the script %s", [label(name), detail(d)]))
 }
 
+# METADATA
+# title: Prints the environment
+# description: >-
+#   env or printenv without a command, export -p, declare -p, set alone and
+#   jq's $ENV print the environment. The sandbox gives a command only an
+#   allowlisted environment, but a hook gates commands that run with the
+#   agent's own environment, where API keys and tokens live.
+# custom:
+#   id: shell.reads_env
+#   severity: medium
+mark_ask contains r if {
+	some ["reads_env", name, d] in marks
+	r := lib.reason(rego.metadata.rule(), sprintf("%s prints the environment, where secrets often live", [label(name)]))
+}
+
 force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirror", "delete", "d"}
 
 # METADATA

@@ -191,6 +191,17 @@ commands_fires := {
 		"decision": "ask",
 		"risk": "high",
 	},
+	"shell.reads_env: printenv": {
+		"id": "shell.reads_env",
+		"input": at(sh([marked(cmd(["printenv"], [], []), "reads_env", "printenv")]), "full"),
+		"decision": "ask",
+	},
+	"shell.reads_env: an allowlisted command asks too": {
+		"id": "shell.reads_env",
+		"input": at(sh([marked(cmd(["echo"], [], []), "reads_env", "set")]), "full"),
+		"decision": "ask",
+		"risk": "medium",
+	},
 	"git.force_push: --force": {
 		"id": "git.force_push",
 		"input": at(sh([cmd(["git", "push", "--force", "origin", "main"], ["force"], [])]), "full"),
@@ -234,6 +245,11 @@ commands_fires := {
 }
 
 commands_quiet := {
+	"shell.reads_env: a command without the mark": {
+		"id": "shell.reads_env",
+		"input": at(sh([cmd(["echo", "$HOME"], [], [])]), "full"),
+		"decision": "allow",
+	},
 	"shell.unparseable: parsed": {
 		"id": "shell.unparseable",
 		"input": at(sh([ls]), "full"),

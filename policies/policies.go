@@ -185,6 +185,7 @@
 //	shell.stdin_shell              a shell or interpreter reading its program from stdin
 //	shell.dangerous_env            PATH, LD_PRELOAD, BASH_ENV, ... set for a command
 //	shell.runs_script              a script file run by path
+//	shell.reads_env                env, printenv, set, export -p: prints the environment
 //	git.force_push                 git push --force, --mirror, --delete, +ref or :ref
 //
 // Outcome reasons (why the combination came out as it did):

@@ -70,6 +70,7 @@ func newEngine(ctx context.Context, e *env, pol gate.Policy) (*gate.Engine, erro
 	eng, err := gate.New(ctx, gate.Options{
 		Policy:        pol,
 		Home:          e.userDir,
+		ClawHome:      e.home,
 		UserPolicyDir: filepath.Join(e.home, "policies"),
 		Timeout:       timeout,
 	})

@@ -243,7 +243,8 @@ func TestSecretsNotInReceipts(t *testing.T) {
 	const planted = "sk-test-PLANTEDsecret0123456789"
 	const envSecret = "PLANTEDenvValue-987654321"
 	t.Setenv("CLAW_TEST_API_KEY", envSecret)
-	r := newRig(t, "full", nil)
+	// env prints the environment and asks; approve it, so that it runs.
+	r := newRig(t, "full", &fixedApprover{answer: Answer{Result: "approved", By: "cli:test"}})
 	for _, cmd := range []string{
 		"echo " + planted,
 		"OPENAI_API_KEY=" + planted + " ls",
