@@ -100,9 +100,20 @@ type Config struct {
 	EstopFile string
 	// Redact removes secrets from text that goes into receipts.
 	Redact func(string) string
-	// Stdout and Stderr, when set, receive a shell command's output after
-	// it ran (the executor captures it).
+	// InProcess runs the tools that need no sandbox child, by tool name:
+	// time, memory_search (the memory database belongs to the broker's
+	// side, not to the model's), and "tool" for an external (MCP) tool
+	// whose call is forwarded by the caller. They take the same path as
+	// every other action: gate, decision receipt, approval, outcome
+	// receipt. A tool with neither a runner here nor an executor is an
+	// error, and does not run.
+	InProcess map[string]ToolFunc
 }
+
+// ToolFunc runs one in-process tool. Its result is the tool's JSON
+// payload; an error is a tool failure (recorded, and given back to the
+// model), not a broker failure.
+type ToolFunc func(ctx context.Context, args map[string]any) (json.RawMessage, error)
 
 // Outcome is what happened to one action.
 type Outcome struct {
@@ -221,13 +232,28 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		return closeWith(StatusDenied, "unknown decision "+d.Decision)
 	}
 
-	spec, err := b.spec(a, in, d)
-	if err != nil {
-		out.Err = err
-		return closeWith(StatusError, err.Error())
+	var (
+		spec  executor.Spec
+		res   executor.Result
+		err   error
+		start = time.Now()
+	)
+	if fn, ok := c.InProcess[a.Tool]; ok {
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if c.Sandbox.Timeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, c.Sandbox.Timeout)
+		}
+		res = runInProcess(tctx, fn, a.Args)
+		cancel()
+	} else {
+		spec, err = b.spec(a, in, d)
+		if err != nil {
+			out.Err = err
+			return closeWith(StatusError, err.Error())
+		}
+		start = time.Now()
+		res, err = executor.Run(ctx, spec)
 	}
-	start := time.Now()
-	res, err := executor.Run(ctx, spec)
 	ro := receipts.Outcome{MS: time.Since(start).Milliseconds()}
 	if res.Sandbox.LandlockABI > 0 || res.Sandbox.Seccomp {
 		ro.Sandbox = &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On()}
@@ -276,6 +302,41 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		return out, out.Err
 	}
 	return out, nil
+}
+
+// maxInProcessPayload bounds what an in-process tool may return.
+const maxInProcessPayload = 1 << 20
+
+// runInProcess runs an in-process tool and shapes its result like an
+// in-sandbox tool's, with the same output digests.
+func runInProcess(ctx context.Context, fn ToolFunc, args map[string]any) (res executor.Result) {
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			res.Tool = &executor.ToolResult{Error: fmt.Sprintf("tool failed: %v", p)}
+		}
+		res.Duration = time.Since(start)
+		out := res.Stdout
+		if res.Tool != nil && res.Tool.Payload != nil {
+			out = res.Tool.Payload
+		}
+		so := sha256.Sum256(out)
+		se := sha256.Sum256(nil)
+		res.StdoutSHA256, res.StderrSHA256 = hex.EncodeToString(so[:]), hex.EncodeToString(se[:])
+		both := sha256.Sum256(append(so[:], se[:]...))
+		res.OutputSHA256 = hex.EncodeToString(both[:])
+		res.StdoutBytes = int64(len(out))
+	}()
+	payload, err := fn(ctx, args)
+	switch {
+	case err != nil:
+		return executor.Result{ExitCode: 1, Tool: &executor.ToolResult{Error: err.Error()}}
+	case len(payload) > maxInProcessPayload:
+		return executor.Result{ExitCode: 1, Tool: &executor.ToolResult{Error: fmt.Sprintf("tool result larger than %d bytes", maxInProcessPayload)}}
+	case !json.Valid(payload):
+		return executor.Result{ExitCode: 1, Tool: &executor.ToolResult{Error: "tool result is not JSON"}}
+	}
+	return executor.Result{Tool: &executor.ToolResult{Payload: payload}}
 }
 
 // receiptStatus maps broker statuses to the receipt vocabulary

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -316,4 +317,78 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("Redact not stable: %q then %q", out, again)
 		}
 	})
+}
+
+// TestInProcessTools checks that tools run in-process take the same path
+// as every other action: gate, receipts, and a tool error for a failure.
+func TestInProcessTools(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	calls := 0
+	r.b.cfg.InProcess = map[string]ToolFunc{
+		"time": func(context.Context, map[string]any) (json.RawMessage, error) {
+			calls++
+			return json.RawMessage(`{"now":"2026-11-22T10:00:00Z"}`), nil
+		},
+		"tool": func(_ context.Context, args map[string]any) (json.RawMessage, error) {
+			calls++
+			switch args["name"] {
+			case "boom":
+				panic("upstream exploded")
+			case "bad":
+				return json.RawMessage(`{not json`), nil
+			case "fail":
+				return nil, errors.New("upstream said no")
+			}
+			return json.RawMessage(`{"ok":true}`), nil
+		},
+	}
+	tests := []struct {
+		name       string
+		action     gate.Action
+		wantStatus string
+		wantErr    string
+		wantCalls  int
+	}{
+		{name: "time allowed at supervised", action: gate.Action{Tool: "time", Args: map[string]any{}}, wantStatus: StatusOK, wantCalls: 1},
+		{name: "external tool asks, nobody to ask", action: gate.Action{Tool: "tool", Args: map[string]any{"server": "s", "name": "ok", "args": map[string]any{}}}, wantStatus: StatusNeedsApproval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls = 0
+			out, err := r.b.Invoke(context.Background(), tt.action, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != tt.wantStatus || calls != tt.wantCalls {
+				t.Fatalf("status %s calls %d, want %s %d (%v)", out.Status, calls, tt.wantStatus, tt.wantCalls, out.Err)
+			}
+			if got := types(r.bodies(t, out.ActionID)); !strings.HasPrefix(got, "decision") || !strings.Contains(got, "outcome") {
+				t.Fatalf("receipts = %s", got)
+			}
+		})
+	}
+
+	// At full autonomy the external tool runs; its failures are tool
+	// errors with an outcome receipt, never a broker failure.
+	full := newRig(t, "full", nil)
+	full.b.cfg.InProcess = r.b.cfg.InProcess
+	for name, want := range map[string]string{"ok": "", "boom": "upstream exploded", "bad": "not JSON", "fail": "upstream said no"} {
+		out, err := full.b.Invoke(context.Background(), gate.Action{Tool: "tool", Args: map[string]any{"server": "s", "name": name, "args": map[string]any{}}}, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want == "" {
+			if out.Status != StatusOK || string(out.Result.Tool.Payload) != `{"ok":true}` {
+				t.Fatalf("%s: %s %+v", name, out.Status, out.Result)
+			}
+			continue
+		}
+		if out.Status != StatusFailed || !strings.Contains(out.Result.Tool.Error, want) {
+			t.Fatalf("%s: status %s, tool %+v, want failed with %q", name, out.Status, out.Result.Tool, want)
+		}
+		bs := full.bodies(t, out.ActionID)
+		if last := bs[len(bs)-1]; last.Outcome == nil || last.Outcome.Status != "failed" || !strings.Contains(last.Outcome.Error, want) {
+			t.Fatalf("%s: outcome receipt %+v", name, last.Outcome)
+		}
+	}
 }
