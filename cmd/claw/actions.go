@@ -40,8 +40,10 @@ func (o *actionOptions) addFlags(fs interface {
 
 // openBroker loads the config, compiles the gate, opens the receipt log and
 // returns a broker for one-shot CLI actions. close writes the final
-// checkpoint.
-func openBroker(ctx context.Context, g *globals, o *actionOptions) (b *broker.Broker, close func(), err error) {
+// checkpoint. Each configure function may adjust the broker's Config
+// (approver, channel, in-process tools) before the broker is made; the
+// default approver asks on the terminal when standard input is one.
+func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*broker.Config, *env)) (b *broker.Broker, close func(), err error) {
 	e, err := loadEnv(g)
 	if err != nil {
 		return nil, nil, err
@@ -111,6 +113,9 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions) (b *broker.Br
 	}
 	if a := newTTYApprover(g); a != nil {
 		cfg.Approver = a
+	}
+	for _, f := range configure {
+		f(&cfg, e)
 	}
 	return broker.New(cfg), func() { log.Close() }, nil
 }
