@@ -21,8 +21,12 @@ func newDoctorCommand(g *globals) *cobra.Command {
 by starting one sandboxed child, and print what every sandboxed action gets
 and what is missing.
 
+Then run the other checks (configuration, keys, receipts, providers, the
+service), each problem with its fix.
+
 EXIT STATUS
-  0 the sandbox is available, 5 it is not (claw refuses to run actions).`,
+  0 all good, 5 the sandbox is unavailable (claw refuses to run actions),
+  1 another check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
@@ -30,11 +34,44 @@ EXIT STATUS
 	return c
 }
 
+// doctorCheck is one check of claw doctor beyond the sandbox probe. Groups
+// of commands add theirs from an init function in their own file.
+type doctorCheck struct {
+	Name string
+	Run  func(g *globals) doctorResult
+}
+
+// doctorResult is what a check found: OK, or a problem and how to fix it.
+// Skipped checks (nothing to check here) are neither.
+type doctorResult struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+var doctorChecks []doctorCheck
+
 func runDoctor(g *globals, asJSON bool) error {
 	s := executor.Check()
 	err := s.Require(0)
+	results := make([]doctorResult, 0, len(doctorChecks))
+	failed := 0
+	for _, c := range doctorChecks {
+		r := c.Run(g)
+		r.Name = c.Name
+		if !r.OK && !r.Skipped {
+			failed++
+		}
+		results = append(results, r)
+	}
 	if asJSON {
-		if jerr := json.NewEncoder(g.stdout).Encode(s); jerr != nil {
+		out := struct {
+			executor.Support
+			Checks []doctorResult `json:"checks"`
+		}{s, results}
+		if jerr := json.NewEncoder(g.stdout).Encode(out); jerr != nil {
 			return jerr
 		}
 	} else {
@@ -79,9 +116,28 @@ func runDoctor(g *globals, asJSON bool) error {
 			status = "sandbox: UNAVAILABLE: " + strings.TrimPrefix(err.Error(), executor.ErrUnavailable.Error()+": ")
 		}
 		fmt.Fprintf(w, "\n%s\n", status)
+		if len(results) > 0 {
+			fmt.Fprintln(w, "\nchecks:")
+		}
+		for _, r := range results {
+			mark := "ok  "
+			switch {
+			case r.Skipped:
+				mark = "skip"
+			case !r.OK:
+				mark = "FAIL"
+			}
+			fmt.Fprintf(w, "  %s %-20s %s\n", mark, r.Name, sanitize(r.Detail))
+			if !r.OK && !r.Skipped && r.Fix != "" {
+				fmt.Fprintf(w, "       fix: %s\n", sanitize(r.Fix))
+			}
+		}
 	}
 	if errors.Is(err, executor.ErrUnavailable) {
 		return withCode(exitSandbox, nil)
+	}
+	if failed > 0 {
+		return withCode(exitError, fmt.Errorf("%d doctor check(s) failed", failed))
 	}
 	return nil
 }
