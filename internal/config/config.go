@@ -24,6 +24,10 @@ type Config struct {
 	Security        Security `toml:"security" json:"security"`
 	Sandbox         Sandbox  `toml:"sandbox" json:"sandbox"`
 	Receipts        Receipts `toml:"receipts" json:"receipts"`
+	Agent           Agent    `toml:"agent" json:"agent"`
+	// Providers are the [providers.NAME] sections.
+	Providers map[string]Provider `toml:"providers" json:"providers"`
+	Serve     Serve               `toml:"serve" json:"serve"`
 
 	// Path is the file the config was loaded from ("" for defaults).
 	Path string `toml:"-" json:"-"`
@@ -48,6 +52,13 @@ type Security struct {
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
 	AuditLog                 bool     `toml:"audit_log" json:"audit_log"`
 	GateTimeout              Duration `toml:"gate_timeout" json:"gate_timeout"`
+	// ApprovalTimeout bounds how long an approval may wait; no answer in
+	// time is recorded as a timeout, never as a rejection.
+	ApprovalTimeout Duration `toml:"approval_timeout" json:"approval_timeout"`
+	// PassphraseMaxFailures wrong passphrases in a row lock the
+	// passphrase gate for PassphraseLockout.
+	PassphraseMaxFailures int      `toml:"passphrase_max_failures" json:"passphrase_max_failures"`
+	PassphraseLockout     Duration `toml:"passphrase_lockout" json:"passphrase_lockout"`
 }
 
 // Sandbox is the [sandbox] table: limits of the sandboxed child.
@@ -97,6 +108,50 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the duration the way time.Duration.String does.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
 
+// Agent is the [agent] table: the limits of the agent loop.
+type Agent struct {
+	MaxToolRounds    int      `toml:"max_tool_rounds" json:"max_tool_rounds"`
+	MaxResponseBytes int      `toml:"max_response_bytes" json:"max_response_bytes"`
+	ToolTimeout      Duration `toml:"tool_timeout" json:"tool_timeout"`
+	ShellTimeout     Duration `toml:"shell_timeout" json:"shell_timeout"`
+	HTTPTimeout      Duration `toml:"http_timeout" json:"http_timeout"`
+	HistoryMessages  int      `toml:"history_messages" json:"history_messages"`
+	// HistoryBudget is the size in bytes of the history sent to the
+	// model before older turns are compacted into the summary.
+	HistoryBudget int `toml:"history_budget" json:"history_budget"`
+	// Soul is the identity file injected into the system prompt.
+	Soul     string `toml:"soul" json:"soul"`
+	MemoryDB string `toml:"memory_db" json:"memory_db"`
+}
+
+// Provider is one [providers.NAME] table (see the provider package).
+type Provider struct {
+	Kind             string            `toml:"kind" json:"kind"`
+	BaseURL          string            `toml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv        string            `toml:"api_key_env" json:"api_key_env,omitempty"`
+	Model            string            `toml:"model" json:"model,omitempty"`
+	Timeout          Duration          `toml:"timeout" json:"timeout"`
+	MaxResponseBytes int               `toml:"max_response_bytes" json:"max_response_bytes,omitempty"`
+	Script           string            `toml:"script" json:"script,omitempty"`
+	Headers          map[string]string `toml:"headers,omitempty" json:"headers,omitempty"`
+	Fallbacks        []string          `toml:"fallbacks,omitempty" json:"fallbacks,omitempty"`
+	Routes           map[string]string `toml:"routes,omitempty" json:"routes,omitempty"`
+	Default          string            `toml:"default" json:"default,omitempty"`
+}
+
+// Provider kinds.
+var ProviderKinds = []string{"mock", "openai-compatible", "openai", "anthropic", "reliable", "router"}
+
+// Serve is the [serve] table: the daemon.
+type Serve struct {
+	Socket            string   `toml:"socket" json:"socket"`
+	Listen            string   `toml:"listen" json:"listen"`
+	TokenFile         string   `toml:"token_file" json:"token_file"`
+	MaxBodyBytes      int      `toml:"max_body_bytes" json:"max_body_bytes"`
+	ReadHeaderTimeout Duration `toml:"read_header_timeout" json:"read_header_timeout"`
+	RequestTimeout    Duration `toml:"request_timeout" json:"request_timeout"`
+}
+
 // Default returns the configuration used for every absent key. Paths are not
 // yet expanded: call [Config.Expand]. home must be absolute; a "$" in it is
 // escaped so that expansion leaves it alone.
@@ -120,6 +175,9 @@ func Default(home string) *Config {
 			AllowPrivilegeEscalation: false,
 			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},
+			ApprovalTimeout:          Duration{120 * time.Second},
+			PassphraseMaxFailures:    5,
+			PassphraseLockout:        Duration{15 * time.Minute},
 		},
 		Sandbox: Sandbox{
 			MinLandlockABI: 6,
@@ -133,6 +191,27 @@ func Default(home string) *Config {
 			Dir:        filepath.Join(h, "receipts"),
 			Key:        filepath.Join(h, "keys", "receipt.key"),
 			Checkpoint: 256,
+		},
+		Agent: Agent{
+			MaxToolRounds:    5,
+			MaxResponseBytes: 1 << 20,
+			ToolTimeout:      Duration{30 * time.Second},
+			ShellTimeout:     Duration{15 * time.Second},
+			HTTPTimeout:      Duration{20 * time.Second},
+			HistoryMessages:  40,
+			HistoryBudget:    32 << 10,
+			Soul:             filepath.Join(h, "soul.md"),
+			MemoryDB:         filepath.Join(h, "memory.sqlite"),
+		},
+		Providers: map[string]Provider{
+			"local": {Kind: "mock"},
+		},
+		Serve: Serve{
+			Socket:            filepath.Join(h, "run", "claw.sock"),
+			TokenFile:         filepath.Join(h, "token"),
+			MaxBodyBytes:      1 << 20,
+			ReadHeaderTimeout: Duration{5 * time.Second},
+			RequestTimeout:    Duration{120 * time.Second},
 		},
 		Home: home,
 	}

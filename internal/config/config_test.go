@@ -92,6 +92,22 @@ func TestParseValid(t *testing.T) {
 				s.PassphraseFor = []string{"critical", "cmd.rm.workspace", "destructive.rm_root"}
 				s.AllowPrivilegeEscalation = true
 				s.AuditLog = false
+				s.ApprovalTimeout = Duration{30 * time.Second}
+				s.PassphraseMaxFailures = 3
+				s.PassphraseLockout = Duration{time.Hour}
+				c.Agent = Agent{MaxToolRounds: 8, MaxResponseBytes: 65536, ToolTimeout: Duration{10 * time.Second},
+					ShellTimeout: Duration{5 * time.Second}, HTTPTimeout: Duration{7 * time.Second},
+					HistoryMessages: 20, HistoryBudget: 4096, Soul: testHome + "/me.md", MemoryDB: "/var/lib/claw/memory.sqlite"}
+				c.Providers = map[string]Provider{
+					"openai": {Kind: "openai-compatible", BaseURL: "http://127.0.0.1:11434/v1", APIKeyEnv: "OPENAI_API_KEY",
+						Model: "gpt-test", Timeout: Duration{45 * time.Second}, MaxResponseBytes: 2048, Headers: map[string]string{"X-Title": "claw"}},
+					"claude": {Kind: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Model: "claude-test"},
+					"main":   {Kind: "reliable", Fallbacks: []string{"claude", "openai", "local"}},
+					"auto":   {Kind: "router", Default: "main", Routes: map[string]string{"offline": "local"}},
+					"local":  {Kind: "mock", Script: testHome + "/demo.yaml"},
+				}
+				c.Serve = Serve{Socket: "/run/claw/claw.sock", Listen: "127.0.0.1:8787", TokenFile: testHome + "/serve.token",
+					MaxBodyBytes: 4096, ReadHeaderTimeout: Duration{2 * time.Second}, RequestTimeout: Duration{30 * time.Second}}
 				s.GateTimeout = Duration{time.Second}
 				c.Sandbox = Sandbox{MinLandlockABI: 4, RunAs: "", Timeout: Duration{2 * time.Minute},
 					MemoryMax: "512M", PidsMax: 64, HTTPPorts: []int{443, 8443}}
@@ -292,6 +308,40 @@ run_as = "Root!"
 				`config.toml:3:32: security.allowed_commands[1]: must not be empty`,
 				`config.toml:3:36: security.allowed_commands[2]: "a b" is not a command name (letters, digits, and . _ + - @ :)`,
 				`config.toml:5:10: sandbox.run_as: "Root!" is not a user name or uid ("" stays the current user)`,
+			},
+		},
+		{
+			name: "providers, agent and serve",
+			file: `default_provider = "nope"
+[providers.x]
+kind = "gpt"
+api_key_env = "sk-abcdefghijklmnopqrstuvwxyz012345"
+base_url = "ftp://h/"
+headers = { Authorization = "Bearer 1" }
+[providers.r]
+kind = "reliable"
+fallbacks = ["x", "ghost"]
+[providers.k]
+model = "m"
+[agent]
+max_tool_rounds = 0
+tool_timeout = "-1s"
+[serve]
+listen = "localhost"
+max_body_bytes = 10
+`,
+			want: []string{
+				`config.toml:1:20: default_provider: "nope" names no [providers.nope] section (defined: k, local, r, x)`,
+				`config.toml:3:8: providers.x.kind: "gpt" is not one of mock, openai-compatible, openai, anthropic, reliable, router`,
+				`config.toml:4:15: providers.x.api_key_env: must name an environment variable (like "OPENAI_API_KEY"), not hold the key itself`,
+				`config.toml:5:12: providers.x.base_url: "ftp://h/" is not an http(s) URL without credentials`,
+				`config.toml:6:13: providers.x.headers.Authorization: credentials do not belong in the config; name the variable in api_key_env`,
+				`config.toml:9:19: providers.r.fallbacks[1]: "ghost" names no [providers.ghost] section (defined: k, local, r, x)`,
+				`config.toml:10:12: providers.k: provider k has no kind; set kind to one of mock, openai-compatible, openai, anthropic, reliable, router`,
+				`config.toml:13:19: agent.max_tool_rounds: must be at least 1, got 0`,
+				`config.toml:14:16: agent.tool_timeout: must be positive, got -1s`,
+				`config.toml:16:10: serve.listen: "localhost" is not host:port, like "127.0.0.1:8787"`,
+				`config.toml:17:18: serve.max_body_bytes: must be at least 1024, got 10`,
 			},
 		},
 		{

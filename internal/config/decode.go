@@ -378,6 +378,33 @@ func (s *source) decodeValue(path string, v any, fv reflect.Value) {
 			return
 		}
 		s.decodeTable(path, tbl, fv)
+	case reflect.Map:
+		// A table of named entries ([providers.NAME], headers, routes).
+		// Entries replace the defaults of the same name whole.
+		tbl, ok := v.(map[string]any)
+		if !ok {
+			s.errAtVal(path, "expected a table, got %s", typeName(v))
+			return
+		}
+		out := reflect.MakeMapWithSize(t, fv.Len()+len(tbl))
+		iter := fv.MapRange()
+		for iter.Next() {
+			out.SetMapIndex(iter.Key(), iter.Value())
+		}
+		keys := make([]string, 0, len(tbl))
+		for k := range tbl {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ev := reflect.New(t.Elem()).Elem()
+			before := len(s.errs.List)
+			s.decodeValue(joinKey(path, k), tbl[k], ev)
+			if len(s.errs.List) == before {
+				out.SetMapIndex(reflect.ValueOf(k), ev)
+			}
+		}
+		fv.Set(out)
 	default:
 		// Every field type of Config is handled above.
 		panic(fmt.Sprintf("config: bug: field %s has unsupported type %s", path, t))

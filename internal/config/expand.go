@@ -10,7 +10,8 @@ import (
 
 // Expand expands ~ and $VAR / ${VAR} in the path-like fields (workspace_dir,
 // security.forbidden_paths, security.read_paths, receipts.dir,
-// receipts.key), then cleans them. getenv supplies variables and $HOME for ~.
+// receipts.key, agent.soul, agent.memory_db, serve.socket,
+// serve.token_file, providers.NAME.script), then cleans them. getenv supplies variables and $HOME for ~.
 // A variable that is unset or empty is an error, and so is a path that
 // expands to a relative one; "$$" is a literal "$". Problems are reported
 // together as an [*Errors] with the positions of the values. Expand is a
@@ -21,6 +22,11 @@ func (c *Config) Expand(getenv func(string) string) error {
 	}
 	// Work on copies, so that a failed Expand leaves c as it was.
 	ws, rdir, rkey := c.WorkspaceDir, c.Receipts.Dir, c.Receipts.Key
+	soul, mdb, sock, tok := c.Agent.Soul, c.Agent.MemoryDB, c.Serve.Socket, c.Serve.TokenFile
+	provs := make(map[string]Provider, len(c.Providers))
+	for k, v := range c.Providers {
+		provs[k] = v
+	}
 	fp := slices.Clone(c.Security.ForbiddenPaths)
 	rp := slices.Clone(c.Security.ReadPaths)
 	errs := &Errors{}
@@ -42,10 +48,22 @@ func (c *Config) Expand(getenv func(string) string) error {
 	many("security.read_paths", rp, false)
 	one("receipts.dir", &rdir, false)
 	one("receipts.key", &rkey, false)
+	one("agent.soul", &soul, false)
+	one("agent.memory_db", &mdb, false)
+	one("serve.socket", &sock, false)
+	one("serve.token_file", &tok, false)
+	for name, pv := range provs {
+		if pv.Script != "" {
+			one(joinKey(joinKey("providers", name), "script"), &pv.Script, false)
+			provs[name] = pv
+		}
+	}
 	if err := errs.err(); err != nil {
 		return err
 	}
 	c.WorkspaceDir, c.Receipts.Dir, c.Receipts.Key = ws, rdir, rkey
+	c.Agent.Soul, c.Agent.MemoryDB, c.Serve.Socket, c.Serve.TokenFile = soul, mdb, sock, tok
+	c.Providers = provs
 	c.Security.ForbiddenPaths, c.Security.ReadPaths = fp, rp
 	c.expanded = true
 	return nil

@@ -37,6 +37,19 @@ func maskValue(path string, v reflect.Value) {
 		if s := v.String(); s != "" && (secretKey(path) || looksSecret(s)) {
 			v.SetString(Mask)
 		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		cp := reflect.MakeMapWithSize(v.Type(), v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(iter.Value())
+			maskValue(joinKey(path, iter.Key().String()), e)
+			cp.SetMapIndex(iter.Key(), e)
+		}
+		v.Set(cp)
 	case reflect.Slice:
 		if v.IsNil() {
 			return
@@ -62,6 +75,12 @@ func secretKey(path string) bool {
 	leaf = strings.ToLower(leaf)
 	if leaf == "passphrase" {
 		return true
+	}
+	// A key naming a file or a variable holds where the secret is, not
+	// the secret (token_file, api_key_env); its value is still masked
+	// when it looks like a credential.
+	if strings.HasSuffix(leaf, "_file") || strings.HasSuffix(leaf, "_env") {
+		return false
 	}
 	for _, w := range []string{"passphrase_hash", "password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "credential"} {
 		if strings.Contains(leaf, w) {

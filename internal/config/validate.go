@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -89,6 +91,143 @@ func (s *source) validate(c *Config) {
 	s.checkPath("receipts.dir", rc.Dir, false)
 	s.checkPath("receipts.key", rc.Key, false)
 	s.checkRange("receipts.checkpoint_every", rc.Checkpoint, 1, math.MaxInt32)
+
+	s.checkDuration("security.approval_timeout", sec.ApprovalTimeout, maxShellTimeout)
+	s.checkRange("security.passphrase_max_failures", sec.PassphraseMaxFailures, 1, 100)
+	s.checkDuration("security.passphrase_lockout", sec.PassphraseLockout, 7*24*time.Hour)
+
+	ag := &c.Agent
+	s.checkRange("agent.max_tool_rounds", ag.MaxToolRounds, 1, 100)
+	s.checkRange("agent.max_response_bytes", ag.MaxResponseBytes, 1<<10, 64<<20)
+	s.checkDuration("agent.tool_timeout", ag.ToolTimeout, maxShellTimeout)
+	s.checkDuration("agent.shell_timeout", ag.ShellTimeout, maxShellTimeout)
+	s.checkDuration("agent.http_timeout", ag.HTTPTimeout, maxShellTimeout)
+	s.checkRange("agent.history_messages", ag.HistoryMessages, 1, 10000)
+	s.checkRange("agent.history_budget", ag.HistoryBudget, 1<<10, 16<<20)
+	s.checkPath("agent.soul", ag.Soul, false)
+	s.checkPath("agent.memory_db", ag.MemoryDB, false)
+
+	s.validateProviders(c)
+
+	sv := &c.Serve
+	s.checkPath("serve.socket", sv.Socket, false)
+	s.checkPath("serve.token_file", sv.TokenFile, false)
+	if s.has("serve.listen") && sv.Listen != "" {
+		if _, port, err := net.SplitHostPort(sv.Listen); err != nil || port == "" {
+			s.errAtVal("serve.listen", "%s is not host:port, like \"127.0.0.1:8787\"", show("serve.listen", sv.Listen))
+		} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			s.errAtVal("serve.listen", "%s has an invalid port", show("serve.listen", sv.Listen))
+		}
+	}
+	s.checkRange("serve.max_body_bytes", sv.MaxBodyBytes, 1<<10, 64<<20)
+	s.checkDuration("serve.read_header_timeout", sv.ReadHeaderTimeout, time.Hour)
+	s.checkDuration("serve.request_timeout", sv.RequestTimeout, maxShellTimeout)
+}
+
+var (
+	providerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	headerNameRe   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+)
+
+// validateProviders checks every [providers.NAME] section and that the
+// names default_provider, fallbacks, routes and default refer to exist.
+func (s *source) validateProviders(c *Config) {
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	ref := func(path, name string) {
+		if !s.has(path) || name == "" {
+			return
+		}
+		if _, ok := c.Providers[name]; !ok {
+			s.errAtVal(path, "%s names no [providers.%s] section (defined: %s)", show(path, name), name, strings.Join(names, ", "))
+		}
+	}
+	ref("default_provider", c.DefaultProvider)
+	for _, n := range names {
+		base := joinKey("providers", n)
+		if !s.hasUnder(base) {
+			continue // a default
+		}
+		pv := c.Providers[n]
+		key := func(k string) string { return joinKey(base, k) }
+		if !providerNameRe.MatchString(n) {
+			s.errAtKey(base, "provider name %q must be letters, digits, - and _", n)
+		}
+		switch {
+		case pv.Kind == "":
+			s.errAtKey(base, "provider %s has no kind; set kind to one of %s", n, strings.Join(ProviderKinds, ", "))
+		case !slices.Contains(ProviderKinds, pv.Kind):
+			s.errAtVal(key("kind"), "%s is not one of %s", show(key("kind"), pv.Kind), strings.Join(ProviderKinds, ", "))
+		}
+		// Empty optional values mean "the provider's default" (and are
+		// what `claw config show` prints for them).
+		if s.has(key("base_url")) && pv.BaseURL != "" {
+			if u, err := url.Parse(pv.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				s.errAtVal(key("base_url"), "%s is not an http(s) URL without credentials", show(key("base_url"), pv.BaseURL))
+			}
+		}
+		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameRe.MatchString(pv.APIKeyEnv) {
+			// Never echo it: a pasted key is the usual mistake.
+			s.errAtVal(key("api_key_env"), "must name an environment variable (like \"OPENAI_API_KEY\"), not hold the key itself")
+		}
+		if pv.Model != "" {
+			s.checkName(key("model"), pv.Model)
+		}
+		if pv.Timeout.Duration != 0 {
+			s.checkDuration(key("timeout"), pv.Timeout, time.Hour)
+		}
+		if pv.MaxResponseBytes != 0 {
+			s.checkRange(key("max_response_bytes"), pv.MaxResponseBytes, 1<<10, 64<<20)
+		}
+		if pv.Script != "" {
+			s.checkPath(key("script"), pv.Script, false)
+		}
+		for h := range pv.Headers {
+			hk := joinKey(key("headers"), h)
+			if !headerNameRe.MatchString(h) {
+				s.errAtKey(hk, "%q is not an HTTP header name", h)
+			}
+			if strings.EqualFold(h, "authorization") || strings.EqualFold(h, "x-api-key") {
+				s.errAtKey(hk, "credentials do not belong in the config; name the variable in api_key_env")
+			}
+		}
+		for i, f := range pv.Fallbacks {
+			ref(fmt.Sprintf("%s[%d]", key("fallbacks"), i), f)
+		}
+		for r, to := range pv.Routes {
+			ref(joinKey(key("routes"), r), to)
+		}
+		ref(key("default"), pv.Default)
+		if (pv.Kind == "reliable") && len(pv.Fallbacks) == 0 {
+			s.errAtKey(base, "provider %s is reliable but has no fallbacks", n)
+		}
+		if pv.Kind == "router" && pv.Default == "" && len(pv.Routes) == 0 {
+			s.errAtKey(base, "provider %s is a router without routes or default", n)
+		}
+	}
+}
+
+// hasUnder reports whether path, or any key below it, is written in the
+// file (a [table] header counts).
+func (s *source) hasUnder(path string) bool {
+	for _, m := range []map[string]pos{s.keys, s.vals} {
+		for k := range m {
+			if k == path || strings.HasPrefix(k, path+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errAtKey reports a problem at the key of path.
+func (s *source) errAtKey(path, format string, args ...any) {
+	p := s.keyPos(path)
+	s.errs.List = append(s.errs.List, &Error{File: s.name, Line: p.line, Col: p.col, Key: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // has reports whether path is written in the file.
