@@ -20,6 +20,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"http":          {Required: []string{"url"}, Optional: []string{"method", "body", "headers"}},
 	"time":          {},
 	"memory_search": {Required: []string{"query"}},
+	"ask_user":      {Required: []string{"question"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
 }
 
@@ -100,6 +101,8 @@ func BuildInput(a Action, c Context) *Input {
 		}
 	case "memory_search":
 		in.str("query")
+	case "ask_user":
+		in.str("question")
 	case "tool":
 		in.str("server")
 		in.str("name")

@@ -45,7 +45,7 @@ allow_privilege_escalation if cfg.allow_privilege_escalation == true
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-known_kinds := {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "tool"}
+known_kinds := {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
 
 kind_known if input.kind in known_kinds
 
@@ -204,6 +204,9 @@ base_rank := 0 if input.kind == "time"
 
 base_rank := 0 if input.kind == "memory_search"
 
+# ask_user only asks the person a question; the answer is theirs to give.
+base_rank := 0 if input.kind == "ask_user"
+
 # A read is low inside the workspace and medium outside it (where it is
 # only permitted by read_paths or workspace_only = false).
 base_rank := 1 if {
@@ -302,7 +305,7 @@ risk := ["low", "medium", "high", "critical"][rank]
 
 # readonly allows only low-risk reads with nothing to ask about.
 readonly_ok if {
-	input.kind in {"file_read", "file_list", "time", "memory_search"}
+	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user"}
 	rank == 0
 	count(ask_reasons) == 0
 }

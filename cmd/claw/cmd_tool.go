@@ -23,6 +23,7 @@ var toolDocs = map[string]string{
 	"http":          "GET (or POST) a URL on an allowed domain; SSRF-safe",
 	"time":          "the current time",
 	"memory_search": "search the conversation memory",
+	"ask_user":      "ask the person a question and return the answer",
 	"tool":          "call a tool of an MCP server or plugin",
 }
 

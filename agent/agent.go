@@ -1,0 +1,488 @@
+// Package agent is claw's agent loop: it takes a person's message, talks to
+// a model, and sends every tool call the model proposes to an [Invoker] —
+// the broker, which decides it with the gate, records receipts, asks for
+// approval and runs it in the sandbox. The agent itself never runs a
+// process or touches the file system for a tool; a test holds that rule.
+//
+// # One turn
+//
+//	receive → create or resume the conversation → load its recent history
+//	→ build the system prompt (soul, summary of older turns, policy, tool
+//	instructions) → call the model with the active tools' schemas
+//	→ text only: persist it and reply
+//	→ tool calls: for each, Invoker.Invoke; persist the call and its result
+//	→ send the results back → repeat until the model answers in text or
+//	  MaxToolRounds rounds of tools have run → persist → reply
+//
+// A denied, rejected or failed call goes back to the model as a tool error
+// carrying the reason, so it can adapt; nothing is dropped. Arguments that
+// do not match the tool's schema still reach the Invoker (which records
+// the attempt and denies it) and come back as a tool error.
+//
+// Models sometimes write a tool call as text instead of a structured call
+// (<tool_call>{…}</tool_call>, a ```json block, or a bare JSON object naming
+// an active tool). When a reply has no structured calls, such text is
+// recovered into calls (see [RecoverToolCalls]).
+//
+// # Memory and compaction
+//
+// Every message is persisted in the memory store. When the messages not yet
+// covered by the conversation's summary exceed HistoryBudget bytes, the
+// older ones are summarised by the model into the conversation's summary,
+// which the system prompt carries from then on; the full log stays in the
+// store. A restarted REPL resumes the channel's latest conversation.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clawsec/claw/agent/memory"
+	"github.com/clawsec/claw/agent/provider"
+	"github.com/clawsec/claw/agent/tool"
+)
+
+// Invoker carries out one tool call: the broker.
+type Invoker interface {
+	Invoke(ctx context.Context, conversation string, call tool.Call) tool.Result
+}
+
+// Defaults of the guardrails.
+const (
+	DefaultMaxToolRounds    = 5
+	DefaultMaxResponseBytes = 1 << 20
+	DefaultHistoryMessages  = 40
+	DefaultHistoryBudget    = 32 << 10
+)
+
+// Config wires an Agent.
+type Config struct {
+	Provider provider.Provider // required
+	Memory   *memory.Store     // required
+	Invoker  Invoker           // required
+	// Tools are the active tools; nil means none (the model only talks).
+	Tools   []tool.Spec
+	Channel string // "cli", "serve", …
+	Model   string // overrides the provider's model when set
+	// Soul is the identity text at the top of the system prompt.
+	Soul string
+	// Policy is a short account of the autonomy level and the workspace
+	// boundary, told to the model so it does not waste calls.
+	Policy string
+
+	MaxToolRounds    int
+	MaxResponseBytes int
+	HistoryMessages  int
+	HistoryBudget    int
+
+	Log *slog.Logger
+}
+
+// DefaultSoul is the identity used when no soul.md exists.
+const DefaultSoul = `You are claw, a careful assistant working in the user's workspace.
+Every tool call you make is checked by a security policy, may need the user's approval, and runs in a sandbox.
+When a call is denied, do not try to get around the denial: explain what you wanted to do and why, and suggest what the user could do.`
+
+// Agent runs turns. It is safe for concurrent use by several
+// conversations; turns of one conversation must not overlap (the caller
+// serialises them).
+type Agent struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New checks cfg and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Provider == nil || cfg.Memory == nil || cfg.Invoker == nil {
+		return nil, errors.New("agent: Provider, Memory and Invoker are required")
+	}
+	if cfg.Channel == "" {
+		cfg.Channel = "cli"
+	}
+	if cfg.MaxToolRounds <= 0 {
+		cfg.MaxToolRounds = DefaultMaxToolRounds
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.HistoryMessages <= 0 {
+		cfg.HistoryMessages = DefaultHistoryMessages
+	}
+	if cfg.HistoryBudget <= 0 {
+		cfg.HistoryBudget = DefaultHistoryBudget
+	}
+	if strings.TrimSpace(cfg.Soul) == "" {
+		cfg.Soul = DefaultSoul
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Agent{cfg: cfg, log: log}, nil
+}
+
+// Tools returns the active tools.
+func (a *Agent) Tools() []tool.Spec { return append([]tool.Spec(nil), a.cfg.Tools...) }
+
+// TurnRequest is one message from a person.
+type TurnRequest struct {
+	// Conversation is the id (or a unique prefix) to continue; empty
+	// continues the channel's latest conversation, or starts one.
+	Conversation    string
+	NewConversation bool
+	Message         string
+	// OnDelta receives the model's text as it streams, when the provider
+	// streams; the reply is returned whole either way.
+	OnDelta func(text string)
+	// OnStatus is told what the turn is doing: "thinking" while the model
+	// works, "tool NAME" while a tool call is with the broker, "" when
+	// neither (a channel's spinner follows it).
+	OnStatus func(status string)
+}
+
+// ToolRecord is what happened to one tool call of a turn.
+type ToolRecord struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Error    string `json:"error,omitempty"`
+	ActionID string `json:"action_id,omitempty"`
+}
+
+// TurnResult is the outcome of a turn.
+type TurnResult struct {
+	Conversation string       `json:"conversation"`
+	Reply        string       `json:"reply"`
+	ToolCalls    []ToolRecord `json:"tool_calls"`
+	Rounds       int          `json:"rounds"`
+	Provider     string       `json:"provider,omitempty"`
+	Model        string       `json:"model,omitempty"`
+}
+
+// ErrEmptyMessage is returned for a message with nothing in it.
+var ErrEmptyMessage = errors.New("empty message")
+
+// MaxMessageBytes bounds a person's message.
+const MaxMessageBytes = 256 << 10
+
+// Turn runs one turn of a conversation.
+func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
+	var res TurnResult
+	msg := strings.TrimSpace(r.Message)
+	if msg == "" {
+		return res, ErrEmptyMessage
+	}
+	if len(msg) > MaxMessageBytes {
+		return res, fmt.Errorf("message of %d bytes is larger than the %d allowed", len(msg), MaxMessageBytes)
+	}
+	if !utf8.ValidString(msg) {
+		return res, errors.New("message is not UTF-8")
+	}
+	status := func(s string) {
+		if r.OnStatus != nil {
+			r.OnStatus(s)
+		}
+	}
+	defer status("")
+	conv, err := a.conversation(ctx, r)
+	if err != nil {
+		return res, err
+	}
+	res.Conversation = conv.ID
+	st := a.cfg.Memory
+	if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg}); err != nil {
+		return res, fmt.Errorf("saving the message: %w", err)
+	}
+	a.log.Debug("message persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "user")
+
+	history, err := a.history(ctx, &conv, status)
+	if err != nil {
+		return res, err
+	}
+	schemas := make([]provider.ToolSchema, 0, len(a.cfg.Tools))
+	active := map[string]bool{}
+	for _, t := range a.cfg.Tools {
+		schemas = append(schemas, provider.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema()})
+		active[t.Name] = true
+	}
+	system := a.systemPrompt(conv.Summary)
+	for round := 0; ; round++ {
+		req := provider.ChatRequest{System: system, Messages: history, Tools: schemas, Model: a.cfg.Model,
+			Metadata: map[string]string{"channel": a.cfg.Channel}}
+		last := round >= a.cfg.MaxToolRounds
+		if last {
+			// Out of tool rounds: ask for an answer with what it has.
+			req.Tools = nil
+			req.Messages = append(append([]provider.Message(nil), history...), provider.Message{Role: provider.RoleUser,
+				Content: fmt.Sprintf("[claw] The limit of %d tool rounds for this message is reached. Answer now with what you have; no more tool calls.", a.cfg.MaxToolRounds)})
+		}
+		if r.OnDelta != nil && a.cfg.Provider.Capabilities().Streaming {
+			req.Stream, req.OnDelta = true, r.OnDelta
+		}
+		status("thinking")
+		resp, err := a.cfg.Provider.Chat(ctx, req)
+		status("")
+		if err != nil {
+			a.log.Warn("provider error", "event", "provider_error", "provider", a.cfg.Provider.Name(), "error", err.Error())
+			return res, fmt.Errorf("model %s: %w", a.cfg.Provider.Name(), err)
+		}
+		res.Provider, res.Model = resp.Provider, resp.Model
+		text := clipText(resp.Text, a.cfg.MaxResponseBytes)
+		calls := resp.ToolCalls
+		if len(calls) == 0 && !last {
+			var recovered []provider.ToolCall
+			recovered, text = RecoverToolCalls(text, active)
+			if len(recovered) > 0 {
+				a.log.Info("recovered tool calls written as text", "event", "tool_calls_recovered", "conversation", conv.ID, "count", len(recovered))
+				calls = recovered
+			}
+		}
+		if last {
+			calls = nil
+		}
+		if len(calls) == 0 {
+			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, Provider: resp.Provider, Model: resp.Model}); err != nil {
+				return res, fmt.Errorf("saving the reply: %w", err)
+			}
+			a.log.Debug("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
+			res.Reply, res.Rounds = text, round
+			return res, nil
+		}
+		if len(calls) > memory.MaxToolCalls {
+			calls = calls[:memory.MaxToolCalls]
+		}
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", round+1, i+1)
+			}
+		}
+		assistant := provider.Message{Role: provider.RoleAssistant, Content: text, ToolCalls: calls}
+		stored := []memory.Message{{Role: memory.RoleAssistant, Content: text, ToolCalls: memCalls(calls), Provider: resp.Provider, Model: resp.Model}}
+		history = append(history, assistant)
+		for _, c := range calls {
+			a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
+			status("tool " + c.Name)
+			out := a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			status("")
+			rec := ToolRecord{ID: c.ID, Name: c.Name, Status: out.Status, ActionID: out.ActionID}
+			if out.IsError {
+				rec.Error = firstLine(out.Content)
+			}
+			res.ToolCalls = append(res.ToolCalls, rec)
+			a.logOutcome(conv.ID, c.Name, out)
+			history = append(history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
+			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content})
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if _, err := st.Append(context.WithoutCancel(ctx), conv.ID, stored...); err != nil {
+			return res, fmt.Errorf("saving tool calls: %w", err)
+		}
+		res.Rounds = round + 1
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+	}
+}
+
+func (a *Agent) logOutcome(conv, name string, out tool.Result) {
+	ev := "tool_completed"
+	switch {
+	case out.Status == "denied" || out.Status == "rejected" || out.Status == "estop" || out.Status == "invalid" || out.Status == "needs_approval" || out.Status == "approval_timeout":
+		ev = "tool_denied"
+	case out.IsError:
+		ev = "tool_failed"
+	}
+	a.log.Info("tool "+strings.TrimPrefix(ev, "tool_"), "event", ev, "conversation", conv, "tool", name, "status", out.Status, "action_id", out.ActionID)
+}
+
+// conversation resolves which conversation the turn belongs to.
+func (a *Agent) conversation(ctx context.Context, r TurnRequest) (memory.Conversation, error) {
+	st := a.cfg.Memory
+	if !r.NewConversation {
+		if r.Conversation != "" {
+			c, _, err := st.Get(ctx, r.Conversation)
+			return c, err
+		}
+		c, err := st.Latest(ctx, a.cfg.Channel)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, memory.ErrNotFound) {
+			return c, err
+		}
+	}
+	c, err := st.NewConversation(ctx, a.cfg.Channel)
+	if err == nil {
+		a.log.Info("conversation started", "event", "conversation_started", "conversation", c.ID, "channel", a.cfg.Channel)
+	}
+	return c, err
+}
+
+// history loads the messages the model sees, compacting older ones into
+// the conversation's summary when they exceed the budget.
+func (a *Agent) history(ctx context.Context, conv *memory.Conversation, status func(string)) ([]provider.Message, error) {
+	msgs, err := a.cfg.Memory.Recent(ctx, conv.ID, memory.MaxRecent)
+	if err != nil {
+		return nil, fmt.Errorf("loading history: %w", err)
+	}
+	var fresh []memory.Message
+	for _, m := range msgs {
+		if m.ID > conv.SummaryThrough {
+			fresh = append(fresh, m)
+		}
+	}
+	size := 0
+	for _, m := range fresh {
+		size += len(m.Content)
+		for _, c := range m.ToolCalls {
+			size += len(c.Arguments)
+		}
+	}
+	if size > a.cfg.HistoryBudget || len(fresh) > a.cfg.HistoryMessages {
+		// Keep the newest half of the budget (and of the message count)
+		// verbatim; summarise the rest.
+		keep, kept := 0, 0
+		cut := len(fresh)
+		for i := len(fresh) - 1; i >= 0; i-- {
+			n := len(fresh[i].Content)
+			if (kept+n > a.cfg.HistoryBudget/2 || keep >= a.cfg.HistoryMessages/2) && i < len(fresh)-1 {
+				break
+			}
+			kept += n
+			keep++
+			cut = i
+		}
+		// Never start the kept part with a tool result.
+		for cut < len(fresh) && fresh[cut].Role == memory.RoleTool {
+			cut++
+		}
+		if cut > 0 && cut < len(fresh) {
+			status("thinking")
+			summary, err := a.summarise(ctx, conv.Summary, fresh[:cut])
+			status("")
+			if err != nil {
+				// A failed summary costs context, not the turn.
+				a.log.Warn("compaction failed", "event", "compaction_failed", "conversation", conv.ID, "error", err.Error())
+			} else if err := a.cfg.Memory.SetSummary(ctx, conv.ID, summary, fresh[cut-1].ID); err == nil {
+				conv.Summary, conv.SummaryThrough = summary, fresh[cut-1].ID
+				fresh = fresh[cut:]
+				a.log.Info("conversation compacted", "event", "memory_compacted", "conversation", conv.ID, "through", conv.SummaryThrough)
+			}
+		}
+	}
+	if len(fresh) > a.cfg.HistoryMessages {
+		fresh = fresh[len(fresh)-a.cfg.HistoryMessages:]
+		for len(fresh) > 0 && fresh[0].Role == memory.RoleTool {
+			fresh = fresh[1:]
+		}
+	}
+	out := make([]provider.Message, 0, len(fresh))
+	for _, m := range fresh {
+		pm := provider.Message{Role: provider.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		out = append(out, pm)
+	}
+	return out, nil
+}
+
+// summarise asks the model for a summary of msgs, continuing prev.
+func (a *Agent) summarise(ctx context.Context, prev string, msgs []memory.Message) (string, error) {
+	var b strings.Builder
+	if prev != "" {
+		b.WriteString("Summary so far:\n" + prev + "\n\nLater messages:\n")
+	}
+	for _, m := range msgs {
+		c := m.Content
+		if len(c) > 4096 {
+			c = c[:4096] + " …"
+		}
+		switch m.Role {
+		case memory.RoleTool:
+			fmt.Fprintf(&b, "[tool %s result] %s\n", m.ToolName, c)
+		default:
+			fmt.Fprintf(&b, "[%s] %s\n", m.Role, c)
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(&b, "[%s called %s] %s\n", m.Role, tc.Name, tc.Arguments)
+			}
+		}
+	}
+	resp, err := a.cfg.Provider.Chat(ctx, provider.ChatRequest{
+		System:   "You compress conversations. Write a short factual summary of the conversation below: what the user wants, decisions made, facts learned, files touched, and what was denied and why. No preamble.",
+		Messages: []provider.Message{{Role: provider.RoleUser, Content: b.String()}},
+		Model:    a.cfg.Model,
+		Metadata: map[string]string{"channel": a.cfg.Channel, "purpose": "summary"},
+	})
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(resp.Text)
+	if s == "" {
+		return "", errors.New("the model returned an empty summary")
+	}
+	return clipText(s, memory.MaxSummaryBytes-64), nil
+}
+
+func (a *Agent) systemPrompt(summary string) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(a.cfg.Soul))
+	if a.cfg.Policy != "" {
+		b.WriteString("\n\n## Policy\n" + a.cfg.Policy)
+	}
+	if len(a.cfg.Tools) > 0 {
+		b.WriteString("\n\n## Tools\nCall tools with structured tool calls only. Paths are relative to the workspace unless absolute. A tool result that starts with \"error:\" is a failure or a denial; read its reason before trying anything else.\n")
+		for _, t := range a.cfg.Tools {
+			fmt.Fprintf(&b, "- %s: %s\n", t.Name, t.Description)
+		}
+	}
+	if summary != "" {
+		b.WriteString("\n## Earlier in this conversation\n" + summary + "\n")
+	}
+	return b.String()
+}
+
+func memCalls(calls []provider.ToolCall) []memory.ToolCall {
+	out := make([]memory.ToolCall, len(calls))
+	for i, c := range calls {
+		args := c.Arguments
+		if len(args) > memory.MaxArgumentsBytes {
+			args = []byte(`"[arguments too large to store]"`)
+		}
+		out[i] = memory.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}
+	}
+	return out
+}
+
+// clipText cuts s to at most n bytes on a rune boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "\n[claw: reply truncated]"
+	cut := n - len(mark)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/agent/memory"
+	"github.com/clawsec/claw/agent/provider"
+	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/broker"
+)
+
+// agentRuntime is everything one channel's agent needs: the broker (the
+// one path), the provider, the memory store and the loop.
+type agentRuntime struct {
+	Agent    *agent.Agent
+	Broker   *broker.Broker
+	Memory   *memory.Store
+	Provider provider.Provider
+	Env      *env
+	Redact   func(string) string
+	Channel  string
+	Autonomy string
+	Work     string // the canonical workspace
+
+	closers []func()
+}
+
+// Close releases the memory store and writes the receipt log's final
+// checkpoint.
+func (rt *agentRuntime) Close() error {
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		rt.closers[i]()
+	}
+	rt.closers = nil
+	return nil
+}
+
+// runtimeOptions adjust a runtime for its channel.
+type runtimeOptions struct {
+	// askUser answers the ask_user tool; nil removes the tool.
+	askUser func(ctx context.Context, question string) (string, error)
+	// log receives the structured events; nil discards them.
+	log *slog.Logger
+}
+
+// newAgentRuntime opens config, gate, receipts, broker (with the given
+// approver; nil means nobody can be asked), provider and memory for a
+// channel ("cli", "serve", …).
+func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtimeOptions)) (*agentRuntime, error) {
+	var ro runtimeOptions
+	for _, f := range opts {
+		f(&ro)
+	}
+	if ro.log == nil {
+		ro.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	rt := &agentRuntime{Channel: channel}
+	fail := func(err error) (*agentRuntime, error) {
+		rt.Close()
+		return nil, err
+	}
+	var store *memory.Store
+	b, closeBroker, err := openBroker(ctx, g, o, func(c *broker.Config, e *env) {
+		rt.Env = e
+		c.Channel = channel
+		c.Approver = approver
+		rt.Redact = keyRedactor(e)
+		c.Redact = rt.Redact
+		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace
+		if c.InProcess == nil {
+			c.InProcess = map[string]broker.ToolFunc{}
+		}
+		c.InProcess["time"] = timeTool
+		c.InProcess["memory_search"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
+			if store == nil {
+				return nil, errors.New("memory is not open")
+			}
+			return memorySearchTool(ctx, store, args)
+		}
+		if ro.askUser != nil {
+			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
+				q, _ := args["question"].(string)
+				ans, err := ro.askUser(ctx, q)
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(map[string]string{"answer": ans})
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	rt.Broker = b
+	rt.closers = append(rt.closers, closeBroker)
+	e := rt.Env
+	cfg := e.cfg
+
+	dbPath := cfg.Agent.MemoryDB
+	store, err = memory.Open(dbPath, memory.WithRedactor(rt.Redact))
+	if err != nil {
+		return fail(withCode(exitError, fmt.Errorf("opening the memory database: %w", err), "check [agent].memory_db in the config"))
+	}
+	rt.Memory = store
+	rt.closers = append(rt.closers, func() { store.Close() })
+
+	name := cfg.DefaultProvider
+	p, err := provider.Build(providerSpecs(cfg), name, os.Getenv, ro.log)
+	if err != nil {
+		return fail(withCode(exitError, fmt.Errorf("provider %q: %w", name, err), "see 'claw provider list', and set the key's environment variable"))
+	}
+	rt.Provider = p
+	ro.log.Info("provider selected", "event", "provider_selected", "provider", p.Name())
+
+	tools := tool.All()
+	if ro.askUser == nil {
+		tools = withoutTool(tools, "ask_user")
+	}
+	soul := ""
+	if cfg.Agent.Soul != "" {
+		if b, err := readBounded(cfg.Agent.Soul, 64<<10); err == nil {
+			soul = string(b)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fail(withCode(exitError, fmt.Errorf("reading the soul file: %w", err), "fix or remove "+cfg.Agent.Soul))
+		}
+	}
+	model := cfg.DefaultModel
+	if model == "mock" {
+		model = ""
+	}
+	ag, err := agent.New(agent.Config{
+		Provider:         p,
+		Memory:           store,
+		Invoker:          b.Agent(),
+		Tools:            tools,
+		Channel:          channel,
+		Model:            model,
+		Soul:             soul,
+		Policy:           policySummary(rt.Autonomy, rt.Work),
+		MaxToolRounds:    cfg.Agent.MaxToolRounds,
+		MaxResponseBytes: cfg.Agent.MaxResponseBytes,
+		HistoryMessages:  cfg.Agent.HistoryMessages,
+		HistoryBudget:    cfg.Agent.HistoryBudget,
+		Log:              ro.log,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	rt.Agent = ag
+	return rt, nil
+}
+
+// policySummary tells the model (and the /policy command) the rules of
+// the road.
+func policySummary(autonomy, workspace string) string {
+	var how string
+	switch autonomy {
+	case "readonly":
+		how = "read-only: only low-risk reads are allowed; everything else is denied"
+	case "full":
+		how = "full: allowed actions run without asking; denials still apply"
+	default:
+		how = "supervised: reads in the workspace run; writes, commands and network need the user's approval"
+	}
+	return fmt.Sprintf("Autonomy: %s.\nWorkspace: %s (tools work inside it; paths outside it are denied unless configured).", how, workspace)
+}
+
+// keyRedactor removes the values of the configured providers' keys, and
+// everything broker.Redact knows, from text.
+func keyRedactor(e *env) func(string) string {
+	var vals []string
+	for _, p := range e.cfg.Providers {
+		if p.APIKeyEnv == "" {
+			continue
+		}
+		if v := os.Getenv(p.APIKeyEnv); len(v) >= 8 {
+			vals = append(vals, v)
+		}
+	}
+	return func(s string) string {
+		for _, v := range vals {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+		return broker.Redact(s)
+	}
+}
+
+func withoutTool(tools []tool.Spec, name string) []tool.Spec {
+	out := tools[:0:0]
+	for _, t := range tools {
+		if t.Name != name {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// timeTool is the time tool: it needs no sandbox.
+func timeTool(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+	now := time.Now()
+	return json.Marshal(map[string]string{
+		"utc":   now.UTC().Format(time.RFC3339),
+		"local": now.Format(time.RFC3339),
+		"zone":  now.Format("MST"),
+	})
+}
+
+// memorySearchTool searches the memory database, which belongs to the
+// broker's side (the model only sees hits).
+func memorySearchTool(ctx context.Context, st *memory.Store, args map[string]any) (json.RawMessage, error) {
+	q, _ := args["query"].(string)
+	hits, err := st.Search(ctx, q, 10)
+	if err != nil {
+		return nil, err
+	}
+	type hit struct {
+		Conversation string `json:"conversation"`
+		Role         string `json:"role"`
+		When         string `json:"when"`
+		Snippet      string `json:"snippet"`
+	}
+	out := []hit{}
+	for _, h := range hits {
+		out = append(out, hit{h.Message.ConversationID, string(h.Message.Role), h.Message.CreatedAt.UTC().Format(time.RFC3339), h.Snippet})
+	}
+	return json.Marshal(map[string]any{"hits": out})
+}
+
+// readBounded reads at most max bytes of a file; larger is an error.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, nil
+}
