@@ -1,0 +1,361 @@
+package approvals
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawsec/claw/internal/broker"
+)
+
+// Errors Decide returns. The HTTP API maps ErrUnknown to 404 and the
+// others to 409 (ErrInvalid to 400).
+var (
+	ErrUnknown        = errors.New("no such approval request")
+	ErrExpired        = errors.New("approval request expired")
+	ErrAlreadyDecided = errors.New("approval request already decided")
+	ErrDigestMismatch = errors.New("action digest does not match the pending action")
+	ErrInvalid        = errors.New("invalid approval request")
+	ErrFull           = errors.New("too many pending approval requests")
+)
+
+// Limits of the queue and of the fields of a request.
+const (
+	MaxPending    = 256
+	maxToolLen    = 128
+	maxSummaryLen = 4 << 10
+	maxReasons    = 32
+	maxReasonLen  = 512
+	maxNameLen    = 64
+	// DefaultTTL is used when NewQueue is given a non-positive ttl.
+	DefaultTTL = 120 * time.Second
+)
+
+// Results of a request, as the wait endpoint reports them.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+	StatusTimeout  = "timeout"
+)
+
+// Reason is one rule behind the request.
+type Reason struct {
+	ID  string `json:"id"`
+	Msg string `json:"msg"`
+}
+
+// Pending is a request waiting for a decision.
+type Pending struct {
+	ID           string    `json:"id"`
+	Tool         string    `json:"tool"`
+	Summary      string    `json:"summary"`
+	Risk         string    `json:"risk"`
+	Reasons      []Reason  `json:"reasons"`
+	ActionSHA256 string    `json:"action_sha256"`
+	Requester    string    `json:"requester"`
+	Created      time.Time `json:"created"`
+	Expires      time.Time `json:"expires"`
+}
+
+type item struct {
+	p      Pending
+	status string
+	by     string
+	done   chan struct{} // closed once status is no longer pending
+	timer  *time.Timer
+}
+
+// Queue holds the pending approval requests.
+type Queue struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu    sync.Mutex
+	items map[string]*item
+	// Requester names the local requester in Pending entries made by
+	// Approve ("serve" unless set before use).
+	Requester string
+}
+
+// NewQueue returns an empty queue whose requests expire after ttl.
+func NewQueue(ttl time.Duration) *Queue {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return &Queue{ttl: ttl, now: time.Now, items: map[string]*item{}, Requester: "serve"}
+}
+
+// TTL is how long a request waits before it expires.
+func (q *Queue) TTL() time.Duration { return q.ttl }
+
+// Approve implements broker.Approver: it enqueues r and blocks until a
+// human decides, the request expires (Answer{Result: "timeout"}), or ctx
+// ends (the request is withdrawn and ctx's error returned).
+func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
+	p := Pending{
+		Tool:         r.Tool,
+		Summary:      r.Summary,
+		Risk:         r.Decision.Risk,
+		ActionSHA256: r.ActionSHA256,
+		Requester:    q.Requester,
+	}
+	for _, rs := range r.Decision.Reasons {
+		p.Reasons = append(p.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
+	}
+	id, _, err := q.Submit(p)
+	if err != nil {
+		return broker.Answer{Result: StatusTimeout, By: "none"}, err
+	}
+	ans, err := q.Wait(ctx, id)
+	if err != nil {
+		q.withdraw(id)
+		return broker.Answer{Result: StatusTimeout, By: "none"}, err
+	}
+	return ans, nil
+}
+
+// Submit enqueues p and returns its id and deadline. ID, Created and
+// Expires are set by the queue; the other fields are validated.
+func (q *Queue) Submit(p Pending) (string, time.Time, error) {
+	if err := validate(&p); err != nil {
+		return "", time.Time{}, err
+	}
+	id, err := newID()
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.countPendingLocked() >= MaxPending {
+		return "", time.Time{}, ErrFull
+	}
+	now := q.now()
+	p.ID = id
+	p.Created = now.UTC()
+	p.Expires = now.Add(q.ttl).UTC()
+	it := &item{p: p, status: StatusPending, done: make(chan struct{})}
+	q.items[id] = it
+	it.timer = time.AfterFunc(q.ttl, func() { q.expire(id) })
+	return id, p.Expires, nil
+}
+
+func (q *Queue) countPendingLocked() int {
+	n := 0
+	for _, it := range q.items {
+		if it.status == StatusPending {
+			n++
+		}
+	}
+	return n
+}
+
+// expire marks a request as timed out, and forgets it after another ttl
+// (so that a late decision is still answered "expired", not "unknown").
+func (q *Queue) expire(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[id]
+	if !ok {
+		return
+	}
+	if it.status == StatusPending {
+		it.status, it.by = StatusTimeout, ""
+		close(it.done)
+	}
+	it.timer = time.AfterFunc(q.ttl, func() { q.forget(id) })
+}
+
+func (q *Queue) forget(id string) {
+	q.mu.Lock()
+	delete(q.items, id)
+	q.mu.Unlock()
+}
+
+// withdraw ends a request whose requester stopped waiting.
+func (q *Queue) withdraw(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if it, ok := q.items[id]; ok && it.status == StatusPending {
+		it.status = StatusTimeout
+		close(it.done)
+	}
+}
+
+// Wait blocks until the request is decided or expires, or ctx ends.
+func (q *Queue) Wait(ctx context.Context, id string) (broker.Answer, error) {
+	q.mu.Lock()
+	it, ok := q.items[id]
+	q.mu.Unlock()
+	if !ok {
+		return broker.Answer{}, ErrUnknown
+	}
+	select {
+	case <-it.done:
+	case <-ctx.Done():
+		return broker.Answer{}, ctx.Err()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if it.status == StatusTimeout {
+		return broker.Answer{Result: StatusTimeout, By: "none"}, nil
+	}
+	return broker.Answer{Result: it.status, By: it.by}, nil
+}
+
+// status reports the state of a request without blocking.
+func (q *Queue) status(id string) (status, by string, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[id]
+	if !ok {
+		return "", "", ErrUnknown
+	}
+	return it.status, it.by, nil
+}
+
+// Pending returns the requests still waiting, oldest first.
+func (q *Queue) Pending() []Pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	out := make([]Pending, 0, len(q.items))
+	for _, it := range q.items {
+		if it.status == StatusPending && now.Before(it.p.Expires) {
+			p := it.p
+			p.Reasons = append([]Reason(nil), p.Reasons...)
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Decide answers request id. decision is "approve" or "reject"; approver
+// names the human; actionSHA256 must be the digest the request was
+// submitted with. A request that expired, was already decided, or is
+// unknown is refused, and so is a digest that does not match.
+func (q *Queue) Decide(id, decision, approver, actionSHA256 string) error {
+	var result string
+	switch decision {
+	case "approve":
+		result = StatusApproved
+	case "reject":
+		result = StatusRejected
+	default:
+		return fmt.Errorf("%w: decision must be \"approve\" or \"reject\"", ErrInvalid)
+	}
+	if err := checkName("approver", approver, true); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[id]
+	if !ok {
+		return ErrUnknown
+	}
+	switch {
+	case it.status == StatusTimeout:
+		return ErrExpired
+	case it.status != StatusPending:
+		return ErrAlreadyDecided
+	case !q.now().Before(it.p.Expires):
+		return ErrExpired
+	}
+	if subtle.ConstantTimeCompare([]byte(actionSHA256), []byte(it.p.ActionSHA256)) != 1 {
+		return ErrDigestMismatch
+	}
+	it.status, it.by = result, approver
+	close(it.done)
+	if it.timer != nil {
+		it.timer.Stop()
+	}
+	it.timer = time.AfterFunc(q.ttl, func() { q.forget(id) })
+	return nil
+}
+
+func validate(p *Pending) error {
+	if p.Tool == "" || len(p.Tool) > maxToolLen || !printable(p.Tool) {
+		return fmt.Errorf("%w: tool must be 1..%d printable characters", ErrInvalid, maxToolLen)
+	}
+	if len(p.Summary) > maxSummaryLen {
+		return fmt.Errorf("%w: summary longer than %d bytes", ErrInvalid, maxSummaryLen)
+	}
+	if len(p.Risk) > maxNameLen || !printable(p.Risk) {
+		return fmt.Errorf("%w: bad risk", ErrInvalid)
+	}
+	if len(p.Reasons) > maxReasons {
+		return fmt.Errorf("%w: more than %d reasons", ErrInvalid, maxReasons)
+	}
+	for _, r := range p.Reasons {
+		if len(r.ID) > maxReasonLen || len(r.Msg) > maxReasonLen {
+			return fmt.Errorf("%w: reason longer than %d bytes", ErrInvalid, maxReasonLen)
+		}
+	}
+	if !validDigest(p.ActionSHA256) {
+		return fmt.Errorf("%w: action_sha256 must be \"sha256:\" and 64 hex digits", ErrInvalid)
+	}
+	if p.Requester == "" {
+		p.Requester = "unknown"
+	}
+	return checkName("requester", p.Requester, false)
+}
+
+func checkName(field, s string, required bool) error {
+	if s == "" && !required {
+		return nil
+	}
+	if s == "" || len(s) > maxNameLen {
+		return fmt.Errorf("%w: %s must be 1..%d characters", ErrInvalid, field, maxNameLen)
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:@-", c)) {
+			return fmt.Errorf("%w: %s may only contain letters, digits and . _ : @ -", ErrInvalid, field)
+		}
+	}
+	return nil
+}
+
+func validDigest(s string) bool {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// printable rejects control characters, which could forge lines on the
+// approver's terminal.
+func printable(s string) bool {
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return false
+		}
+	}
+	return true
+}
+
+func newID() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("no randomness for an approval id: %w", err)
+	}
+	return "apr_" + hex.EncodeToString(b[:]), nil
+}
