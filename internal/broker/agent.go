@@ -158,3 +158,6 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// PolicyDigest is the digest of the policies the broker's gate enforces.
+func (b *Broker) PolicyDigest() string { return b.cfg.Gate.Digest() }

@@ -1,0 +1,487 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/peterh/liner"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/logx"
+)
+
+func init() { registerCommand("agent", newAgentCommand) }
+
+type agentOptions struct {
+	actionOptions
+	message      string
+	conversation string
+	newConv      bool
+	asJSON       bool
+}
+
+func newAgentCommand(g *globals) *cobra.Command {
+	var o agentOptions
+	c := &cobra.Command{
+		Use:   "agent",
+		Short: "Talk to the agent: a supervised REPL, or one turn with -m",
+		Long: `Talk to the agent. Every tool call the model proposes goes through the gate,
+is approved by you when the policy says so, runs in the sandbox, and is receipted.
+
+Without -m, claw agent is a REPL that resumes the last conversation:
+  /exit            leave (or Ctrl-D)
+  /tools           the tools the model may call, with their risk
+  /memory QUERY    search past conversations
+  /policy          autonomy level and workspace boundary
+  /clear           start a new conversation (the old one stays in memory)
+  /help            this list
+
+With -m MESSAGE, claw agent runs one turn, prints the answer and exits.
+Approvals are asked on the terminal; without one, actions that need
+approval are denied and the model is told why.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if c.Flags().Changed("message") {
+				return runAgentOnce(c.Context(), g, &o)
+			}
+			if o.asJSON {
+				return usageErrorf("--json needs -m")
+			}
+			return runREPL(c.Context(), g, &o)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.message, "message", "m", "", "send one message, print the answer and exit")
+	f.StringVar(&o.conversation, "conversation", "", "continue this conversation id (default: the latest)")
+	f.BoolVar(&o.newConv, "new", false, "start a new conversation")
+	f.BoolVar(&o.asJSON, "json", false, "with -m: print the turn as JSON")
+	o.actionOptions.addFlags(f)
+	return c
+}
+
+// isTTY reports whether r is a terminal.
+func isTTY(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
+	if strings.TrimSpace(o.message) == "" {
+		return usageErrorf("-m needs a message")
+	}
+	log := logx.FromEnv(g.stderr)
+	var approver broker.Approver
+	var in *lineInput
+	if isTTY(g.stdin) {
+		in = newLineInput(g)
+		defer in.Close()
+		approver = &replApprover{in: in, out: g.stderr}
+	}
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
+		ro.log = log
+		if in != nil {
+			ro.askUser = in.askUser(g.stderr)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sp := newSpinner(g.stderr, isTTY(g.stderr) && isTTY(g.stdin))
+	res, err := rt.Agent.Turn(ctx, agent.TurnRequest{
+		Conversation:    o.conversation,
+		NewConversation: o.newConv,
+		Message:         o.message,
+		OnStatus:        sp.set,
+	})
+	sp.set("")
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(exitInterrupted, errors.New("interrupted"))
+		}
+		return agentError(err)
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintln(g.stdout, res.Reply)
+	return nil
+}
+
+// agentError maps a turn's error to a claw error with a hint.
+func agentError(err error) error {
+	switch {
+	case errors.Is(err, agent.ErrEmptyMessage):
+		return usageErrorf("the message is empty")
+	default:
+		return withCode(exitError, err, "check the provider with 'claw provider test NAME'; the conversation is saved")
+	}
+}
+
+func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
+	in := newLineInput(g)
+	defer in.Close()
+	log := logx.FromEnv(g.stderr)
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", &replApprover{in: in, out: g.stderr}, func(ro *runtimeOptions) {
+		ro.log = log
+		ro.askUser = in.askUser(g.stderr)
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	in.loadHistory(filepath.Join(rt.Env.home, "agent_history"), rt.Redact)
+	defer in.saveHistory()
+
+	conv := o.conversation
+	newConv := o.newConv
+	if !newConv && conv == "" {
+		if c, err := rt.Memory.Latest(ctx, "cli"); err == nil {
+			conv = c.ID
+			fmt.Fprintf(g.stderr, "claw: resuming conversation %s (%d messages); /clear starts a new one\n", c.ID, c.Messages)
+		}
+	}
+	fmt.Fprintf(g.stderr, "claw: provider %s, autonomy %s, workspace %s; /help for commands\n", rt.Provider.Name(), rt.Autonomy, rt.Work)
+	sp := newSpinner(g.stderr, in.tty && isTTY(g.stderr))
+	for {
+		line, err := in.prompt("you> ")
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(g.stderr)
+			return nil
+		}
+		if errors.Is(err, liner.ErrPromptAborted) {
+			fmt.Fprintln(g.stderr, "claw: (Ctrl-D or /exit to leave)")
+			continue
+		}
+		if err != nil {
+			return withCode(exitError, fmt.Errorf("reading input: %w", err))
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		in.remember(line)
+		if strings.HasPrefix(line, "/") {
+			quit, err := replCommand(ctx, g, rt, line, &conv, &newConv)
+			if err != nil {
+				printError(g.stderr, err)
+			}
+			if quit {
+				return nil
+			}
+			continue
+		}
+		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line, OnStatus: sp.set})
+		sp.set("")
+		interrupted := tctx.Err() != nil && ctx.Err() == nil
+		stop()
+		if res.Conversation != "" {
+			conv, newConv = res.Conversation, false
+		}
+		if err != nil {
+			if interrupted {
+				fmt.Fprintln(g.stderr, "claw: interrupted")
+				continue
+			}
+			printError(g.stderr, agentError(err))
+			continue
+		}
+		fmt.Fprintf(g.stdout, "claw> %s\n", res.Reply)
+	}
+}
+
+// replCommand runs a slash command; it reports whether to leave.
+func replCommand(ctx context.Context, g *globals, rt *agentRuntime, line string, conv *string, newConv *bool) (bool, error) {
+	cmd, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	w := g.stdout
+	switch cmd {
+	case "/exit", "/quit":
+		return true, nil
+	case "/help":
+		fmt.Fprint(w, `/exit            leave (or Ctrl-D)
+/tools           the tools the model may call, with their risk
+/memory QUERY    search past conversations
+/policy          autonomy level and workspace boundary
+/clear           start a new conversation (the old one stays in memory)
+/help            this list
+`)
+	case "/tools":
+		for _, t := range rt.Agent.Tools() {
+			fmt.Fprintf(w, "%-14s %-7s %s\n", t.Name, t.Risk, t.Description)
+		}
+	case "/policy":
+		fmt.Fprintln(w, policySummary(rt.Autonomy, rt.Work))
+		fmt.Fprintf(w, "Policy digest: %s\n", rt.Broker.PolicyDigest())
+		fmt.Fprintln(w, "Every tool call is decided by the gate and receipted; see 'claw gate test --explain'.")
+	case "/memory":
+		if arg == "" {
+			return false, usageErrorf("/memory needs a query")
+		}
+		hits, err := rt.Memory.Search(ctx, arg, 10)
+		if err != nil {
+			return false, err
+		}
+		if len(hits) == 0 {
+			fmt.Fprintln(w, "no matches")
+		}
+		for _, h := range hits {
+			fmt.Fprintf(w, "%s  %s  %-9s %s\n", h.Message.ConversationID, h.Message.CreatedAt.Local().Format("2006-01-02 15:04"), h.Message.Role, sanitize(h.Snippet))
+		}
+	case "/clear":
+		*conv, *newConv = "", true
+		fmt.Fprintln(g.stderr, "claw: the next message starts a new conversation")
+	default:
+		return false, usageErrorf("unknown command %s (try /help)", sanitize(cmd))
+	}
+	return false, nil
+}
+
+// lineInput reads lines: with line editing and history on a terminal,
+// plainly otherwise. Approvals and ask_user read through it too, so one
+// reader owns the terminal.
+type lineInput struct {
+	mu      sync.Mutex
+	tty     bool // standard input is a terminal
+	st      *liner.State
+	plain   *plainLines
+	hist    string
+	redact  func(string) string
+	stdout  io.Writer
+	history []string
+}
+
+func newLineInput(g *globals) *lineInput {
+	// A person at a terminal can approve; line editing also needs the
+	// terminal on the output side.
+	in := &lineInput{tty: isTTY(g.stdin), stdout: g.stderr}
+	if in.tty && isTTY(g.stdout) {
+		in.st = liner.NewLiner()
+		in.st.SetCtrlCAborts(true)
+		in.st.SetMultiLineMode(true)
+	} else {
+		in.plain = newPlainLines(g.stdin)
+	}
+	return in
+}
+
+func (in *lineInput) Close() {
+	if in.st != nil {
+		in.st.Close()
+	}
+}
+
+// prompt reads one line.
+func (in *lineInput) prompt(p string) (string, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.st != nil {
+		return in.st.Prompt(p)
+	}
+	fmt.Fprint(in.stdout, p)
+	return in.plain.next()
+}
+
+func (in *lineInput) remember(line string) {
+	if in.st == nil || line == "" {
+		return
+	}
+	if in.redact != nil {
+		line = in.redact(line)
+	}
+	in.st.AppendHistory(line)
+}
+
+func (in *lineInput) loadHistory(path string, redact func(string) string) {
+	in.hist, in.redact = path, redact
+	if in.st == nil {
+		return
+	}
+	if f, err := os.Open(path); err == nil {
+		in.st.ReadHistory(io.LimitReader(f, 1<<20))
+		f.Close()
+	}
+}
+
+func (in *lineInput) saveHistory() {
+	if in.st == nil || in.hist == "" {
+		return
+	}
+	tmp := in.hist + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, werr := in.st.WriteHistory(f)
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		os.Rename(tmp, in.hist)
+	} else {
+		os.Remove(tmp)
+	}
+}
+
+// askUser answers the ask_user tool on the terminal.
+func (in *lineInput) askUser(out io.Writer) func(ctx context.Context, q string) (string, error) {
+	return func(ctx context.Context, q string) (string, error) {
+		fmt.Fprintf(out, "The agent asks: %s\n", sanitize(q))
+		ans, err := in.prompt("answer> ")
+		if err != nil {
+			return "", errors.New("the user did not answer")
+		}
+		return strings.TrimSpace(ans), nil
+	}
+}
+
+// plainLines reads bounded lines from a non-terminal.
+type plainLines struct {
+	r   io.Reader
+	buf []byte
+	eof bool
+}
+
+func newPlainLines(r io.Reader) *plainLines { return &plainLines{r: r} }
+
+const maxLine = 256 << 10
+
+func (p *plainLines) next() (string, error) {
+	for {
+		if i := strings.IndexByte(string(p.buf), '\n'); i >= 0 {
+			line := string(p.buf[:i])
+			p.buf = p.buf[i+1:]
+			return strings.TrimSuffix(line, "\r"), nil
+		}
+		if p.eof {
+			if len(p.buf) > 0 {
+				line := string(p.buf)
+				p.buf = nil
+				return line, nil
+			}
+			return "", io.EOF
+		}
+		if len(p.buf) > maxLine {
+			p.buf = nil
+			return "", fmt.Errorf("a line is longer than %d bytes", maxLine)
+		}
+		chunk := make([]byte, 4096)
+		n, err := p.r.Read(chunk)
+		p.buf = append(p.buf, chunk[:n]...)
+		if err != nil {
+			p.eof = true
+		}
+	}
+}
+
+// replApprover asks inline, through the REPL's own line reader.
+type replApprover struct {
+	in  *lineInput
+	out io.Writer
+}
+
+func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
+	if !a.in.tty {
+		// Piped input can never approve.
+		return broker.Answer{Result: "rejected", By: "cli:no-tty"}, nil
+	}
+	var b strings.Builder
+	b.WriteString("Tool request:\n")
+	fmt.Fprintf(&b, "  tool: %s\n", sanitize(r.Tool))
+	fmt.Fprintf(&b, "  risk: %s\n", sanitize(r.Decision.Risk))
+	for _, rs := range r.Decision.Reasons {
+		fmt.Fprintf(&b, "  reason: %s (rule %s)\n", sanitize(rs.Msg), sanitize(rs.ID))
+	}
+	fmt.Fprintf(&b, "  args: %s\n", sanitize(r.Summary))
+	fmt.Fprintf(&b, "  sandbox: read=%s write=%s net=%t\n", listOrNone(r.Decision.Sandbox.Read), listOrNone(r.Decision.Sandbox.Write), r.Decision.Sandbox.Net)
+	fmt.Fprint(a.out, b.String())
+	type reply struct {
+		s   string
+		err error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		s, err := a.in.prompt("Approve? [y/N] ")
+		ch <- reply{s, err}
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(a.out)
+		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
+	case rep := <-ch:
+		ans := strings.ToLower(strings.TrimSpace(rep.s))
+		if rep.err == nil && (ans == "y" || ans == "yes") {
+			return broker.Answer{Result: "approved", By: "cli:tty"}, nil
+		}
+		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+	}
+}
+
+// spinner shows that the model is thinking, on a terminal only.
+type spinner struct {
+	mu     sync.Mutex
+	w      io.Writer
+	on     bool
+	status string
+	stop   chan struct{}
+}
+
+func newSpinner(w io.Writer, on bool) *spinner { return &spinner{w: w, on: on} }
+
+func (s *spinner) set(status string) {
+	if !s.on {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if status == s.status {
+		return
+	}
+	if s.stop != nil {
+		close(s.stop)
+		s.stop = nil
+		fmt.Fprint(s.w, "\r\033[K")
+	}
+	s.status = status
+	if status != "thinking" {
+		return
+	}
+	stop := make(chan struct{})
+	s.stop = stop
+	go func() {
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			s.mu.Lock()
+			select {
+			case <-stop:
+				s.mu.Unlock()
+				return
+			default:
+			}
+			fmt.Fprintf(s.w, "\r%s thinking", frames[i%len(frames)])
+			s.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
