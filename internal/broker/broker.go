@@ -96,8 +96,33 @@ type Config struct {
 	Home      string // the user's home, for ~
 	Channel   string
 	// EstopFile is checked before every action; when it exists the
-	// action is blocked.
+	// action is blocked. While actions are in flight a watcher (inotify
+	// on its directory, with a 100 ms poll as a backstop) cancels them
+	// all when the file appears; the executor kills their process trees
+	// and their outcome receipts say "estop".
 	EstopFile string
+	// ApprovalTimeout bounds every wait for a human (an approval or a
+	// passphrase); 0 means DefaultApprovalTimeout. No answer in time is
+	// recorded as an approval with result "timeout", never as a rejection.
+	ApprovalTimeout time.Duration
+
+	// Passphrase asks for the passphrase when the gate decides
+	// "passphrase"; nil: such actions need a human and do not run.
+	Passphrase PassphraseAsker
+	// PassphraseHash is the argon2id PHC hash the answer is checked
+	// against; empty: passphrase actions are denied (reason
+	// passphrase.unset).
+	PassphraseHash string
+	// MaxFailures wrong passphrases in a row lock the passphrase gate for
+	// Lockout (defaults DefaultMaxFailures and DefaultLockout). While it
+	// is locked every passphrase action is denied (passphrase.locked).
+	MaxFailures int
+	Lockout     time.Duration
+	// StateFile keeps the failure count and lockout across restarts
+	// (mode 0600); empty keeps them in memory only.
+	StateFile string
+	// Now is the clock of the lockout; nil is time.Now.
+	Now func() time.Time
 	// Redact removes secrets from text that goes into receipts.
 	Redact func(string) string
 	// InProcess runs the tools that need no sandbox child, by tool name:
@@ -125,8 +150,17 @@ type Outcome struct {
 	Err      error            // why it did not run, when it did not
 }
 
+// DefaultApprovalTimeout bounds a wait for a human when
+// Config.ApprovalTimeout is 0.
+const DefaultApprovalTimeout = 120 * time.Second
+
 // Broker implements the one path.
-type Broker struct{ cfg Config }
+type Broker struct {
+	cfg      Config
+	running  running
+	state    stateGuard
+	memState passphraseState // when Config.StateFile is empty
+}
 
 // New returns a Broker. It panics on a nil Gate or Log: those are wiring
 // bugs, not conditions to run without.
@@ -136,6 +170,15 @@ func New(cfg Config) *Broker {
 	}
 	if cfg.Redact == nil {
 		cfg.Redact = Redact
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = DefaultMaxFailures
+	}
+	if cfg.Lockout <= 0 {
+		cfg.Lockout = DefaultLockout
 	}
 	return &Broker{cfg: cfg}
 }
@@ -196,6 +239,24 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	if gerr != nil {
 		out.Err = gerr
 	}
+	// From here on the action is in flight: the emergency stop cancels it.
+	ctx, done := b.track(ctx)
+	defer done()
+	estopped := func() bool { return errors.Is(context.Cause(ctx), ErrEstop) }
+	deny := func(id, msg string) (*Outcome, error) {
+		out.Decision.Reasons = append(append([]gate.Reason(nil), out.Decision.Reasons...), gate.Reason{ID: id, Severity: "high", Msg: msg})
+		out.Err = errors.New(msg)
+		return closeWith(StatusDenied, id+": "+msg)
+	}
+	record := func(ans Answer) error {
+		out.Approval = &ans
+		if _, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA}); err != nil {
+			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+			return out.Err
+		}
+		return nil
+	}
+	req := Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(summary(a)), Decision: d, ActionSHA256: actionSHA}
 	switch d.Decision {
 	case gate.Deny:
 		if estop {
@@ -203,22 +264,57 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		}
 		return closeWith(StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
 	case gate.Passphrase:
-		out.Err = errors.New("this action needs the passphrase, and this channel cannot ask for it")
-		return closeWith(StatusNeedsApproval, out.Err.Error())
+		g := b.passphraseGate(ctx, req)
+		switch {
+		case estopped():
+			return closeWith(StatusEstop, ErrEstop.Error())
+		case g.deny != "":
+			return deny(g.deny, g.msg)
+		case g.answer == nil:
+			out.Err = errors.New(g.msg)
+			return closeWith(StatusNeedsApproval, g.msg)
+		}
+		if err := record(*g.answer); err != nil {
+			return out, err
+		}
+		switch g.answer.Result {
+		case "approved":
+		case "timeout":
+			out.Err = errors.New(g.msg)
+			return closeWith(StatusApprovalTO, g.msg)
+		default:
+			out.Err = errors.New(g.msg)
+			return closeWith(StatusRejected, g.msg)
+		}
 	case gate.Ask:
 		if c.Approver == nil {
 			out.Err = errors.New("this action needs approval and nobody could be asked")
 			return closeWith(StatusNeedsApproval, out.Err.Error())
 		}
-		ans, err := c.Approver.Approve(ctx, Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(summary(a)), Decision: d, ActionSHA256: actionSHA})
-		if err != nil {
+		actx, cancel := context.WithTimeout(ctx, c.ApprovalTimeout)
+		ans, err := c.Approver.Approve(actx, req)
+		expired := errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
+		if estopped() {
+			return closeWith(StatusEstop, ErrEstop.Error())
+		}
+		switch {
+		case expired:
+			// no answer in time, or one that came too late: a timeout,
+			// never a rejection
+			by := ans.By
+			if by == "" || err != nil {
+				by = "none"
+			}
+			ans = Answer{Result: "timeout", By: by}
+		case err != nil:
 			ans = Answer{Result: "timeout", By: "none"}
 			out.Err = err
+		case ans.Result != "approved" && ans.Result != "rejected" && ans.Result != "timeout":
+			ans.Result = "rejected" // an answer that is not a yes is a no
 		}
-		out.Approval = &ans
-		if _, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA}); err != nil {
-			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-			return out, out.Err
+		if err := record(ans); err != nil {
+			return out, err
 		}
 		switch ans.Result {
 		case "approved":
@@ -230,6 +326,11 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	case gate.Allow:
 	default:
 		return closeWith(StatusDenied, "unknown decision "+d.Decision)
+	}
+	// A human may have taken a while: the stop may have been engaged since
+	// the gate looked.
+	if estopped() || b.estopEngaged() {
+		return closeWith(StatusEstop, "emergency stop is engaged")
 	}
 
 	var (
@@ -264,6 +365,8 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	out.Result = &res
 	var setup *executor.SetupError
 	switch {
+	case estopped():
+		out.Status, out.Err = StatusEstop, ErrEstop
 	case errors.Is(err, executor.ErrUnavailable):
 		out.Status, out.Err = StatusUnavailable, err
 	case errors.As(err, &setup):
@@ -284,7 +387,7 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		out.Status = StatusOK
 	}
 	ro.Status = receiptStatus(out.Status)
-	if out.Err == nil || out.Status == StatusNotFound {
+	if out.Err == nil || out.Status == StatusNotFound || out.Status == StatusEstop {
 		exit := res.ExitCode
 		ro.Exit = &exit
 		ro.OutputSHA256 = res.OutputSHA256

@@ -53,10 +53,24 @@ type rig struct {
 	log     *receipts.Log
 	dir     string // receipts
 	ws      string
+	root    string // holds ESTOP and the passphrase state
 	approve *fixedApprover
 }
 
 func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
+	t.Helper()
+	var cfg func(*Config)
+	if approver != nil {
+		cfg = func(c *Config) { c.Approver = approver }
+	}
+	r := newRigWith(t, autonomy, nil, cfg)
+	r.approve = approver
+	return r
+}
+
+// newRigWith builds a broker over a real gate, receipt log and executor;
+// pol and cfg, when non-nil, adjust the policy and the broker's Config.
+func newRigWith(t *testing.T, autonomy string, pol func(*gate.Policy), cfg func(*Config)) *rig {
 	t.Helper()
 	root := t.TempDir()
 	os.Chmod(root, 0o755)
@@ -67,17 +81,18 @@ func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
 	}
 	os.Chmod(ws, 0o777)
 	home := filepath.Join(root, "home")
-	eng, err := gate.New(context.Background(), gate.Options{
-		Home: home,
-		Policy: gate.Policy{
-			WorkspaceOnly:     true,
-			ForbiddenPaths:    []string{"/etc", home + "/.ssh"},
-			ReadPaths:         []string{"/usr", "/bin", "/lib", "/lib64", "/sbin"},
-			ForbiddenCommands: []string{"rm"},
-			AllowedCommands:   []string{"ls", "cat", "echo", "touch", "sh", "bash"},
-			PassphraseFor:     []string{"high"},
-		},
-	})
+	policy := gate.Policy{
+		WorkspaceOnly:     true,
+		ForbiddenPaths:    []string{"/etc", home + "/.ssh"},
+		ReadPaths:         []string{"/usr", "/bin", "/lib", "/lib64", "/sbin"},
+		ForbiddenCommands: []string{"rm"},
+		AllowedCommands:   []string{"ls", "cat", "echo", "touch", "sh", "bash"},
+		PassphraseFor:     []string{"high"},
+	}
+	if pol != nil {
+		pol(&policy)
+	}
+	eng, err := gate.New(context.Background(), gate.Options{Home: home, Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +110,12 @@ func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	cfg := Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "test",
+	c := Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "test",
 		EstopFile: filepath.Join(root, "ESTOP"), Sandbox: Sandbox{RunAs: ""}}
-	if approver != nil {
-		cfg.Approver = approver
+	if cfg != nil {
+		cfg(&c)
 	}
-	return &rig{b: New(cfg), log: log, dir: dir, ws: ws, approve: approver}
+	return &rig{b: New(c), log: log, dir: dir, ws: ws, root: root}
 }
 
 // bodies returns the receipts of actionID, in order.

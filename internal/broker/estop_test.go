@@ -1,0 +1,139 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawsec/claw/gate"
+)
+
+// procsWith returns the pids whose command line contains marker.
+func procsWith(marker string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cl, []byte(marker)) {
+			pids = append(pids, e.Name()+":"+strings.ReplaceAll(string(cl), "\x00", " "))
+		}
+	}
+	return pids
+}
+
+// TestEstopCancelsRunning starts a process tree through the broker, engages
+// the emergency stop, and checks that Invoke returns "estop" promptly and
+// that nothing of the tree survives.
+func TestEstopCancelsRunning(t *testing.T) {
+	requireSandbox(t)
+	r := newRigWith(t, "full", func(p *gate.Policy) {
+		p.AllowedCommands = append(p.AllowedCommands, "sleep", "wait")
+	}, nil)
+	// unique durations mark the processes of this tree in /proc
+	const child, parent = "30.4321", "31.4321"
+	cmd := "bash -c 'sleep " + child + " & sleep " + parent + "; wait'"
+	type result struct {
+		out *Outcome
+		err error
+		at  time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := r.b.Invoke(context.Background(), sh(cmd), "")
+		done <- result{out, err, time.Now()}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(procsWith("sleep "+child)) == 0 || len(procsWith("sleep "+parent)) == 0 {
+		select {
+		case res := <-done:
+			t.Fatalf("finished before the stop: %s %v %+v", res.out.Status, res.err, res.out.Result)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the process tree never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	engaged := time.Now()
+	if err := os.WriteFile(r.b.cfg.EstopFile, []byte("test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Invoke did not return within 5 s of the emergency stop")
+	}
+	t.Logf("estop cancel latency (ESTOP created → Invoke returned): %v", res.at.Sub(engaged))
+	if res.err != nil || res.out.Status != StatusEstop {
+		t.Fatalf("status %s, err %v", res.out.Status, res.err)
+	}
+	if got := types(r.bodies(t, res.out.ActionID)); got != "decision outcome:estop" {
+		t.Fatalf("receipts = %q", got)
+	}
+	// the whole tree is gone within a second
+	for end := time.Now().Add(time.Second); ; {
+		left := append(procsWith("sleep "+child), procsWith("sleep "+parent)...)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("processes of the tree survived the stop: %v", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// and nothing new starts while it is engaged
+	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
+	if err != nil || out.Status != StatusEstop {
+		t.Fatalf("after the stop: %s %v", out.Status, err)
+	}
+}
+
+// TestEstopCancelsApprovalWait: an action waiting for a human is cancelled
+// too, and recorded as estop.
+func TestEstopCancelsApprovalWait(t *testing.T) {
+	r := newRigWith(t, "supervised", nil, func(c *Config) { c.Approver = silentHuman{} })
+	done := make(chan *Outcome, 1)
+	go func() {
+		out, _ := r.b.Invoke(context.Background(), sh("touch made"), "")
+		done <- out
+	}()
+	// wait until the action is in flight
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.b.running.mu.Lock()
+		n := len(r.b.running.cancels)
+		r.b.running.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the action never started waiting")
+		}
+	}
+	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case out := <-done:
+		if out.Status != StatusEstop {
+			t.Fatalf("status %s (%v)", out.Status, out.Err)
+		}
+		if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:estop" {
+			t.Fatalf("receipts = %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait was not cancelled within 5 s")
+	}
+	r.b.running.mu.Lock()
+	defer r.b.running.mu.Unlock()
+	if len(r.b.running.cancels) != 0 || r.b.running.stop != nil {
+		t.Fatal("the registry or the watcher outlived the action")
+	}
+}
