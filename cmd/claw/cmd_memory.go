@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clawsec/claw/agent/memory"
+	"github.com/clawsec/claw/internal/redact"
+	"github.com/spf13/cobra"
+)
+
+func init() { registerCommand("memory", newMemoryCommand) }
+
+func newMemoryCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "memory",
+		Short: "List, search, show and clear the agent's conversations",
+		Long: `Read the agent's memory: the conversations stored in the SQLite file named by
+[agent].memory_db (default HOME/memory.sqlite), with full-text search.
+
+Secrets were redacted before anything was stored; what is printed is
+redacted again.`,
+		Args: cobra.NoArgs,
+	}
+	c.AddCommand(newMemoryListCommand(g), newMemorySearchCommand(g), newMemoryShowCommand(g), newMemoryClearCommand(g))
+	return c
+}
+
+// openMemory opens the memory database of the config. With mustExist, a
+// missing file is reported as "no conversations yet" (errNoMemory) rather
+// than created.
+func openMemory(g *globals, mustExist bool) (*memory.Store, error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return nil, err
+	}
+	path := e.cfg.Agent.MemoryDB
+	if mustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoMemory
+		}
+	}
+	st, err := memory.Open(path, memory.WithRedactor(redact.String))
+	if err != nil {
+		return nil, withCode(exitError, fmt.Errorf("failed to open memory %s: %w", path, err))
+	}
+	return st, nil
+}
+
+// errNoMemory means the memory file does not exist yet: nothing to list.
+var errNoMemory = errors.New("no memory file yet")
+
+func newMemoryListCommand(g *globals) *cobra.Command {
+	var (
+		asJSON bool
+		limit  int
+	)
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List conversations, most recent first",
+		Long: `List the stored conversations, most recently updated first: id, channel,
+number of messages, last update, and the first words of the first message.
+
+EXIT STATUS
+  0 ok (also when there are none), 1 error, 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			type row struct {
+				memory.Conversation
+				Title string `json:"title,omitempty"`
+			}
+			rows := []row{}
+			st, err := openMemory(g, true)
+			switch {
+			case errors.Is(err, errNoMemory):
+			case err != nil:
+				return err
+			default:
+				defer st.Close()
+				convs, err := st.Conversations(c.Context(), limit)
+				if err != nil {
+					return withCode(exitError, err)
+				}
+				for _, cv := range convs {
+					cv.Summary = redact.String(cv.Summary)
+					rows = append(rows, row{Conversation: cv, Title: conversationTitle(c.Context(), st, cv.ID)})
+				}
+			}
+			if asJSON {
+				return writeConfigJSON(g, struct {
+					Conversations []row `json:"conversations"`
+				}{rows})
+			}
+			if len(rows) == 0 {
+				infof(g.stderr, "no conversations yet")
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCHANNEL\tMESSAGES\tUPDATED\tFIRST MESSAGE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.ID, oneLine(r.Channel, 40), r.Messages,
+					r.UpdatedAt.Local().Format(time.DateTime), oneLine(r.Title, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	c.Flags().IntVar(&limit, "limit", 0, "list at most this many (0: all)")
+	return c
+}
+
+// conversationTitle is the redacted start of the first user message of a
+// conversation, or "".
+func conversationTitle(ctx context.Context, st *memory.Store, id string) string {
+	_, msgs, err := st.Get(ctx, id)
+	if err != nil {
+		return ""
+	}
+	for _, m := range msgs {
+		if m.Role == memory.RoleUser {
+			return redact.String(m.Content)
+		}
+	}
+	return ""
+}
+
+func newMemorySearchCommand(g *globals) *cobra.Command {
+	var (
+		asJSON bool
+		limit  int
+	)
+	c := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search every stored message",
+		Long: `Search the stored messages for every word of QUERY (plain words, not a query
+language; stemmed, so "deploy" also finds "deploying"), best match first,
+with the conversation id and a snippet where matches are in [brackets].
+
+EXIT STATUS
+  0 ok (also when nothing matched), 1 error, 2 usage.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if limit < 0 || limit > memory.MaxSearchResults {
+				return usageErrorf("--limit must be between 1 and %d", memory.MaxSearchResults)
+			}
+			query := strings.Join(args, " ")
+			hits := []memory.Hit{}
+			st, err := openMemory(g, true)
+			switch {
+			case errors.Is(err, errNoMemory):
+			case err != nil:
+				return err
+			default:
+				defer st.Close()
+				found, err := st.Search(c.Context(), query, limit)
+				var le *memory.LimitError
+				if errors.As(err, &le) {
+					return withCode(exitUsage, err, "use fewer or shorter words")
+				}
+				if err != nil {
+					return withCode(exitError, err)
+				}
+				for _, h := range found {
+					h.Message.Content = redact.String(h.Message.Content)
+					h.Snippet = redact.String(h.Snippet)
+					hits = append(hits, h)
+				}
+			}
+			if asJSON {
+				return writeConfigJSON(g, struct {
+					Query string       `json:"query"`
+					Hits  []memory.Hit `json:"hits"`
+				}{query, hits})
+			}
+			if len(hits) == 0 {
+				infof(g.stderr, "no matches for %q", oneLine(query, 80))
+				return nil
+			}
+			for _, h := range hits {
+				fmt.Fprintf(g.stdout, "%s  %s  %s  %s\n", h.Message.ConversationID, h.Message.CreatedAt.Local().Format(time.DateTime),
+					h.Message.Role, oneLine(h.Snippet, 160))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", memory.MaxSearchResults))
+	return c
+}
+
+func newMemoryShowCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print one conversation",
+		Long: fmt.Sprintf(`Print every message of the conversation ID (or an unambiguous prefix of at
+least %d characters), oldest first, with the tool calls the model made.
+
+EXIT STATUS
+  0 ok, 1 no such conversation or another error, 2 usage.`, memory.MinIDPrefix),
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := openMemory(g, true)
+			if errors.Is(err, errNoMemory) {
+				return withCode(exitError, fmt.Errorf("conversation %q: %w", args[0], memory.ErrNotFound), "see 'claw memory list'")
+			}
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			conv, msgs, err := st.Get(c.Context(), args[0])
+			if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
+				return withCode(exitError, err, "see 'claw memory list'")
+			}
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			conv.Summary = redact.String(conv.Summary)
+			for i := range msgs {
+				msgs[i].Content = redact.String(msgs[i].Content)
+				for j := range msgs[i].ToolCalls {
+					msgs[i].ToolCalls[j].Arguments = []byte(redact.String(string(msgs[i].ToolCalls[j].Arguments)))
+				}
+			}
+			if msgs == nil {
+				msgs = []memory.Message{}
+			}
+			if asJSON {
+				return writeConfigJSON(g, struct {
+					memory.Conversation
+					Messages []memory.Message `json:"messages"`
+				}{conv, msgs})
+			}
+			w := g.stdout
+			fmt.Fprintf(w, "conversation %s  channel %s  %d messages  updated %s\n", conv.ID, oneLine(conv.Channel, 80),
+				conv.Messages, conv.UpdatedAt.Local().Format(time.DateTime))
+			if conv.Summary != "" {
+				fmt.Fprintf(w, "summary: %s\n", oneLine(conv.Summary, 400))
+			}
+			for _, m := range msgs {
+				fmt.Fprintf(w, "\n[%s] %s", m.CreatedAt.Local().Format(time.DateTime), m.Role)
+				if m.ToolName != "" {
+					fmt.Fprintf(w, " (%s)", oneLine(m.ToolName, 80))
+				}
+				fmt.Fprintln(w)
+				if m.Content != "" {
+					for _, l := range strings.Split(m.Content, "\n") {
+						fmt.Fprintf(w, "  %s\n", sanitize(l))
+					}
+				}
+				for _, tc := range m.ToolCalls {
+					fmt.Fprintf(w, "  -> %s %s\n", oneLine(tc.Name, 80), oneLine(string(tc.Arguments), 200))
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+func newMemoryClearCommand(g *globals) *cobra.Command {
+	var yes bool
+	c := &cobra.Command{
+		Use:   "clear --yes",
+		Short: "Delete every stored conversation",
+		Long: `Delete every conversation and message, rebuild the search index and vacuum
+the file, so the deleted text is gone from disk. There is no undo, so it
+needs --yes. Receipts are not touched: they are evidence, not memory.
+
+EXIT STATUS
+  0 cleared, 1 error, 2 usage (including a missing --yes).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !yes {
+				return withCode(exitUsage, errors.New("claw memory clear deletes every conversation and needs --yes"),
+					"run 'claw memory clear --yes'")
+			}
+			st, err := openMemory(g, true)
+			if errors.Is(err, errNoMemory) {
+				infof(g.stderr, "no memory file; nothing to clear")
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			convs, err := st.Conversations(c.Context(), 0)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if err := st.Clear(c.Context()); err != nil {
+				return withCode(exitError, err)
+			}
+			infof(g.stderr, "cleared %s from %s", configPlural(len(convs), "conversation"), st.Path())
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&yes, "yes", false, "really delete everything")
+	return c
+}
