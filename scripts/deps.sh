@@ -6,6 +6,9 @@ set -euo pipefail
 need=()
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+# claw service: systemd-analyze scores the unit; setpriv recreates its restrictions in tests
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
 for p in "$@"; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
