@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/hook"
+	"github.com/clawsec/claw/receipts"
+)
+
+func init() { registerCommand("hook", newHookCommand) }
+
+func newHookCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hook",
+		Short: "Guard an existing agent's tool calls (Claude Code, Codex PreToolUse hooks)",
+		Long: `claw hook answers an agent's PreToolUse hook: it reads the tool call on
+standard input, decides it with the gate (the same config, policies,
+autonomy, workspace and emergency stop as every other claw action), writes
+a decision receipt, and answers in the agent's format. The agent runs the
+tool itself: claw's sandbox does not apply to it.
+
+See docs/hooks.md for the settings snippets.
+
+EXIT STATUS
+  0 answered (the answer is on standard output), 2 blocked (the reason is
+  on standard error). The hook never exits 1: agents treat other statuses
+  as "let the tool run".`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withCode(exitUsage, errors.New("name the agent: claw hook claude-code or claw hook codex"))
+		},
+	}
+	c.AddCommand(newHookAgentCommand(g, hook.ClaudeCode, "Claude Code"), newHookAgentCommand(g, hook.Codex, "Codex"))
+	return c
+}
+
+type hookOptions struct {
+	deadline       time.Duration
+	workspace      string
+	passphraseFile string
+}
+
+func newHookAgentCommand(g *globals, f hook.Format, agent string) *cobra.Command {
+	o := &hookOptions{}
+	c := &cobra.Command{
+		Use:   string(f),
+		Short: "Answer a " + agent + " PreToolUse hook from standard input",
+		Long: `Reads one ` + agent + ` PreToolUse event (JSON, at most 1 MiB) on standard
+input, decides the tool call with the gate, records a decision receipt in
+the receipt log (channel "` + string(f) + `"), and answers.
+` + formatHelp(f) + `
+Malformed input, an input larger than 1 MiB, a gate error, a receipt that
+cannot be written, the deadline (--deadline) or an internal error block
+the tool call: exit 2, with the reason on standard error.
+
+EXIT STATUS
+  0 answered, 2 blocked. Never 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			r := hook.Runner{
+				Format:   f,
+				Deadline: o.deadline,
+				Open: func(ctx context.Context) (*hook.Guard, func(), error) {
+					return openHookGuard(ctx, g, o)
+				},
+			}
+			if code := r.Run(c.Context(), g.stdin, g.stdout, g.stderr); code != hook.ExitAnswered {
+				return silentExit(hook.ExitBlock)
+			}
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&o.deadline, "deadline", hook.DefaultDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
+	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
+	c.Flags().StringVar(&o.passphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
+	return c
+}
+
+func formatHelp(f hook.Format) string {
+	if f == hook.Codex {
+		return `
+Codex honours only denials from a hook, so: allow prints nothing; ask,
+passphrase and deny print a deny:
+  {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",…}}
+`
+	}
+	return `
+The answer (exit 0) is
+  {"hookSpecificOutput":{"hookEventName":"PreToolUse",
+   "permissionDecision":"allow"|"ask"|"deny","permissionDecisionReason":"…"}}
+with the rule ids and messages in the reason. A claw passphrase decision
+is answered "ask" (the reason says so); in the bypassPermissions and
+dontAsk permission modes, which do not ask, it is a deny.
+`
+}
+
+// openHookGuard loads what one hook decision needs. It never prompts: a
+// hook has no terminal it may use.
+func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard, func(), error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	autonomy := e.cfg.Security.Autonomy
+	if autonomy != config.AutonomyReadonly && autonomy != config.AutonomySupervised && autonomy != config.AutonomyFull {
+		return nil, nil, fmt.Errorf("autonomy %q in the config is not one of readonly, supervised, full", autonomy)
+	}
+	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, err := loadHookSigner(g, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := e.cfg.Receipts.Dir
+	if dir == "" {
+		if dir, err = receiptDir(g); err != nil {
+			return nil, nil, err
+		}
+	}
+	ws := e.cfg.WorkspaceDir
+	if o.workspace != "" {
+		ws = o.workspace
+	}
+	if ws, err = canonicalDir(ws); err != nil {
+		return nil, nil, err
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the receipt log: %w", err)
+	}
+	return &hook.Guard{
+		Gate:      eng,
+		Log:       log,
+		Autonomy:  autonomy,
+		Workspace: ws,
+		Home:      e.userDir,
+		EstopFile: filepath.Join(e.home, "ESTOP"),
+	}, func() { log.Close() }, nil
+}
+
+// loadHookSigner reads the receipt signing key like loadReceiptSigner,
+// but takes a passphrase only from a file: it never opens the terminal,
+// which belongs to the agent.
+func loadHookSigner(g *globals, o *hookOptions) (*receipts.Signer, error) {
+	dir, err := receiptKeyDir(g)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, receiptKeyName)
+	pemBytes, err := readSmall(path, 64<<10)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no receipt signing key at %s (create one with 'claw init' or 'claw keys generate')", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	priv, err := receipts.ParsePrivateKey(pemBytes, func() ([]byte, error) {
+		pf := o.passphraseFile
+		if pf == "" {
+			pf = os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
+		}
+		if pf == "" {
+			return nil, errors.New("the receipt key needs a passphrase: pass --passphrase-file or set CLAW_KEY_PASSPHRASE_FILE")
+		}
+		f, err := os.Open(pf)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read passphrase file: %w", err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 4096))
+		if err != nil {
+			return nil, fmt.Errorf("failed to read passphrase file: %w", err)
+		}
+		if b = bytes.TrimRight(b, "\r\n"); len(b) == 0 {
+			return nil, fmt.Errorf("passphrase file %s is empty", pf)
+		}
+		return b, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return receipts.NewSigner(priv)
+}

@@ -1,0 +1,454 @@
+package hook
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/receipts"
+)
+
+// Format is the agent whose hook protocol is spoken. It is also the
+// channel recorded in receipts.
+type Format string
+
+// The agents claw can guard.
+const (
+	ClaudeCode Format = "claude-code"
+	Codex      Format = "codex"
+)
+
+// DefaultDeadline bounds one hook run, from start to answer. It must stay
+// well under the agent's own hook timeout: a hook the agent kills is a
+// hook that failed open.
+const DefaultDeadline = 5 * time.Second
+
+// Exit codes of a hook run. Both agents treat exit 2 as "block"; any other
+// non-zero status would let the tool run, so the hook never uses one.
+const (
+	ExitAnswered = 0
+	ExitBlock    = 2
+)
+
+// Rule ids the hook itself decides with, in addition to the gate's.
+const (
+	ReasonUnknownTool  = "hook.unknown_tool"
+	ReasonInvalidInput = "hook.invalid_input"
+	ReasonCannotAsk    = "hook.cannot_ask"
+	ReasonPassphrase   = "hook.passphrase_as_ask"
+)
+
+// OutcomeDelegated is the outcome status of an action the hook let the
+// agent run (or ask about) itself: claw did not run it and does not know
+// how it ended. It is not an executed status, so an audit neither counts
+// it as run nor warns that the action has no outcome.
+const OutcomeDelegated = "delegated"
+
+// Guard is what a decision needs: the real gate, the receipt log and the
+// context the gate judges in.
+type Guard struct {
+	Gate      *gate.Engine
+	Log       *receipts.Log
+	Autonomy  string
+	Workspace string // canonical
+	Home      string // the user's home, for ~
+	EstopFile string
+	// Redact removes secrets from text that goes into receipts and
+	// answers (broker.Redact when nil).
+	Redact func(string) string
+}
+
+// Verdict is the combined decision for one event.
+type Verdict struct {
+	// Decision is claw's strictest decision over the event's actions:
+	// allow, ask, passphrase or deny.
+	Decision string
+	// Answer is what the agent is told: allow, ask or deny.
+	Answer  string
+	Risk    string
+	Reasons []gate.Reason
+	// ActionIDs are the receipts' action ids, one per action.
+	ActionIDs []string
+}
+
+var rank = map[string]int{gate.Allow: 0, gate.Ask: 1, gate.Passphrase: 2, gate.Deny: 3}
+var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+// Decide judges ev with the gate, writes a decision receipt (and a closing
+// outcome receipt) for each action, and returns the verdict. An error
+// means no verdict: the caller must block.
+func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
+	redact := g.redact()
+	estop := false
+	if g.EstopFile != "" {
+		if _, err := os.Stat(g.EstopFile); err == nil {
+			estop = true
+		}
+	}
+	cwd := g.Workspace
+	if ev.Cwd != "" {
+		cwd = canonical(ev.Cwd)
+	}
+	gctx := gate.Context{Autonomy: g.Autonomy, Workspace: g.Workspace, Cwd: cwd, Home: g.Home, Channel: string(f), Estop: estop}
+	v := Verdict{Decision: gate.Allow, Risk: "low"}
+	for _, c := range Map(ev) {
+		var (
+			d    gate.Decision
+			gerr error
+		)
+		if c.Unknown {
+			d = g.unknown(ev.ToolName, estop)
+		} else {
+			// On error the gate still returns a deny (rule gate.error).
+			d, gerr = g.Gate.DecideInput(ctx, gate.BuildInput(c.Action, gctx))
+		}
+		if _, ok := rank[d.Decision]; !ok {
+			d.Decision = gate.Deny
+		}
+		id, err := g.record(ctx, f, ev, c.Action, d, redact)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if gerr != nil {
+			// Recorded as a deny; the run blocks with the reason.
+			return Verdict{}, fmt.Errorf("the gate could not decide: %w", gerr)
+		}
+		v.ActionIDs = append(v.ActionIDs, id)
+		if rank[d.Decision] > rank[v.Decision] {
+			v.Decision = d.Decision
+		}
+		if riskRank[d.Risk] > riskRank[v.Risk] {
+			v.Risk = d.Risk
+		}
+		v.Reasons = append(v.Reasons, d.Reasons...)
+	}
+	v.Answer = answer(f, ev, &v)
+	return v, nil
+}
+
+// answer maps claw's decision to what the agent can do with it.
+func answer(f Format, ev *Event, v *Verdict) string {
+	switch v.Decision {
+	case gate.Allow:
+		return gate.Allow
+	case gate.Passphrase, gate.Ask:
+		msg := "claw needs a human to approve this action"
+		if v.Decision == gate.Passphrase {
+			msg = "claw needs the passphrase for this action; the agent can only ask for approval"
+		}
+		if f == Codex {
+			v.Reasons = append(v.Reasons, gate.Reason{ID: ReasonCannotAsk, Severity: v.Risk, Msg: msg + ", and a Codex hook cannot ask"})
+			return gate.Deny
+		}
+		if ev.PermissionMode == "bypassPermissions" || ev.PermissionMode == "dontAsk" {
+			v.Reasons = append(v.Reasons, gate.Reason{ID: ReasonCannotAsk, Severity: v.Risk, Msg: msg + ", and permission mode " + ev.PermissionMode + " does not ask"})
+			return gate.Deny
+		}
+		if v.Decision == gate.Passphrase {
+			v.Reasons = append(v.Reasons, gate.Reason{ID: ReasonPassphrase, Severity: v.Risk, Msg: msg})
+		}
+		return gate.Ask
+	}
+	return gate.Deny
+}
+
+// unknown decides a tool claw has no equivalent for: never allowed.
+func (g *Guard) unknown(name string, estop bool) gate.Decision {
+	d := gate.Decision{Decision: gate.Ask, Risk: "medium", PolicyDigest: g.Gate.Digest()}
+	msg := fmt.Sprintf("claw does not know the tool %q", clip(name, 64))
+	switch {
+	case estop:
+		d.Decision, d.Risk = gate.Deny, "critical"
+		d.Reasons = append(d.Reasons, gate.Reason{ID: "estop", Severity: "critical", Msg: "the emergency stop is engaged"})
+	case g.Autonomy == "readonly":
+		d.Decision = gate.Deny
+		msg += "; readonly autonomy denies it"
+	default:
+		msg += "; a human must approve it"
+	}
+	d.Reasons = append(d.Reasons, gate.Reason{ID: ReasonUnknownTool, Severity: "medium", Msg: msg})
+	return d
+}
+
+// record writes the decision receipt and the outcome that closes it.
+func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (string, error) {
+	id := newActionID()
+	ref := receipts.Ref{ActionID: id, Conversation: clip(ev.SessionID, 128), Channel: string(f)}
+	argsJSON, _ := json.Marshal(a.Args)
+	ra := receipts.Action{
+		Tool:         a.Tool,
+		ArgsSHA256:   receipts.Digest(argsJSON),
+		ActionSHA256: actionDigest(a),
+		Summary:      redact(summary(ev.ToolName, a)),
+	}
+	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest}
+	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
+		return "", fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+	}
+	o := receipts.Outcome{Status: OutcomeDelegated, Error: "handed back to " + string(f) + ", which runs it outside claw's sandbox"}
+	if d.Decision == gate.Deny {
+		o = receipts.Outcome{Status: "denied", Error: "denied: " + strings.Join(d.RuleIDs(), ", ")}
+	}
+	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, o); err != nil {
+		return "", fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+	}
+	return id, nil
+}
+
+// RecordInvalid writes a deny receipt for input that could not be decoded,
+// so that a refused hook call leaves a trace too. The input itself is
+// only summarised by its size and digest.
+func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why error) error {
+	id := newActionID()
+	ref := receipts.Ref{ActionID: id, Channel: string(f)}
+	ra := receipts.Action{
+		Tool:       "hook",
+		ArgsSHA256: receipts.Digest(raw),
+		Summary:    g.redact()(fmt.Sprintf("invalid hook input (%d bytes): %s", len(raw), clip(why.Error(), 200))),
+	}
+	rd := receipts.Decision{Result: gate.Deny, Risk: "high", Reasons: []string{ReasonInvalidInput}, Autonomy: g.Autonomy, PolicyDigest: g.Gate.Digest()}
+	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
+		return fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+	}
+	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, receipts.Outcome{Status: "denied", Error: "denied: " + ReasonInvalidInput}); err != nil {
+		return fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+	}
+	return nil
+}
+
+func (g *Guard) redact() func(string) string {
+	if g.Redact != nil {
+		return g.Redact
+	}
+	return broker.Redact
+}
+
+// summary is one line for the receipt: the agent's tool and what it acts on.
+func summary(tool string, a gate.Action) string {
+	var s string
+	switch a.Tool {
+	case "shell":
+		s, _ = a.Args["command"].(string)
+	case "file_read", "file_list", "file_write", "edit_file":
+		p, _ := a.Args["path"].(string)
+		s = a.Tool + " " + p
+	case "http":
+		u, _ := a.Args["url"].(string)
+		s = "GET " + u
+	default:
+		b, _ := json.Marshal(a.Args)
+		s = a.Tool + " " + string(b)
+	}
+	return clip(clip(tool, 64)+": "+s, 512)
+}
+
+// actionDigest binds the receipt to the exact action judged.
+func actionDigest(a gate.Action) string {
+	b, _ := json.Marshal(struct {
+		Tool string         `json:"tool"`
+		Args map[string]any `json:"args"`
+	}{a.Tool, a.Args})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func newActionID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("hook: no randomness: " + err.Error())
+	}
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// canonical resolves symlinks in an absolute directory when it exists.
+func canonical(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
+}
+
+// Runner is one hook invocation: read the event, decide within the
+// deadline, answer in the agent's format. Nothing it does fails open.
+type Runner struct {
+	Format   Format
+	Deadline time.Duration // DefaultDeadline when zero
+	// Open loads the guard (config, gate, receipt log). It runs inside
+	// the deadline; close is called when the run ends.
+	Open func(ctx context.Context) (g *Guard, close func(), err error)
+
+	// fault, when set, is called between the decision's stages ("open",
+	// "decide"), so tests can inject a panic, a delay or an error.
+	fault func(stage string) error
+}
+
+type result struct {
+	v   Verdict
+	err error
+}
+
+// Run handles one hook call and returns the process exit status: 0 with
+// an answer on stdout, or 2 (block) with the reason on stderr.
+func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := r.Deadline
+	if d <= 0 {
+		d = DefaultDeadline
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	ch := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				res = result{err: fmt.Errorf("internal error: %v", p)}
+				if os.Getenv("CLAW_HOOK_DEBUG") != "" {
+					fmt.Fprintf(stderr, "%s\n", debug.Stack())
+				}
+			}
+			ch <- res
+		}()
+		res.v, res.err = r.decide(ctx, stdin)
+	}()
+	var res result
+	select {
+	case res = <-ch:
+	case <-ctx.Done():
+		res.err = fmt.Errorf("no decision within %s: %w", d, ctx.Err())
+	}
+	if res.err != nil {
+		fmt.Fprintf(stderr, "claw: blocked: %s\n", oneLine(broker.Redact(res.err.Error())))
+		return ExitBlock
+	}
+	out, err := render(r.Format, res.v)
+	if err != nil {
+		fmt.Fprintf(stderr, "claw: blocked: %s\n", err)
+		return ExitBlock
+	}
+	if len(out) > 0 {
+		if _, err := stdout.Write(out); err != nil {
+			fmt.Fprintf(stderr, "claw: blocked: failed to write the answer: %v\n", err)
+			return ExitBlock
+		}
+	}
+	return ExitAnswered
+}
+
+func (r *Runner) decide(ctx context.Context, stdin io.Reader) (Verdict, error) {
+	raw, rerr := ReadInput(stdin)
+	var ev *Event
+	if rerr == nil {
+		ev, rerr = Decode(raw)
+	}
+	if err := r.inject("open"); err != nil {
+		return Verdict{}, err
+	}
+	if r.Open == nil {
+		return Verdict{}, errors.New("hook has no guard")
+	}
+	g, closeGuard, err := r.Open(ctx)
+	if err != nil {
+		if rerr != nil {
+			return Verdict{}, rerr
+		}
+		return Verdict{}, err
+	}
+	if closeGuard != nil {
+		defer closeGuard()
+	}
+	if rerr != nil {
+		if errors.Is(rerr, ErrInput) {
+			if err := g.RecordInvalid(ctx, r.Format, raw, rerr); err != nil {
+				return Verdict{}, errors.Join(rerr, err)
+			}
+		}
+		return Verdict{}, rerr
+	}
+	if err := r.inject("decide"); err != nil {
+		return Verdict{}, err
+	}
+	v, err := g.Decide(ctx, r.Format, ev)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if ctx.Err() != nil {
+		return Verdict{}, fmt.Errorf("no decision within the deadline: %w", ctx.Err())
+	}
+	return v, nil
+}
+
+func (r *Runner) inject(stage string) error {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault(stage)
+}
+
+// claudeOutput is Claude Code's PreToolUse answer (and Codex's deny).
+type claudeOutput struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// render writes the verdict in the agent's format. Codex is told only
+// about denials: it does not reliably honour allow or ask from a hook, so
+// an allow is an empty answer, and an ask was already turned into a deny.
+func render(f Format, v Verdict) ([]byte, error) {
+	if f == Codex && v.Answer == gate.Allow {
+		return nil, nil
+	}
+	var o claudeOutput
+	o.HookSpecificOutput.HookEventName = "PreToolUse"
+	o.HookSpecificOutput.PermissionDecision = v.Answer
+	o.HookSpecificOutput.PermissionDecisionReason = reasonText(v)
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// maxReason bounds the reason text shown to the agent.
+const maxReason = 2000
+
+// reasonText names the decision, the risk and each rule with its message,
+// secrets redacted.
+func reasonText(v Verdict) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "claw: %s (risk %s)", v.Decision, v.Risk)
+	seen := map[string]bool{}
+	for _, r := range v.Reasons {
+		k := r.ID + "\x00" + r.Msg
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		fmt.Fprintf(&b, "; %s: %s", r.ID, r.Msg)
+	}
+	return clip(oneLine(broker.Redact(b.String())), maxReason)
+}
+
+// oneLine replaces control characters so a reason stays one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,450 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/receipts"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const planted = "sk-test-PLANTED-0123456789abcdef"
+
+// fixture is a real gate and a real receipt log in a temporary home.
+type fixture struct {
+	home, ws, clawHome, receiptDir string
+	autonomy                       string
+	gateTimeout                    time.Duration
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	f := &fixture{
+		home:        filepath.Join(root, "home"),
+		clawHome:    filepath.Join(root, "home", ".claw"),
+		autonomy:    "supervised",
+		gateTimeout: 10 * time.Second, // a loaded test machine is not a slow policy
+	}
+	f.ws = filepath.Join(f.home, "ws")
+	f.receiptDir = filepath.Join(f.clawHome, "receipts")
+	for _, d := range []string{f.ws, filepath.Join(f.ws, "src"), filepath.Join(f.home, ".ssh"), filepath.Join(f.clawHome, "policies")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, "notes.txt"), []byte("a c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) policy() gate.Policy {
+	return gate.Policy{
+		WorkspaceOnly:     true,
+		ForbiddenPaths:    []string{"/etc", "/sys", "/boot", filepath.Join(f.home, ".ssh")},
+		ReadPaths:         []string{"/usr", "/bin", "/sbin", "/lib", "/lib64"},
+		ForbiddenCommands: []string{"rm", "shutdown", "reboot", "mkfs", "dd"},
+		AllowedCommands:   []string{"ls", "cat", "grep", "find", "head", "tail", "wc", "pwd", "echo", "git", "go", "make"},
+		AllowedDomains:    []string{},
+		PassphraseFor:     []string{"high"},
+	}
+}
+
+// open returns a Runner.Open function over the real gate and log.
+func (f *fixture) open(t *testing.T) func(ctx context.Context) (*Guard, func(), error) {
+	t.Helper()
+	return func(ctx context.Context) (*Guard, func(), error) {
+		eng, err := gate.New(ctx, gate.Options{
+			Policy:        f.policy(),
+			Home:          f.home,
+			ClawHome:      f.clawHome,
+			UserPolicyDir: filepath.Join(f.clawHome, "policies"),
+			Timeout:       f.gateTimeout,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		priv, err := receipts.GenerateKey(receipts.Ed25519)
+		if err != nil {
+			return nil, nil, err
+		}
+		signer, err := receipts.NewSigner(priv)
+		if err != nil {
+			return nil, nil, err
+		}
+		log, err := receipts.Open(f.receiptDir, signer, receipts.Options{CheckpointInterval: -1})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Guard{Gate: eng, Log: log, Autonomy: f.autonomy, Workspace: f.ws, Home: f.home,
+			EstopFile: filepath.Join(f.clawHome, "ESTOP")}, func() { log.Close() }, nil
+	}
+}
+
+// run feeds input to a Runner and returns exit code, stdout and stderr.
+func (f *fixture) run(t *testing.T, format Format, input []byte, mod func(*Runner)) (int, string, string) {
+	t.Helper()
+	r := &Runner{Format: format, Deadline: time.Minute, Open: f.open(t)}
+	if mod != nil {
+		mod(r)
+	}
+	var stdout, stderr bytes.Buffer
+	code := r.Run(context.Background(), bytes.NewReader(input), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// receiptText is every receipt file's contents.
+func (f *fixture) receiptText(t *testing.T) string {
+	t.Helper()
+	var all []byte
+	_ = filepath.WalkDir(f.receiptDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			all = append(all, b...)
+		}
+		return nil
+	})
+	return string(all)
+}
+
+func (f *fixture) expand(b []byte) []byte {
+	b = bytes.ReplaceAll(b, []byte("$WS"), []byte(f.ws))
+	return bytes.ReplaceAll(b, []byte("$HOME"), []byte(f.home))
+}
+
+func (f *fixture) unexpand(s string) string {
+	s = strings.ReplaceAll(s, f.ws, "$WS")
+	return strings.ReplaceAll(s, f.home, "$HOME")
+}
+
+// TestGolden runs each testdata/hook/<agent>/NAME.json through the hook
+// and compares exit status, stdout and stderr with NAME.golden. A name
+// ending in _block must exit 2; every other case answers with exit 0.
+func TestGolden(t *testing.T) {
+	for _, format := range []Format{ClaudeCode, Codex} {
+		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hook", string(format), "*.json"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no golden inputs for %s: %v", format, err)
+		}
+		for _, in := range files {
+			name := strings.TrimSuffix(filepath.Base(in), ".json")
+			t.Run(string(format)+"/"+name, func(t *testing.T) {
+				f := newFixture(t)
+				raw, err := os.ReadFile(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, stdout, stderr := f.run(t, format, f.expand(raw), nil)
+				got := f.unexpand("exit " + strconv.Itoa(code) + "\n-- stdout --\n" + stdout + "-- stderr --\n" + stderr)
+				wantCode := ExitAnswered
+				if strings.HasSuffix(name, "_block") {
+					wantCode = ExitBlock
+				}
+				if code != wantCode {
+					t.Errorf("exit %d, want %d\n%s", code, wantCode, got)
+				}
+				switch {
+				case strings.HasSuffix(name, "_allow"):
+					if format == Codex && stdout != "" {
+						t.Errorf("codex allow must print nothing, got %q", stdout)
+					}
+					if format == ClaudeCode && !strings.Contains(stdout, `"permissionDecision":"allow"`) {
+						t.Errorf("want allow, got %s", stdout)
+					}
+				case strings.HasSuffix(name, "_ask"):
+					if !strings.Contains(stdout, `"permissionDecision":"ask"`) {
+						t.Errorf("want ask, got %s", stdout)
+					}
+				case strings.HasSuffix(name, "_deny"), strings.HasSuffix(name, "_denied"):
+					if !strings.Contains(stdout, `"permissionDecision":"deny"`) {
+						t.Errorf("want deny, got %s", stdout)
+					}
+				}
+				if strings.Contains(stdout+stderr, planted) {
+					t.Errorf("planted secret in the answer:\n%s", got)
+				}
+				if strings.Contains(f.receiptText(t), planted) {
+					t.Errorf("planted secret in the receipts")
+				}
+				// Every call leaves a receipt, refused ones included.
+				if !strings.Contains(f.receiptText(t), `"channel":"`+string(format)+`"`) {
+					t.Errorf("no receipt on channel %s", format)
+				}
+				golden := strings.TrimSuffix(in, ".json") + ".golden"
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update)", err)
+				}
+				if got != string(want) {
+					t.Errorf("output differs from %s:\n got: %s\nwant: %s", golden, got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestFaults forces each internal failure and checks the hook blocks
+// (exit 2, reason on stderr, nothing on stdout) and never exits 1.
+func TestFaults(t *testing.T) {
+	input := []byte(`{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"$WS/notes.txt"}}`)
+	tests := []struct {
+		name       string
+		format     Format
+		input      []byte
+		mod        func(f *fixture, r *Runner)
+		wantStderr string
+	}{
+		{name: "panic while deciding", format: ClaudeCode, input: input,
+			mod: func(f *fixture, r *Runner) {
+				r.fault = func(stage string) error {
+					if stage == "decide" {
+						panic("injected")
+					}
+					return nil
+				}
+			},
+			wantStderr: "internal error: injected"},
+		{name: "panic while opening", format: Codex, input: input,
+			mod: func(f *fixture, r *Runner) {
+				r.fault = func(stage string) error {
+					if stage == "open" {
+						panic("injected")
+					}
+					return nil
+				}
+			},
+			wantStderr: "internal error: injected"},
+		{name: "slower than the deadline", format: ClaudeCode, input: input,
+			mod: func(f *fixture, r *Runner) {
+				r.Deadline = 50 * time.Millisecond
+				r.fault = func(string) error { time.Sleep(time.Hour); return nil }
+			},
+			wantStderr: "no decision within 50ms"},
+		{name: "guard cannot open", format: ClaudeCode, input: input,
+			mod: func(f *fixture, r *Runner) {
+				r.Open = func(context.Context) (*Guard, func(), error) { return nil, nil, errors.New("no config") }
+			},
+			wantStderr: "no config"},
+		{name: "receipt cannot be written", format: ClaudeCode, input: input,
+			mod: func(f *fixture, r *Runner) {
+				open := r.Open
+				r.Open = func(ctx context.Context) (*Guard, func(), error) {
+					g, closeFn, err := open(ctx)
+					if err == nil {
+						closeFn() // a closed log refuses every append
+					}
+					return g, func() {}, err
+				}
+			},
+			wantStderr: "receipt could not be written"},
+		{name: "receipt cannot be written for codex", format: Codex, input: input,
+			mod: func(f *fixture, r *Runner) {
+				open := r.Open
+				r.Open = func(ctx context.Context) (*Guard, func(), error) {
+					g, closeFn, err := open(ctx)
+					if err == nil {
+						closeFn()
+					}
+					return g, func() {}, err
+				}
+			},
+			wantStderr: "receipt could not be written"},
+		{name: "gate error", format: ClaudeCode, input: input,
+			mod:        func(f *fixture, r *Runner) { f.gateTimeout = time.Nanosecond },
+			wantStderr: "the gate could not decide"},
+		{name: "input larger than 1 MiB", format: ClaudeCode,
+			input:      append([]byte(`{"tool_name":"Bash","tool_input":{"command":"`), bytes.Repeat([]byte("a"), MaxInput)...),
+			wantStderr: "input is larger than 1048576 bytes"},
+		{name: "input larger than 1 MiB for codex", format: Codex,
+			input:      bytes.Repeat([]byte(" "), MaxInput+1),
+			wantStderr: "input is larger than 1048576 bytes"},
+		{name: "no guard", format: ClaudeCode, input: input,
+			mod:        func(f *fixture, r *Runner) { r.Open = nil },
+			wantStderr: "hook has no guard"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			start := time.Now()
+			code, stdout, stderr := f.run(t, tt.format, f.expand(tt.input), func(r *Runner) {
+				if tt.mod != nil {
+					tt.mod(f, r)
+				}
+			})
+			if code != ExitBlock {
+				t.Errorf("exit %d, want %d (stderr %q)", code, ExitBlock, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if !strings.HasPrefix(stderr, "claw: blocked: ") || !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr %q, want %q", stderr, tt.wantStderr)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+// TestGateErrorIsRecorded checks that a decision the gate could not make
+// still leaves a deny receipt with the gate's reason.
+func TestGateErrorIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	f.gateTimeout = time.Nanosecond
+	code, _, _ := f.run(t, ClaudeCode, f.expand([]byte(`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls"}}`)), nil)
+	if code != ExitBlock {
+		t.Fatalf("exit %d", code)
+	}
+	rt := f.receiptText(t)
+	if !strings.Contains(rt, `"result":"deny"`) || !strings.Contains(rt, "gate.error") {
+		t.Errorf("no deny receipt with gate.error:\n%s", rt)
+	}
+}
+
+// TestAutonomyAndEstop covers decisions that depend on the guard's state.
+func TestAutonomyAndEstop(t *testing.T) {
+	tests := []struct {
+		name     string
+		autonomy string
+		estop    bool
+		format   Format
+		input    string
+		want     string // permissionDecision, or "" for no output
+	}{
+		{name: "full allows a plain command", autonomy: "full", format: ClaudeCode,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`, want: "allow"},
+		{name: "full codex allow prints nothing", autonomy: "full", format: Codex,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`, want: ""},
+		{name: "full never allows an unknown tool", autonomy: "full", format: ClaudeCode,
+			input: `{"tool_name":"Task","cwd":"$WS","tool_input":{"prompt":"x"}}`, want: "ask"},
+		{name: "readonly denies an unknown tool", autonomy: "readonly", format: ClaudeCode,
+			input: `{"tool_name":"Task","cwd":"$WS","tool_input":{"prompt":"x"}}`, want: "deny"},
+		{name: "readonly denies a write", autonomy: "readonly", format: ClaudeCode,
+			input: `{"tool_name":"Write","cwd":"$WS","tool_input":{"file_path":"a.txt","content":"x"}}`, want: "deny"},
+		{name: "estop denies a read", autonomy: "full", estop: true, format: ClaudeCode,
+			input: `{"tool_name":"Read","cwd":"$WS","tool_input":{"file_path":"notes.txt"}}`, want: "deny"},
+		{name: "estop denies an unknown tool", autonomy: "full", estop: true, format: ClaudeCode,
+			input: `{"tool_name":"Task","cwd":"$WS","tool_input":{}}`, want: "deny"},
+		{name: "dontAsk turns ask into deny", autonomy: "supervised", format: ClaudeCode,
+			input: `{"tool_name":"Write","cwd":"$WS","permission_mode":"dontAsk","tool_input":{"file_path":"a.txt","content":"x"}}`, want: "deny"},
+		{name: "plan mode still asks", autonomy: "supervised", format: ClaudeCode,
+			input: `{"tool_name":"Write","cwd":"$WS","permission_mode":"plan","tool_input":{"file_path":"a.txt","content":"x"}}`, want: "ask"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.autonomy = tt.autonomy
+			if tt.estop {
+				if err := os.WriteFile(filepath.Join(f.clawHome, "ESTOP"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := f.run(t, tt.format, f.expand([]byte(tt.input)), nil)
+			if code != ExitAnswered {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if tt.want == "" {
+				if stdout != "" {
+					t.Errorf("stdout %q, want nothing", stdout)
+				}
+				return
+			}
+			if !strings.Contains(stdout, `"permissionDecision":"`+tt.want+`"`) {
+				t.Errorf("got %s, want %s", stdout, tt.want)
+			}
+		})
+	}
+}
+
+func TestMap(t *testing.T) {
+	tests := []struct {
+		name     string
+		tool     string
+		cwd      string
+		input    map[string]any
+		wantTool []string
+		wantPath []any
+	}{
+		{name: "glob relative", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "src/**/*.go"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/src"}},
+		{name: "glob absolute", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/etc/*.conf"}, wantTool: []string{"file_list"}, wantPath: []any{"/etc"}},
+		{name: "glob root", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/**"}, wantTool: []string{"file_list"}, wantPath: []any{"/"}},
+		{name: "glob dotdot kept", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "../../x/*"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/../../x"}},
+		{name: "glob with path", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "*.md", "path": "/docs"}, wantTool: []string{"file_list"}, wantPath: []any{"/docs"}},
+		{name: "glob file", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "a/b.txt"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/a"}},
+		{name: "grep cwd", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x"}, wantTool: []string{"file_read"}, wantPath: []any{"/w"}},
+		{name: "grep path", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x", "path": "sub"}, wantTool: []string{"file_read"}, wantPath: []any{"sub"}},
+		{name: "mcp", tool: "mcp__srv__do_it", input: map[string]any{"a": 1.0}, wantTool: []string{"tool"}},
+		{name: "mcp malformed", tool: "mcp__srv", input: map[string]any{}, wantTool: []string{"unknown"}},
+		{name: "patch two files", tool: "apply_patch", input: map[string]any{"command": "*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** Delete File: c\n*** End Patch"},
+			wantTool: []string{"file_write", "file_write", "file_write"}, wantPath: []any{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := Map(&Event{ToolName: tt.tool, Cwd: tt.cwd, ToolInput: tt.input})
+			if len(calls) != len(tt.wantTool) {
+				t.Fatalf("got %d calls, want %d: %+v", len(calls), len(tt.wantTool), calls)
+			}
+			for i, c := range calls {
+				if c.Action.Tool != tt.wantTool[i] {
+					t.Errorf("call %d: tool %q, want %q", i, c.Action.Tool, tt.wantTool[i])
+				}
+				if tt.wantPath != nil && c.Action.Args["path"] != tt.wantPath[i] {
+					t.Errorf("call %d: path %v, want %v", i, c.Action.Args["path"], tt.wantPath[i])
+				}
+			}
+		})
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to the decoder and the mapping: no
+// panic, and a decoded event always has a tool name.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "hook", "*", "*.json"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"tool_name":"apply_patch","tool_input":{"command":"*** Add File: a\n+x"}}`))
+	f.Add([]byte(`{"tool_name":"MultiEdit","tool_input":{"edits":[{"old_string":1}]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, err := Decode(b)
+		if err != nil {
+			if !errors.Is(err, ErrInput) {
+				t.Fatalf("error does not wrap ErrInput: %v", err)
+			}
+			return
+		}
+		if ev.ToolName == "" || ev.ToolInput == nil {
+			t.Fatalf("decoded event without tool: %+v", ev)
+		}
+		calls := Map(ev)
+		if len(calls) == 0 {
+			t.Fatal("no calls")
+		}
+		for _, c := range calls {
+			if c.Action.Tool == "" {
+				t.Fatalf("call without tool: %+v", c)
+			}
+		}
+	})
+}
