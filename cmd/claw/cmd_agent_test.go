@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// agentHome makes a claw home with a signing key, a workspace and cfg
+// (appended to the basics) as its config.
+func agentHome(t *testing.T, cfg string) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := operatorHome(t, "workspace_dir = \""+ws+"\"\n"+cfg+"\n[sandbox]\nrun_as = \"\"\n")
+	if _, stderr, code := operatorRun(t, home, "keys", "generate", "--unencrypted"); code != 0 {
+		t.Fatalf("keys generate: %s", stderr)
+	}
+	return home
+}
+
+// A provider that times out falls back to the next one, and the fallback is
+// logged.
+func TestAgentReliableFallback(t *testing.T) {
+	t.Setenv("LLM_ACCESS", plantedKey)
+	t.Setenv("CLAW_LOG", "json")
+	srv := openAIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers in time
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	home := agentHome(t, `default_provider = "main"
+[providers.slow]
+kind = "openai-compatible"
+base_url = "`+srv.URL+`/v1"
+api_key_env = "LLM_ACCESS"
+model = "m"
+timeout = "300ms"
+[providers.local]
+kind = "mock"
+[providers.main]
+kind = "reliable"
+fallbacks = ["slow", "local"]
+`)
+	stdout, stderr, code := operatorRun(t, home, "agent", "-m", "hello fallback")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.TrimSpace(stdout) != "You said: hello fallback" {
+		t.Errorf("stdout = %q", stdout)
+	}
+	if !strings.Contains(stderr, `"msg":"provider failed, falling back"`) || !strings.Contains(stderr, `"provider":"slow"`) {
+		t.Errorf("fallback not logged:\n%s", stderr)
+	}
+	if strings.Contains(stdout+stderr, plantedKey) {
+		t.Error("the key leaked into the output")
+	}
+}
+
+// The planted key is used (the fake server checks it) and appears nowhere:
+// output, logs, receipts, memory, the REPL history, tool output the model
+// sees, config show.
+func TestAgentKeyNeverLeaks(t *testing.T) {
+	requireSandboxForTest(t)
+	t.Setenv("LLM_ACCESS", plantedKey)
+	t.Setenv("CLAW_LOG", "json:debug")
+	var mu sync.Mutex
+	var seen []string // what the model was sent
+	calls := 0
+	srv := openAIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		if calls == 1 {
+			io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"shell","arguments":"{\"command\":\"echo k=$LLM_ACCESS; echo done\"}"}}]}}]}`)
+			return
+		}
+		io.WriteString(w, `{"id":"c2","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"all done"}}]}`)
+	})
+	// record the bodies the model received
+	inner := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		mu.Lock()
+		seen = append(seen, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		inner.ServeHTTP(w, r)
+	})
+	home := agentHome(t, `default_provider = "remote"
+[security]
+autonomy = "full"
+[providers.remote]
+kind = "openai-compatible"
+base_url = "`+srv.URL+`/v1"
+api_key_env = "LLM_ACCESS"
+model = "m"
+`)
+	stdout, stderr, code := operatorRun(t, home, "agent", "--json", "-m", "run the check")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Reply     string
+		ToolCalls []struct{ Status string } `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if res.Reply != "all done" || len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "ok" {
+		t.Fatalf("turn = %+v", res)
+	}
+	mu.Lock()
+	sent := strings.Join(seen, "\n")
+	mu.Unlock()
+	if !strings.Contains(sent, `k=\n`) && !strings.Contains(sent, `k=\\n`) {
+		t.Errorf("the shell ran without the empty variable in its output; the model saw:\n%s", sent)
+	}
+	show, _, _ := operatorRun(t, home, "config", "show")
+	everything := stdout + stderr + sent + show
+	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), plantedKey) {
+			t.Errorf("the key is in %s", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(everything, plantedKey) || strings.Contains(everything, "PLANTED") {
+		t.Errorf("the key leaked into output, logs, the model's input or config show")
+	}
+}
+
+// requireSandboxForTest skips without Landlock and seccomp, unless
+// CLAW_REQUIRE_SANDBOX says the sandbox must be there.
+func requireSandboxForTest(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !sandboxUsable() {
+		t.Skip("no Landlock/seccomp on this kernel")
+	}
+}
