@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/logx"
+)
+
+func TestStartLogger(t *testing.T) {
+	home := t.TempDir()
+	cfg := config.Default(home)
+	cfg.Path = home + "/config.toml"
+	cfg.Security.PassphraseHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
+	cfg.DefaultProvider = "openai"
+	cfg.Providers["openai"] = config.Provider{Kind: "openai-compatible", APIKeyEnv: "OPENAI_API_KEY"}
+	cfg.WorkspaceDir = home + "/ws"
+	t.Setenv("OPENAI_API_KEY", plantedKey)
+
+	t.Run("json", func(t *testing.T) {
+		t.Setenv(logx.EnvVar, "json")
+		var buf bytes.Buffer
+		startLogger(&globals{stderr: &buf}, &env{home: home, cfg: cfg})
+		var events []string
+		sc := bufio.NewScanner(&buf)
+		for sc.Scan() {
+			var rec map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+				t.Fatalf("not a JSON line: %q", sc.Text())
+			}
+			events = append(events, rec["event"].(string))
+			if rec["event"] == logx.EventConfigLoaded && (rec["default_provider"] != "openai" || rec["passphrase_gate"] != true) {
+				t.Errorf("config_loaded = %v", rec)
+			}
+		}
+		if got := strings.Join(events, ","); got != "startup,config_loaded,workspace" {
+			t.Errorf("events = %s", got)
+		}
+		if strings.Contains(buf.String(), "PLANTED") || strings.Contains(buf.String(), "argon2id") {
+			t.Errorf("a secret reached the log:\n%s", buf.String())
+		}
+	})
+	t.Run("quiet by default", func(t *testing.T) {
+		t.Setenv(logx.EnvVar, "")
+		var buf bytes.Buffer
+		startLogger(&globals{stderr: &buf}, &env{home: home, cfg: cfg})
+		if buf.Len() != 0 {
+			t.Errorf("default mode printed info records:\n%s", buf.String())
+		}
+	})
+	t.Run("no config", func(t *testing.T) {
+		t.Setenv(logx.EnvVar, "text")
+		var buf bytes.Buffer
+		startLogger(&globals{stderr: &buf}, nil)
+		if !strings.Contains(buf.String(), "event=startup") || strings.Contains(buf.String(), "config_loaded") {
+			t.Errorf("output:\n%s", buf.String())
+		}
+	})
+}
