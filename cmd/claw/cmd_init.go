@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -165,6 +167,21 @@ EXIT STATUS
 				return withCode(exitError, err)
 			}
 			note(readme, created)
+
+			// The daemon's bearer token: 32 random bytes, hex, 0600, never
+			// overwritten.
+			if _, err := ensureDir(filepath.Dir(cfg.Serve.TokenFile)); err != nil {
+				return withCode(exitError, err)
+			}
+			var tok [32]byte
+			if _, err := rand.Read(tok[:]); err != nil {
+				return withCode(exitError, err)
+			}
+			created, err = writeNew(cfg.Serve.TokenFile, []byte(hex.EncodeToString(tok[:])+"\n"))
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			note(cfg.Serve.TokenFile, created)
 
 			if asJSON {
 				return writeConfigJSON(g, res)

@@ -1,0 +1,516 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/agent/memory"
+	"github.com/clawsec/claw/agent/provider"
+	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/serve"
+	"github.com/clawsec/claw/policies"
+	"github.com/clawsec/claw/receipts"
+)
+
+func init() { registerCommand("serve", newServeCommand) }
+
+type serveOptions struct {
+	actionOptions
+	listen string
+	socket string
+}
+
+func newServeCommand(g *globals) *cobra.Command {
+	var o serveOptions
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon: HTTP gateway, approvals queue, metrics",
+		Long: `Run claw as a daemon. It serves an HTTP API on a unix socket
+(HOME/serve/claw.sock by default: 0600 in a 0700 directory) and, with
+--listen, on a loopback TCP address. Every endpoint but /health needs the
+bearer token from [serve].token_file, which 'claw init' creates (0600).
+
+Actions that need approval wait in a queue; approve them from another
+terminal with the approvals API (see docs/serve.md).
+
+Signals: SIGHUP reloads the config and policies (after their Rego tests
+pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
+let running requests finish (10 s), write a final checkpoint and exit 0.
+
+EXIT STATUS
+  0 clean shutdown, 1 error, 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runServe(c.Context(), g, &o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.listen, "listen", "", "also listen on this loopback address, e.g. 127.0.0.1:8787 (default [serve].listen)")
+	f.StringVar(&o.socket, "socket", "", "unix socket path (default [serve].socket)")
+	o.actionOptions.addFlags(f)
+	o.keys.addFlags(c)
+	c.AddCommand(newServeCallCommand(g), newServePendingCommand(g), newServeDecideCommand(g, "approve"), newServeDecideCommand(g, "reject"))
+	return c
+}
+
+// serveClientOptions name the daemon a client command talks to.
+type serveClientOptions struct {
+	target string
+}
+
+func (o *serveClientOptions) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.target, "target", "", "the daemon: unix:/path/claw.sock or http://127.0.0.1:PORT (default the configured socket)")
+}
+
+// dial returns the daemon's target and token from the config.
+func (o *serveClientOptions) dial(g *globals) (target, token string, err error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return "", "", err
+	}
+	target = o.target
+	if target == "" {
+		target = "unix:" + e.cfg.Serve.Socket
+	}
+	token, err = serve.LoadToken(e.cfg.Serve.TokenFile)
+	if err != nil {
+		return "", "", withCode(exitError, err, "run 'claw init' to create the token file")
+	}
+	return target, token, nil
+}
+
+func newServePendingCommand(g *globals) *cobra.Command {
+	var (
+		o      serveClientOptions
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "pending",
+		Short: "List the actions waiting for approval in a running daemon",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			target, token, err := o.dial(g)
+			if err != nil {
+				return err
+			}
+			cl, err := approvals.NewClient(target, token)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			ps, err := cl.Pending(c.Context())
+			if err != nil {
+				return withCode(exitError, err, "is 'claw serve' running?")
+			}
+			if asJSON {
+				return writeConfigJSON(g, map[string]any{"pending": ps})
+			}
+			for _, p := range ps {
+				fmt.Fprintf(g.stdout, "%s  %s  risk=%s  expires %s\n  %s\n", p.ID, p.Tool, p.Risk, p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
+				for _, r := range p.Reasons {
+					fmt.Fprintf(g.stdout, "  - %s: %s\n", r.ID, sanitize(r.Msg))
+				}
+			}
+			if len(ps) == 0 {
+				infof(g.stderr, "nothing is waiting for approval")
+			}
+			return nil
+		},
+	}
+	o.addFlags(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the pending requests as JSON")
+	return c
+}
+
+func newServeDecideCommand(g *globals, verb string) *cobra.Command {
+	var (
+		o        serveClientOptions
+		approver string
+	)
+	c := &cobra.Command{
+		Use:   verb + " ID",
+		Short: map[string]string{"approve": "Approve", "reject": "Reject"}[verb] + " a pending action in a running daemon",
+		Long: `Decide a pending action by its id (see 'claw serve pending'). The decision
+quotes the digest of the exact action that was listed, so it cannot apply to
+a different one; a request that expired or was already decided is refused.
+
+EXIT STATUS
+  0 decided, 1 error (unknown, expired, already decided), 2 usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			target, token, err := o.dial(g)
+			if err != nil {
+				return err
+			}
+			cl, err := approvals.NewClient(target, token)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			ps, err := cl.Pending(c.Context())
+			if err != nil {
+				return withCode(exitError, err, "is 'claw serve' running?")
+			}
+			var p *approvals.Pending
+			for i := range ps {
+				if ps[i].ID == args[0] {
+					p = &ps[i]
+				}
+			}
+			if p == nil {
+				return withCode(exitError, fmt.Errorf("no pending request %s", args[0]), "list them with 'claw serve pending'")
+			}
+			if approver == "" {
+				approver = "cli"
+				if u := os.Getenv("USER"); u != "" {
+					approver = "cli:" + u
+				}
+			}
+			res, err := cl.Decide(c.Context(), p.ID, verb, approver, p.ActionSHA256)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			fmt.Fprintf(g.stdout, "%s %s: %s\n", res, p.ID, sanitize(p.Summary))
+			return nil
+		},
+	}
+	o.addFlags(c)
+	c.Flags().StringVar(&approver, "approver", "", "who decides (default cli:$USER)")
+	return c
+}
+
+func newServeCallCommand(g *globals) *cobra.Command {
+	var (
+		o       serveClientOptions
+		noToken bool
+		accept  string
+	)
+	c := &cobra.Command{
+		Use:   "call METHOD PATH [BODY]",
+		Short: "Send one request to a running daemon and print the answer",
+		Long: `Send one HTTP request to the daemon over its socket, with the bearer token,
+and print the response body. Handy for scripts that have no curl.
+
+EXIT STATUS
+  0 a 2xx answer, 1 any other answer or error, 2 usage.`,
+		Args: cobra.RangeArgs(2, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			target, token, err := o.dial(g)
+			if err != nil {
+				return err
+			}
+			if noToken {
+				token = ""
+			}
+			var body []byte
+			if len(args) == 3 {
+				body = []byte(args[2])
+			}
+			code, data, err := serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+			if err != nil {
+				return withCode(exitError, err, "is 'claw serve' running?")
+			}
+			g.stdout.Write(data)
+			if code < 200 || code > 299 {
+				return withCode(exitError, fmt.Errorf("the daemon answered %d", code))
+			}
+			return nil
+		},
+	}
+	o.addFlags(c)
+	c.Flags().BoolVar(&noToken, "no-token", false, "send no bearer token")
+	c.Flags().StringVar(&accept, "accept", "", "Accept header (text/event-stream to stream /chat)")
+	return c
+}
+
+// runtimeRef counts the turns running on one runtime, so a reload can
+// close the old runtime once they are done.
+type runtimeRef struct {
+	rt *agentRuntime
+	wg sync.WaitGroup
+}
+
+type runtimeHolder struct {
+	mu  sync.Mutex
+	cur *runtimeRef
+}
+
+func (h *runtimeHolder) acquire() *runtimeRef {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.cur
+	r.wg.Add(1)
+	return r
+}
+
+func (h *runtimeHolder) swap(rt *agentRuntime) {
+	h.mu.Lock()
+	old := h.cur
+	h.cur = &runtimeRef{rt: rt}
+	h.mu.Unlock()
+	go func() { old.wg.Wait(); old.rt.Close() }()
+}
+
+func (h *runtimeHolder) close() {
+	h.mu.Lock()
+	r := h.cur
+	h.mu.Unlock()
+	r.wg.Wait()
+	r.rt.Close()
+}
+
+func runServe(ctx context.Context, g *globals, o *serveOptions) error {
+	log := logx.FromEnv(g.stderr)
+	e, err := loadEnv(g)
+	if err != nil {
+		return err
+	}
+	sc := e.cfg.Serve
+	socket, listen := sc.Socket, sc.Listen
+	if o.socket != "" {
+		socket = o.socket
+	}
+	if o.listen != "" {
+		listen = o.listen
+	}
+	if listen != "" {
+		if err := serve.CheckLoopback(listen); err != nil {
+			return withCode(exitUsage, err, "claw serve only listens on this machine: use 127.0.0.1:PORT, or the unix socket")
+		}
+	}
+	token, err := serve.LoadToken(sc.TokenFile)
+	if err != nil {
+		return withCode(exitError, err, "run 'claw init' to create the token file, or 'chmod 600 "+sc.TokenFile+"'")
+	}
+
+	queue := approvals.NewQueue(e.cfg.Security.ApprovalTimeout.Duration)
+	open := func(ctx context.Context) (*agentRuntime, error) {
+		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) { ro.log = log })
+	}
+	rt, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
+	defer holder.close()
+
+	// The daemon's own receipt writer: estop, policy_loaded and the final
+	// checkpoint. The log takes one writer at a time across handles.
+	signer, err := loadReceiptSigner(g, &o.keys)
+	if err != nil {
+		return err
+	}
+	rdir := e.cfg.Receipts.Dir
+	rlog, err := receipts.Open(rdir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("opening the receipt log: %w", err))
+	}
+	defer rlog.Close()
+	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
+		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
+	}
+	pub := signer.PublicKey()
+	check := executor.Check()
+
+	srv, err := serve.New(serve.Config{
+		Home:              e.home,
+		Socket:            socket,
+		Listen:            listen,
+		Token:             token,
+		MaxBodyBytes:      int64(sc.MaxBodyBytes),
+		ReadHeaderTimeout: sc.ReadHeaderTimeout.Duration,
+		RequestTimeout:    sc.RequestTimeout.Duration,
+		Queue:             queue,
+		Log:               rlog,
+		Logger:            log,
+		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			res, err := ref.rt.Agent.Turn(ctx, agent.TurnRequest{Conversation: r.Conversation, NewConversation: r.NewConversation,
+				Message: r.Message, OnDelta: onDelta})
+			if err != nil {
+				return serve.ChatResult{}, chatErr(err)
+			}
+			out := serve.ChatResult{Conversation: res.Conversation, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
+			for _, c := range res.ToolCalls {
+				out.ToolCalls = append(out.ToolCalls, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
+			}
+			return out, nil
+		},
+		Tools: func() []serve.Tool {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			var out []serve.Tool
+			for _, t := range ref.rt.Agent.Tools() {
+				out = append(out, serve.Tool{Name: t.Name, Description: t.Description})
+			}
+			return out
+		},
+		Search: func(ctx context.Context, q string, limit int) (any, error) {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			hits, err := ref.rt.Memory.Search(ctx, q, limit)
+			if hits == nil {
+				hits = []memory.Hit{}
+			}
+			return hits, err
+		},
+		Info: func() serve.Info {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work,
+				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.cfg.Sandbox.MinLandlockABI) == nil}}
+		},
+		Reload: func(ctx context.Context) (string, error) {
+			if err := regoTestsPass(ctx, g); err != nil {
+				return "", err
+			}
+			next, err := open(ctx)
+			if err != nil {
+				return "", err
+			}
+			holder.swap(next)
+			return next.Broker.PolicyDigest(), nil
+		},
+		VerifyChain: func(ctx context.Context) (bool, error) {
+			rep, err := audit.Verify(ctx, rdir, audit.Options{Keys: []crypto.PublicKey{pub}, Fast: true})
+			if err != nil {
+				return false, err
+			}
+			return rep.Verified, nil
+		},
+	})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if d, err := srv.Reload(ctx); err != nil {
+					warnf(g.stderr, "reload failed, the previous policies stay in force: %v", err)
+				} else {
+					infof(g.stderr, "policies reloaded: %s", d)
+				}
+			}
+		}
+	}()
+	go func() {
+		<-srv.Ready()
+		infof(g.stderr, "serving on %s", socket)
+		if listen != "" {
+			infof(g.stderr, "serving on http://%s", listen)
+		}
+	}()
+	if err := srv.Serve(ctx); err != nil {
+		return withCode(exitError, err)
+	}
+	infof(g.stderr, "stopped")
+	return nil
+}
+
+// serveCall sends one request to the daemon at target.
+func serveCall(ctx context.Context, target, token, method, path, accept string, body []byte) (int, []byte, error) {
+	hc := &http.Client{Timeout: 5 * time.Minute}
+	base := target
+	if sock, ok := strings.CutPrefix(target, "unix:"); ok {
+		hc.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}}
+		base = "http://claw"
+	} else if err := serve.CheckLoopback(strings.TrimPrefix(strings.TrimPrefix(target, "http://"), "https://")); err != nil {
+		return 0, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, strings.ToUpper(method), base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, data, err
+}
+
+// chatErr marks errors of the model provider for the daemon's metrics
+// and status codes.
+func chatErr(err error) error {
+	var se *provider.StatusError
+	var rl *provider.RateLimitError
+	for _, p := range []error{provider.ErrAuth, provider.ErrTimeout, provider.ErrBadResponse, provider.ErrBadRequest, provider.ErrNetwork, provider.ErrNoKey} {
+		if errors.Is(err, p) {
+			return &serve.ProviderError{Err: err}
+		}
+	}
+	if errors.As(err, &se) || errors.As(err, &rl) {
+		return &serve.ProviderError{Err: err}
+	}
+	if errors.Is(err, agent.ErrEmptyMessage) {
+		return fmt.Errorf("%w: %v", serve.ErrBadRequest, err)
+	}
+	return err
+}
+
+// regoTestsPass runs the Rego unit tests of the built-in and user
+// policies; a reload goes ahead only when they pass.
+func regoTestsPass(ctx context.Context, g *globals) error {
+	e, err := loadEnv(g)
+	if err != nil {
+		return err
+	}
+	mods, tests, err := gate.LoadUserPolicies(e.home + "/policies")
+	if err != nil {
+		return err
+	}
+	extra := map[string]string{}
+	for n, s := range mods {
+		extra["user/"+n] = s
+	}
+	for n, s := range tests {
+		extra["user/"+n] = s
+	}
+	var out bytes.Buffer
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	_, failed, err := policies.RunTests(tctx, extra, &out)
+	if err != nil {
+		return fmt.Errorf("policy tests: %w", err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d policy tests failed", failed)
+	}
+	return nil
+}
