@@ -141,6 +141,31 @@ func (j *jobCgroup) add(pid int) error {
 	return nil
 }
 
+// kill kills every process of the job, wherever it moved in the process
+// tree (a setsid'd grandchild left the session, not the cgroup): v2's
+// cgroup.kill, or SIGKILL to each process listed in v1.
+func (j *jobCgroup) kill() {
+	if j == nil {
+		return
+	}
+	for _, d := range j.dirs {
+		if os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0) == nil {
+			continue
+		}
+		for range 3 { // a process may fork while the list is read
+			data, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			if err != nil || len(data) == 0 {
+				break
+			}
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+					unix.Kill(pid, unix.SIGKILL)
+				}
+			}
+		}
+	}
+}
+
 // remove deletes the job's cgroups (they must be empty).
 func (j *jobCgroup) remove() {
 	if j == nil {

@@ -533,6 +533,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 	kill := func() {
 		syscall.Kill(pid, syscall.SIGKILL)  // PID 1 of the namespace: takes everyone
 		syscall.Kill(-pid, syscall.SIGKILL) // the session's group, without a PID namespace
+		cg.kill()                           // whatever left the session, without a PID namespace
 	}
 	if err := cg.add(pid); err != nil {
 		kill()

@@ -420,3 +420,93 @@ func TestFastSupportMatchesProbe(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// TestCancelKillsTree: cancelling the context (as the emergency stop does)
+// kills the whole process tree, including processes that left the
+// session, within a second.
+func TestCancelKillsTree(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct{ name, script, marker string }{
+		{"sleep", "sleep 1003.1", "1003.1"},
+		{"child of bash -c", "bash -c 'sleep 1003.2 & sleep 1003.21; wait'", "1003.2"},
+		{"setsid background", "setsid sleep 1003.3 & sleep 1003.31", "1003.3"},
+		{"double fork", "(sleep 1003.4 &) ; sleep 1003.41", "1003.4"},
+		{"trap TERM", "trap '' TERM INT HUP; sleep 1003.5", "1003.5"},
+	}
+	// Without a PID namespace a process that called setsid is out of the
+	// session's group; the job cgroup still holds it.
+	noNS := fastSupport()
+	noNS.ns = nsMode{}
+	modes := []struct {
+		name string
+		run  func(context.Context, Spec) (Result, error)
+	}{
+		{"default", Run},
+		{"no namespaces", func(ctx context.Context, s Spec) (Result, error) { return runWith(ctx, s, noNS) }},
+	}
+	if os.Getuid() != 0 {
+		modes = modes[:1] // without a user namespace only root may run unshared
+	}
+	for _, m := range modes {
+		for _, c := range cases {
+			t.Run(m.name+"/"+c.name, func(t *testing.T) {
+				if m.name != "default" && c.name == "setsid background" && cgroupDetected.version == "" {
+					t.Skip("no delegated cgroup: a setsid'd process outside a PID namespace is only bounded by the session")
+				}
+				cancelKillsTree(t, m.run, c.script, c.marker)
+			})
+		}
+	}
+}
+
+func cancelKillsTree(t *testing.T, run func(context.Context, Spec) (Result, error), script, marker string) {
+	t.Helper()
+	{
+		{
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type ret struct {
+				res Result
+				err error
+				at  time.Time
+			}
+			done := make(chan ret, 1)
+			go func() {
+				res, err := run(ctx, Spec{Argv: bash(script), Timeout: time.Minute})
+				done <- ret{res, err, time.Now()}
+			}()
+			for deadline := time.Now().Add(20 * time.Second); len(survivors(marker)) == 0; time.Sleep(5 * time.Millisecond) {
+				select {
+				case r := <-done:
+					t.Fatalf("finished before the cancel: err %v, %+v", r.err, r.res)
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the tree never started")
+				}
+			}
+			time.Sleep(50 * time.Millisecond) // let every branch start
+			cancelled := time.Now()
+			cancel()
+			var r ret
+			select {
+			case r = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run did not return within 5 s of the cancel")
+			}
+			if r.err != nil || r.res.TimedOut || r.res.Signal == "" {
+				t.Fatalf("cancelled run: err %v, %+v", r.err, r.res)
+			}
+			for end := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+				s := survivors(marker)
+				if len(s) == 0 {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("survivors a second after the cancel: %v", s)
+				}
+			}
+			t.Logf("cancel → Run returned in %v, tree gone in %v", r.at.Sub(cancelled), time.Since(cancelled))
+		}
+	}
+}

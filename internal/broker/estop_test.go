@@ -50,7 +50,7 @@ func TestEstopCancelsRunning(t *testing.T) {
 		done <- result{out, err, time.Now()}
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(procsWith("sleep "+child)) == 0 || len(procsWith("sleep "+parent)) == 0 {
+	for len(procsWith(child)) == 0 || len(procsWith(parent)) == 0 {
 		select {
 		case res := <-done:
 			t.Fatalf("finished before the stop: %s %v %+v", res.out.Status, res.err, res.out.Result)
@@ -80,7 +80,7 @@ func TestEstopCancelsRunning(t *testing.T) {
 	}
 	// the whole tree is gone within a second
 	for end := time.Now().Add(time.Second); ; {
-		left := append(procsWith("sleep "+child), procsWith("sleep "+parent)...)
+		left := append(procsWith(child), procsWith(parent)...)
 		if len(left) == 0 {
 			break
 		}
