@@ -114,6 +114,7 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 	if a := newTTYApprover(g); a != nil {
 		cfg.Approver = a
 	}
+	guardConfig(g, e, &cfg) // approval timeout, passphrase gate and its terminal prompt
 	for _, f := range configure {
 		f(&cfg, e)
 	}
@@ -152,13 +153,8 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 		s, err := t.in.ReadString('\n')
 		ch <- line{s, err}
 	}()
-	timer := time.NewTimer(2 * time.Minute)
-	defer timer.Stop()
 	select {
-	case <-ctx.Done():
-		fmt.Fprintln(t.out)
-		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
-	case <-timer.C:
+	case <-ctx.Done(): // the broker bounds the wait (security.approval_timeout)
 		fmt.Fprintln(t.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
 	case l := <-ch:
