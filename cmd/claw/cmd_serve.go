@@ -10,10 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,9 +142,11 @@ func newServeDecideCommand(g *globals, verb string) *cobra.Command {
 	var (
 		o        serveClientOptions
 		approver string
+		oldest   bool
+		wait     time.Duration
 	)
 	c := &cobra.Command{
-		Use:   verb + " ID",
+		Use:   verb + " (ID | --oldest)",
 		Short: map[string]string{"approve": "Approve", "reject": "Reject"}[verb] + " a pending action in a running daemon",
 		Long: `Decide a pending action by its id (see 'claw serve pending'). The decision
 quotes the digest of the exact action that was listed, so it cannot apply to
@@ -152,8 +154,11 @@ a different one; a request that expired or was already decided is refused.
 
 EXIT STATUS
   0 decided, 1 error (unknown, expired, already decided), 2 usage.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if (len(args) == 1) == oldest {
+				return usageErrorf("give either the request id or --oldest")
+			}
 			target, token, err := o.dial(g)
 			if err != nil {
 				return err
@@ -162,18 +167,30 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			ps, err := cl.Pending(c.Context())
-			if err != nil {
-				return withCode(exitError, err, "is 'claw serve' running?")
-			}
 			var p *approvals.Pending
-			for i := range ps {
-				if ps[i].ID == args[0] {
-					p = &ps[i]
+			deadline := time.Now().Add(wait)
+			for {
+				ps, err := cl.Pending(c.Context())
+				if err != nil {
+					return withCode(exitError, err, "is 'claw serve' running?")
+				}
+				for i := range ps {
+					if oldest || ps[i].ID == args[0] {
+						p = &ps[i]
+						break
+					}
+				}
+				if p != nil || !time.Now().Before(deadline) {
+					break
+				}
+				select {
+				case <-c.Context().Done():
+					return c.Context().Err()
+				case <-time.After(100 * time.Millisecond):
 				}
 			}
 			if p == nil {
-				return withCode(exitError, fmt.Errorf("no pending request %s", args[0]), "list them with 'claw serve pending'")
+				return withCode(exitError, errors.New("no such pending request"), "list them with 'claw serve pending'")
 			}
 			if approver == "" {
 				approver = "cli"
@@ -191,6 +208,8 @@ EXIT STATUS
 	}
 	o.addFlags(c)
 	c.Flags().StringVar(&approver, "approver", "", "who decides (default cli:$USER)")
+	c.Flags().BoolVar(&oldest, "oldest", false, "decide the oldest pending request")
+	c.Flags().DurationVar(&wait, "wait", 0, "wait this long for the request to appear")
 	return c
 }
 
@@ -199,12 +218,14 @@ func newServeCallCommand(g *globals) *cobra.Command {
 		o       serveClientOptions
 		noToken bool
 		accept  string
+		wait    time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "call METHOD PATH [BODY]",
 		Short: "Send one request to a running daemon and print the answer",
 		Long: `Send one HTTP request to the daemon over its socket, with the bearer token,
-and print the response body. Handy for scripts that have no curl.
+and print the response body. Handy for scripts that have no curl. A BODY
+of @FILE sends the file's content.
 
 EXIT STATUS
   0 a 2xx answer, 1 any other answer or error, 2 usage.`,
@@ -220,8 +241,18 @@ EXIT STATUS
 			var body []byte
 			if len(args) == 3 {
 				body = []byte(args[2])
+				if f, ok := strings.CutPrefix(args[2], "@"); ok {
+					if body, err = readBounded(f, 64<<20); err != nil {
+						return withCode(exitError, err)
+					}
+				}
 			}
+			deadline := time.Now().Add(wait)
 			code, data, err := serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+			for err != nil && time.Now().Before(deadline) && c.Context().Err() == nil {
+				time.Sleep(100 * time.Millisecond) // the daemon may still be starting
+				code, data, err = serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+			}
 			if err != nil {
 				return withCode(exitError, err, "is 'claw serve' running?")
 			}
@@ -235,6 +266,7 @@ EXIT STATUS
 	o.addFlags(c)
 	c.Flags().BoolVar(&noToken, "no-token", false, "send no bearer token")
 	c.Flags().StringVar(&accept, "accept", "", "Accept header (text/event-stream to stream /chat)")
+	c.Flags().DurationVar(&wait, "wait", 0, "retry this long while the daemon cannot be reached")
 	return c
 }
 
@@ -302,16 +334,15 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	open := func(ctx context.Context) (*agentRuntime, error) {
 		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) { ro.log = log })
 	}
-	rt, err := open(ctx)
+	// The daemon's own receipt writer: estop, policy_loaded and the final
+	// checkpoint. The log takes one writer at a time across handles. It
+	// writes the policy in force before the agent's writer opens, so that
+	// a fresh log has its id on disk before a second handle looks.
+	signer, err := loadReceiptSigner(g, &o.keys)
 	if err != nil {
 		return err
 	}
-	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
-	defer holder.close()
-
-	// The daemon's own receipt writer: estop, policy_loaded and the final
-	// checkpoint. The log takes one writer at a time across handles.
-	signer, err := loadReceiptSigner(g, &o.keys)
+	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
 	if err != nil {
 		return err
 	}
@@ -321,9 +352,16 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return withCode(exitError, fmt.Errorf("opening the receipt log: %w", err))
 	}
 	defer rlog.Close()
-	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
+	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: eng.Digest(), Source: "serve:start"}); err != nil {
 		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
+
+	rt, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
+	defer holder.close()
 	pub := signer.PublicKey()
 	check := executor.Check()
 
@@ -387,6 +425,14 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},
+		ReloadOnSIGHUP: true,
+		OnReload: func(d string, err error) {
+			if err != nil {
+				warnf(g.stderr, "reload failed, the previous policies stay in force: %v", err)
+			} else {
+				infof(g.stderr, "policies reloaded: %s", d)
+			}
+		},
 		VerifyChain: func(ctx context.Context) (bool, error) {
 			rep, err := audit.Verify(ctx, rdir, audit.Options{Keys: []crypto.PublicKey{pub}, Fast: true})
 			if err != nil {
@@ -399,25 +445,15 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return withCode(exitError, err)
 	}
 
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if d, err := srv.Reload(ctx); err != nil {
-					warnf(g.stderr, "reload failed, the previous policies stay in force: %v", err)
-				} else {
-					infof(g.stderr, "policies reloaded: %s", d)
-				}
-			}
-		}
-	}()
+	// The pid file (next to the socket) lets scripts and service managers
+	// signal the daemon.
+	pidFile := filepath.Join(filepath.Dir(socket), "claw.pid")
+	defer os.Remove(pidFile)
 	go func() {
 		<-srv.Ready()
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+			warnf(g.stderr, "could not write %s: %v", pidFile, err)
+		}
 		infof(g.stderr, "serving on %s", socket)
 		if listen != "" {
 			infof(g.stderr, "serving on http://%s", listen)

@@ -41,6 +41,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /estop", func(w http.ResponseWriter, r *http.Request) { s.handleEstop(w, r, true) })
 	mux.HandleFunc("DELETE /estop", func(w http.ResponseWriter, r *http.Request) { s.handleEstop(w, r, false) })
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("POST /reload", s.handleReload)
 	s.cfg.Queue.Routes(mux, s.cfg.MaxBodyBytes)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
@@ -290,3 +291,17 @@ func readAll(r *http.Request) ([]byte, error) {
 
 // decodeChat decodes a strict JSON body.
 func decodeChat(data []byte, v any) error { return approvals.DecodeStrict(data, v) }
+
+// handleReload is SIGHUP over HTTP: it answers once the reload is done.
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Reload == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "reload is not configured")
+		return
+	}
+	digest, err := s.Reload(r.Context())
+	if err != nil {
+		writeError(w, http.StatusConflict, "reload_failed", "the previous policies stay in force: "+sanitize(err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"policy_digest": digest})
+}

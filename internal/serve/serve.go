@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
@@ -104,6 +106,10 @@ type Config struct {
 	// Reload compiles, tests and swaps in the policies (SIGHUP). It
 	// returns the digest now in force.
 	Reload func(ctx context.Context) (digest string, err error)
+	// ReloadOnSIGHUP makes Serve reload on SIGHUP.
+	ReloadOnSIGHUP bool
+	// OnReload is told the outcome of every reload.
+	OnReload func(digest string, err error)
 	// VerifyChain verifies the receipt log for claw_receipt_chain_valid;
 	// it runs at most once a minute.
 	VerifyChain func(ctx context.Context) (bool, error)
@@ -314,6 +320,21 @@ func (s *Server) ServeListeners(ctx context.Context, lns ...net.Listener) error 
 		s.addrs = append(s.addrs, ln.Addr())
 		go func(ln net.Listener) { errc <- hs.Serve(ln) }(ln)
 	}
+	if s.cfg.ReloadOnSIGHUP {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hup:
+					s.Reload(ctx)
+				}
+			}
+		}()
+	}
 	close(s.ready)
 	go s.notifyLoop(ctx)
 	s.log.Info("serving", "event", "serve_start", "socket", s.cfg.Socket, "listen", s.cfg.Listen)
@@ -343,18 +364,21 @@ func (s *Server) ServeListeners(ctx context.Context, lns ...net.Listener) error 
 // Reload runs the Reload hook. On success it writes a policy_loaded
 // receipt with the new digest; on failure the old policies stay in force
 // and the error says why.
-func (s *Server) Reload(ctx context.Context) (string, error) {
+func (s *Server) Reload(ctx context.Context) (digest string, err error) {
 	if s.cfg.Reload == nil {
 		return "", errors.New("reload is not configured")
 	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	digest, err := s.cfg.Reload(ctx)
+	digest, err = s.cfg.Reload(ctx)
+	if s.cfg.OnReload != nil {
+		defer func() { s.cfg.OnReload(digest, err) }()
+	}
 	if err != nil {
 		s.log.Error("policy reload failed; the previous policies stay in force", "event", "policy_reload_failed", "error", err.Error())
 		return "", err
 	}
-	if _, err := s.cfg.Log.PolicyLoaded(ctx, receipts.Policy{Digest: digest, Source: "serve:reload"}); err != nil {
+	if _, err = s.cfg.Log.PolicyLoaded(ctx, receipts.Policy{Digest: digest, Source: "serve:reload"}); err != nil {
 		s.log.Error("policy_loaded receipt failed", "event", "receipt_error", "error", err.Error())
 		return digest, err
 	}

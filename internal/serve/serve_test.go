@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -611,5 +612,49 @@ func TestCheckLoopback(t *testing.T) {
 		if err := CheckLoopback(tt.addr); (err == nil) != tt.ok {
 			t.Errorf("CheckLoopback(%q) = %v", tt.addr, err)
 		}
+	}
+}
+
+// TestSIGHUP: a SIGHUP to the process reloads; a failing reload keeps
+// the old policies and writes no receipt.
+func TestSIGHUP(t *testing.T) {
+	var calls atomic.Int32
+	results := make(chan error, 4)
+	r := newRig(t, func(c *Config) {
+		c.ReloadOnSIGHUP = true
+		c.Reload = func(context.Context) (string, error) {
+			if calls.Add(1) == 1 {
+				return "", errors.New("broken.rego:1: rego_parse_error")
+			}
+			return "sha256:" + strings.Repeat("2", 64), nil
+		}
+		c.OnReload = func(_ string, err error) { results <- err }
+	})
+	for i, wantErr := range []bool{true, false} {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-results:
+			if (err != nil) != wantErr {
+				t.Fatalf("reload %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("SIGHUP did not reload")
+		}
+	}
+	got := do(t, r.unixClient(), "POST", "http://claw/reload", token, "")
+	if got.code != 200 || got.body["policy_digest"] != "sha256:"+strings.Repeat("2", 64) {
+		t.Fatalf("POST /reload = %d %s", got.code, got.raw)
+	}
+	var n int
+	receipts.Walk(context.Background(), r.rdir, func(rec receipts.Record) error {
+		if rec.Line != nil && rec.Line.Decoded.Policy != nil {
+			n++
+		}
+		return nil
+	})
+	if n != 2 {
+		t.Fatalf("%d policy_loaded receipts, want 2", n)
 	}
 }
