@@ -3,15 +3,18 @@ package hook
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/receipts"
 )
@@ -25,6 +28,10 @@ type fixture struct {
 	home, ws, clawHome, receiptDir string
 	autonomy                       string
 	gateTimeout                    time.Duration
+
+	keyOnce sync.Once
+	priv    crypto.Signer
+	keyErr  error
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -76,11 +83,11 @@ func (f *fixture) open(t *testing.T) func(ctx context.Context) (*Guard, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		priv, err := receipts.GenerateKey(receipts.Ed25519)
-		if err != nil {
-			return nil, nil, err
+		f.keyOnce.Do(func() { f.priv, f.keyErr = receipts.GenerateKey(receipts.Ed25519) })
+		if f.keyErr != nil {
+			return nil, nil, f.keyErr
 		}
-		signer, err := receipts.NewSigner(priv)
+		signer, err := receipts.NewSigner(f.priv)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -372,6 +379,55 @@ func TestAutonomyAndEstop(t *testing.T) {
 				t.Errorf("got %s, want %s", stdout, tt.want)
 			}
 		})
+	}
+}
+
+// TestConcurrentHooks runs hooks side by side, each with its own handle on
+// the log, as parallel tool calls start separate processes: every call is
+// recorded, and the log verifies with no open intents.
+func TestConcurrentHooks(t *testing.T) {
+	f := newFixture(t)
+	inputs := []string{
+		`{"tool_name":"Read","cwd":"$WS","tool_input":{"file_path":"notes.txt"}}`,
+		`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"rm -rf /"}}`,
+		`{"tool_name":"Write","cwd":"$WS","tool_input":{"file_path":"a.txt","content":"x"}}`,
+		`{"tool_name":"TodoWrite","cwd":"$WS","tool_input":{}}`,
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _, _ = f.run(t, ClaudeCode, f.expand([]byte(inputs[i%len(inputs)])), nil)
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != ExitAnswered {
+			t.Errorf("hook %d: exit %d", i, c)
+		}
+	}
+	rep, err := audit.Verify(context.Background(), f.receiptDir, audit.Options{Keys: []crypto.PublicKey{f.priv.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Verified {
+		t.Errorf("log does not verify: %+v", rep)
+	}
+	total := 0
+	for _, c := range rep.ByDecision {
+		total += c
+	}
+	if total != n {
+		t.Errorf("%d decisions recorded, want %d (%v)", total, n, rep.ByDecision)
+	}
+	if rep.ByOutcome[OutcomeDelegated] != 6 || rep.ByOutcome["denied"] != 2 {
+		t.Errorf("outcomes %v, want 6 delegated and 2 denied", rep.ByOutcome)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %+v", rep.Warnings)
 	}
 }
 
