@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/mcpgate"
+	"github.com/clawsec/claw/internal/serve"
+)
+
+func init() { registerCommand("mcp", newMCPCommand) }
+
+func newMCPCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Gated tools over MCP, and a gate in front of third-party MCP servers",
+	}
+	c.AddCommand(newMCPServeCommand(g), newMCPProxyCommand(g), newMCPPinCommand(g))
+	return c
+}
+
+// mcpOptions are the flags shared by claw mcp serve and claw mcp proxy.
+type mcpOptions struct {
+	actionOptions
+	approvalsFrom string
+	tokenFile     string
+}
+
+func (o *mcpOptions) addFlags(c *cobra.Command) {
+	o.actionOptions.addFlags(c.Flags())
+	o.keys.addFlags(c)
+	c.Flags().StringVar(&o.approvalsFrom, "approvals-from", "", "ask for approvals through a running 'claw serve': unix:/path/claw.sock or http://127.0.0.1:PORT")
+	c.Flags().StringVar(&o.tokenFile, "token-file", "", "the daemon's bearer token file (default [serve].token_file)")
+}
+
+// approver returns the approvals client when --approvals-from is given;
+// nil otherwise (an action that needs approval is then refused).
+func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
+	if o.approvalsFrom == "" {
+		return nil, nil
+	}
+	path := o.tokenFile
+	if path == "" {
+		e, err := loadEnv(g)
+		if err != nil {
+			return nil, err
+		}
+		path = e.cfg.Serve.TokenFile
+	}
+	token, err := serve.LoadToken(path)
+	if err != nil {
+		return nil, withCode(exitError, err, "run 'claw init' to create the token file, or pass --token-file")
+	}
+	cl, err := approvals.NewClient(o.approvalsFrom, token)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	cl.Requester = "mcp"
+	return cl, nil
+}
+
+// quiet returns globals whose standard output is standard error: in the
+// MCP commands standard output is the protocol, and nothing else may be
+// written there.
+func quiet(g *globals) *globals {
+	q := *g
+	q.stdout = g.stderr
+	return &q
+}
+
+// stdioTransport is the MCP transport over the command's standard input
+// and output.
+func stdioTransport(g *globals) mcp.Transport {
+	return &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// runMCP serves s on standard input and output until the client leaves.
+func runMCP(ctx context.Context, g *globals, s *mcp.Server) error {
+	err := s.Run(ctx, stdioTransport(g))
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
+		return nil
+	}
+	return withCode(exitError, fmt.Errorf("mcp: %w", err))
+}
+
+func newMCPServeCommand(g *globals) *cobra.Command {
+	var o mcpOptions
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Offer claw's tools to an MCP client over standard input and output",
+		Long: `Offer claw's tools (shell, file_read, file_write, edit_file, file_list, http,
+time) to an MCP client over standard input and output. Every call goes
+through the gate, the receipts and the sandbox, on the channel "mcp". A
+denial, a rejection, a timeout or a tool failure is a tool result with
+isError set and the reasons; standard output carries only the protocol.
+
+An action the policy asks about is refused, unless --approvals-from names a
+running 'claw serve', whose approvals queue then asks a human:
+
+  claw mcp serve --approvals-from unix:$HOME/.claw/run/claw.sock
+
+EXIT STATUS
+  0 the client closed the connection, 1 error, 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			q := quiet(g)
+			ap, err := o.approver(q)
+			if err != nil {
+				return err
+			}
+			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
+				cfg.Channel = "mcp"
+				cfg.Approver = ap
+				if cfg.InProcess == nil {
+					cfg.InProcess = map[string]broker.ToolFunc{}
+				}
+				cfg.InProcess["time"] = mcpgate.TimeTool
+			})
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr)})
+			return runMCP(ctx, g, s)
+		},
+	}
+	o.addFlags(c)
+	return c
+}
+
+func newMCPProxyCommand(g *globals) *cobra.Command {
+	var (
+		o    mcpOptions
+		name string
+	)
+	c := &cobra.Command{
+		Use:   "proxy [--name N] -- COMMAND [ARG...]",
+		Short: "Put claw's gate in front of a third-party MCP server",
+		Long: `Start the MCP server COMMAND, list its tools and offer each one as N__TOOL
+over standard input and output. Every call is a claw action of kind "tool"
+with arguments {server: N, name: TOOL, args: {...}}: gate, receipts and
+approval first, then the call is forwarded. Results are rebuilt from their
+content only (no upstream _meta), bounded in size.
+
+Each tool's description and input schema are pinned by hash in
+$CLAW_HOME/mcp-pins.json the first time they are seen. A tool whose
+definition changes is disabled until 'claw mcp pin N TOOL' approves it.
+
+The upstream server runs as you, outside the sandbox, with claw's
+environment minus CLAW_* variables; its standard error passes through.
+
+  claw mcp proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+
+EXIT STATUS
+  0 the client closed the connection, 1 error (e.g. the server did not
+  start), 2 usage.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if c.ArgsLenAtDash() != 0 {
+				return usageErrorf("put the upstream command after --: claw mcp proxy -- COMMAND ARGS")
+			}
+			ctx := c.Context()
+			q := quiet(g)
+			if name == "" {
+				name = filepath.Base(args[0])
+			}
+			server := mcpgate.SanitizeName(name)
+			if server != name && c.Flags().Changed("name") {
+				return usageErrorf("--name %q: use lowercase letters, digits, '-' and '_' (e.g. %q)", name, server)
+			}
+			ap, err := o.approver(q)
+			if err != nil {
+				return err
+			}
+			home, _, err := configPaths(q)
+			if err != nil {
+				return err
+			}
+			pins, err := mcpgate.OpenPins(filepath.Join(home, "mcp-pins.json"))
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			log := logx.FromEnv(g.stderr)
+
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Stderr = g.stderr
+			cmd.Env = upstreamEnv(os.Environ())
+			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
+			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			up, err := cl.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
+			cancel()
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", args[0], err), "check the command; its own messages are above")
+			}
+			defer up.Close()
+			go func() {
+				// The upstream's death is logged; calls then fail as tool errors.
+				up.Wait()
+				if ctx.Err() == nil {
+					warnf(g.stderr, "mcp proxy: the upstream server %s exited; its tools now fail", server)
+				}
+			}()
+
+			p := mcpgate.NewProxy(server, up, pins)
+			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
+				cfg.Channel = "mcp"
+				cfg.Approver = ap
+				cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward, "time": mcpgate.TimeTool}
+			})
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log})
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			return runMCP(ctx, g, s)
+		},
+	}
+	o.addFlags(c)
+	c.Flags().StringVar(&name, "name", "", "server name, the prefix of the exported tools (default the command's base name)")
+	return c
+}
+
+// upstreamEnv is the environment of a proxied server: claw's own, without
+// claw's settings (key passphrase file, home, log mode).
+func upstreamEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "CLAW_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func newMCPPinCommand(g *globals) *cobra.Command {
+	var (
+		yes    bool
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "pin SERVER [TOOL]",
+		Short: "Show and approve the pinned definitions of proxied MCP tools",
+		Long: `Without TOOL, list the pinned tools of SERVER and which of them changed.
+With TOOL, show how its description and input schema changed since they
+were pinned and, once confirmed on the terminal (or with --yes), pin the
+new definition so 'claw mcp proxy' offers the tool again.
+
+  claw mcp pin fs
+  claw mcp pin fs read_file
+
+EXIT STATUS
+  0 listed or pinned, 1 error (no such pin, nothing changed), 3 declined,
+  6 confirmation needed and there is no terminal (use --yes).`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			home, _, err := configPaths(g)
+			if err != nil {
+				return err
+			}
+			pins, err := mcpgate.OpenPins(filepath.Join(home, "mcp-pins.json"))
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			server := args[0]
+			if len(args) == 1 {
+				return listPins(g, pins, server, asJSON)
+			}
+			tool := args[1]
+			pin, ok, err := pins.Get(server, tool)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if !ok {
+				return withCode(exitError, fmt.Errorf("no pin for %s %s", server, tool), "see the pinned tools with 'claw mcp pin "+server+"'")
+			}
+			if pin.Pending == nil {
+				return withCode(exitError, fmt.Errorf("%s %s has not changed since it was pinned (%s)", server, tool, pin.Digest))
+			}
+			fmt.Fprintf(g.stdout, "%s %s changed (seen %s)\n", server, tool, pin.Pending.Seen.Format(time.RFC3339))
+			fmt.Fprintf(g.stdout, "--- pinned %s\n+++ new    %s\n", pin.Digest, pin.Pending.Digest)
+			writeDiff(g.stdout, definitionLines(pin.Definition), definitionLines(*pin.Pending))
+			if !yes {
+				ok, err := confirm(c.Context(), g, "Pin the new definition? [y/N] ")
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return withCode(exitDenied, errors.New("not pinned"))
+				}
+			}
+			old, now, err := pins.Approve(server, tool, pin.Pending.Digest)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			infof(g.stderr, "mcp: pinned %s %s: %s -> %s (restart the proxy to offer it)", server, tool, old.Digest, now.Digest)
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "pin without asking")
+	c.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
+	return c
+}
+
+func listPins(g *globals, pins *mcpgate.Pins, server string, asJSON bool) error {
+	names, err := pins.Tools(server)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	type row struct {
+		Tool    string `json:"tool"`
+		Digest  string `json:"digest"`
+		Changed bool   `json:"changed"`
+		Pending string `json:"pending,omitempty"`
+	}
+	rows := []row{}
+	for _, n := range names {
+		p, _, err := pins.Get(server, n)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		r := row{Tool: n, Digest: p.Digest}
+		if p.Pending != nil {
+			r.Changed, r.Pending = true, p.Pending.Digest
+		}
+		rows = append(rows, r)
+	}
+	if asJSON {
+		return json.NewEncoder(g.stdout).Encode(rows)
+	}
+	if len(rows) == 0 {
+		infof(g.stderr, "no pinned tools for %s", server)
+		return nil
+	}
+	for _, r := range rows {
+		state := "pinned"
+		if r.Changed {
+			state = "CHANGED (disabled; approve with 'claw mcp pin " + server + " " + r.Tool + "')"
+		}
+		fmt.Fprintf(g.stdout, "%-24s %s %s\n", r.Tool, r.Digest[:min(len(r.Digest), 19)], state)
+	}
+	return nil
+}
+
+// definitionLines renders a pinned definition for a line diff.
+func definitionLines(d mcpgate.Definition) []string {
+	var lines []string
+	if d.Title != "" {
+		lines = append(lines, "title: "+sanitize(d.Title))
+	}
+	for _, l := range strings.Split(d.Description, "\n") {
+		lines = append(lines, "description: "+sanitize(l))
+	}
+	var schema any
+	if json.Unmarshal(d.InputSchema, &schema) == nil {
+		b, _ := json.MarshalIndent(schema, "", "  ")
+		for _, l := range strings.Split(string(b), "\n") {
+			lines = append(lines, "schema: "+sanitize(l))
+		}
+	}
+	return lines
+}
+
+// writeDiff writes a line diff of a and b (longest common subsequence).
+func writeDiff(w io.Writer, a, b []string) {
+	n, m := len(a), len(b)
+	if n*m > 4<<20 {
+		for _, l := range a {
+			fmt.Fprintln(w, "- "+l)
+		}
+		for _, l := range b {
+			fmt.Fprintln(w, "+ "+l)
+		}
+		return
+	}
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			fmt.Fprintln(w, "  "+a[i])
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			fmt.Fprintln(w, "+ "+b[j])
+			j++
+		default:
+			fmt.Fprintln(w, "- "+a[i])
+			i++
+		}
+	}
+}
+
+// confirm asks a yes/no question on the terminal. Without a terminal it
+// fails with exit status 6: piped input never confirms.
+func confirm(ctx context.Context, g *globals, prompt string) (bool, error) {
+	f, ok := g.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false, withCode(exitNeedsHuman, errors.New("confirmation needed and standard input is not a terminal"), "run it from a terminal, or pass --yes")
+	}
+	fmt.Fprint(g.stderr, prompt)
+	ch := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(io.LimitReader(f, 1<<10)).ReadString('\n')
+		ch <- s
+	}()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case s := <-ch:
+		s = strings.ToLower(strings.TrimSpace(s))
+		return s == "y" || s == "yes", nil
+	}
+}
