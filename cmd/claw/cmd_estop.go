@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/receipts"
+)
+
+func init() { registerCommand("estop", newEstopCommand) }
+
+// maxEstopReason bounds the reason kept in the ESTOP file and receipt.
+const maxEstopReason = 512
+
+// estopStatus is the --status --json shape.
+type estopStatus struct {
+	Engaged bool   `json:"engaged"`
+	Since   string `json:"since,omitempty"`
+	By      string `json:"by,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func newEstopCommand(g *globals) *cobra.Command {
+	var (
+		reason        string
+		clear, status bool
+		asJSON        bool
+		keys          keyOptions
+	)
+	c := &cobra.Command{
+		Use:   "estop [--reason TEXT] | --clear | --status",
+		Short: "Engage, clear or show the emergency stop",
+		Long: `Engage the emergency stop: create HOME/ESTOP (mode 0600) and record an
+estop receipt. While it exists no action runs (each attempt is receipted
+as "estop"), and every broker with actions in flight (claw exec, claw
+agent, claw serve) cancels them: their sandboxed process trees are
+killed and their outcome receipts say "estop".
+
+--clear records the clearing and removes the file; --status shows it.
+
+EXIT STATUS
+  0 done (or --status, engaged or not), 1 error (the receipt could not be
+  written: a stop is still engaged, a clear is not done), 2 usage.`,
+		Example: `  claw estop --reason "agent looping on deploys"
+  claw estop --status --json
+  claw estop --clear`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if clear && status || (clear || status) && c.Flags().Changed("reason") {
+				return usageErrorf("--clear, --status and --reason do not go together")
+			}
+			home, err := receiptHome(g)
+			if err != nil {
+				return err
+			}
+			file := filepath.Join(home, "ESTOP")
+			switch {
+			case status:
+				return estopShow(g, file, asJSON)
+			case clear:
+				return estopClear(c.Context(), g, &keys, file)
+			}
+			return estopEngage(c.Context(), g, &keys, home, file, reason)
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why the stop is engaged (kept in the file and the receipt)")
+	c.Flags().BoolVar(&clear, "clear", false, "clear the emergency stop")
+	c.Flags().BoolVar(&status, "status", false, "show whether the emergency stop is engaged")
+	c.Flags().BoolVar(&asJSON, "json", false, "with --status: print as JSON")
+	keys.addFlags(c)
+	return c
+}
+
+// estopBy names who engaged or cleared the stop.
+func estopBy() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "cli:" + u.Username
+	}
+	return "cli"
+}
+
+func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, reason string) error {
+	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+		return withCode(exitError, fmt.Errorf("no claw home at %s", home), "create it with 'claw init'")
+	}
+	reason = cleanReason(reason)
+	by := estopBy()
+	st, err := readEstop(file)
+	already := err == nil && st.Engaged
+	if !already {
+		// The stop takes effect first; the receipt follows.
+		content := fmt.Sprintf("engaged %s\nby %s\nreason %s\n", time.Now().UTC().Format(time.RFC3339), by, reason)
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return withCode(exitError, fmt.Errorf("engaging the emergency stop: %w", err))
+		}
+		if err == nil {
+			_, werr := f.WriteString(content)
+			if werr == nil {
+				werr = f.Sync()
+			}
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil { // the file exists: the stop is engaged anyway
+				warnf(g.stderr, "writing the details into %s: %v", file, werr)
+			}
+		}
+	}
+	if err := estopReceipt(ctx, g, keys, receipts.Estop{Active: true, By: by, Reason: reason}); err != nil {
+		return withCode(exitError, fmt.Errorf("the emergency stop is engaged, but its receipt could not be written: %w", err))
+	}
+	if already {
+		infof(g.stderr, "the emergency stop was already engaged (%s); recorded again", file)
+		return nil
+	}
+	infof(g.stderr, "emergency stop engaged: no action runs, actions in flight are cancelled")
+	infof(g.stderr, "clear it with 'claw estop --clear'")
+	return nil
+}
+
+func estopClear(ctx context.Context, g *globals, keys *keyOptions, file string) error {
+	if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+		infof(g.stderr, "the emergency stop is not engaged")
+		return nil
+	}
+	// The clearing is recorded before the stop is lifted: no receipt, no
+	// clearing.
+	if err := estopReceipt(ctx, g, keys, receipts.Estop{Active: false, By: estopBy()}); err != nil {
+		return withCode(exitError, fmt.Errorf("the clearing could not be recorded, so the emergency stop stays engaged: %w", err))
+	}
+	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return withCode(exitError, fmt.Errorf("clearing the emergency stop: %w", err))
+	}
+	infof(g.stderr, "emergency stop cleared")
+	return nil
+}
+
+func estopShow(g *globals, file string, asJSON bool) error {
+	st, err := readEstop(file)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	if asJSON {
+		return json.NewEncoder(g.stdout).Encode(st)
+	}
+	if !st.Engaged {
+		fmt.Fprintln(g.stdout, "not engaged")
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "engaged since %s by %s\n", orUnknown(st.Since), orUnknown(st.By))
+	if st.Reason != "" {
+		fmt.Fprintf(g.stdout, "reason: %s\n", st.Reason)
+	}
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// readEstop reads the ESTOP file. Any file there means engaged, whatever
+// its content.
+func readEstop(file string) (estopStatus, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return estopStatus{}, nil
+	}
+	st := estopStatus{Engaged: true}
+	if err != nil {
+		return st, nil // there, but unreadable: still engaged
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 4096))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), " ")
+		v = sanitize(v)
+		switch k {
+		case "engaged":
+			st.Since = v
+		case "by":
+			st.By = v
+		case "reason":
+			st.Reason = v
+		}
+	}
+	return st, nil
+}
+
+// cleanReason makes the reason one line, bounded, without control
+// characters or secrets.
+func cleanReason(s string) string {
+	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	s = broker.Redact(s)
+	if len(s) > maxEstopReason {
+		s = strings.ToValidUTF8(s[:maxEstopReason], "") + "…"
+	}
+	return s
+}
+
+// estopReceipt appends an estop record to the receipt log.
+func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.Estop) error {
+	signer, err := loadReceiptSigner(g, keys)
+	if err != nil {
+		return err
+	}
+	dir, err := receiptDir(g)
+	if err != nil {
+		return err
+	}
+	// The stop must work with a broken config too: the config only moves
+	// the receipt directory, and only when it loads cleanly.
+	if home, path, err := configPaths(g); err == nil {
+		if cfg, _, err := config.LoadOrDefault(path, home); err == nil && cfg.Receipts.Dir != "" {
+			dir = cfg.Receipts.Dir
+		}
+	}
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	if err != nil {
+		return err
+	}
+	if _, err := log.Estop(ctx, e); err != nil {
+		log.Close()
+		return err
+	}
+	return log.Close()
+}
