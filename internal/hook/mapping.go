@@ -131,8 +131,11 @@ func joinEdits(v any) (old, nw string, ok bool) {
 
 // globDir is the directory a Glob can reach: base joined with the part of
 // the pattern before its first wildcard ("src/**/*.go" lists base/src; an
-// absolute pattern ignores base). ".." is kept: the gate resolves it after
-// symlinks, as the kernel would.
+// absolute or "~" pattern ignores base). A ".." after a wildcard climbs
+// back out ("src/*/../../x" reaches base), so each one adds a "/.." to the
+// directory; a brace group that may start an absolute path reaches "/".
+// ".." is kept, not cleaned: the gate resolves it after symlinks, as the
+// kernel would.
 func globDir(base, pattern any) any {
 	b, ok := base.(string)
 	if !ok {
@@ -142,28 +145,33 @@ func globDir(base, pattern any) any {
 	if !ok {
 		return b
 	}
-	var fixed []string
-	for _, seg := range strings.Split(p, "/") {
-		if strings.ContainsAny(seg, "*?[]{}\\") {
-			break
-		}
-		fixed = append(fixed, seg)
+	if strings.Contains(p, "{/") || strings.Contains(p, ",/") || strings.Contains(p, "{~") || strings.Contains(p, ",~") {
+		return "/"
+	}
+	segs := strings.Split(p, "/")
+	n := 0
+	for n < len(segs) && !strings.ContainsAny(segs[n], "*?[]{}\\") {
+		n++
 	}
 	// The last segment without wildcards may be a file name; listing its
 	// parent covers it either way.
-	if len(fixed) == len(strings.Split(p, "/")) && len(fixed) > 0 {
-		fixed = fixed[:len(fixed)-1]
+	if n == len(segs) && n > 0 {
+		n--
 	}
-	prefix := strings.Join(fixed, "/")
+	dir := strings.Join(segs[:n], "/")
 	switch {
-	case strings.HasPrefix(p, "/") && strings.Trim(prefix, "/") == "":
-		return "/"
-	case strings.HasPrefix(p, "/"):
-		return prefix
-	case strings.Trim(prefix, "/") == "":
-		return b
+	case strings.HasPrefix(p, "/") && strings.Trim(dir, "/") == "":
+		dir = "/"
+	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, "~"):
+	case strings.Trim(dir, "/") == "":
+		dir = b
+	default:
+		dir = strings.TrimSuffix(b, "/") + "/" + dir
 	}
-	return strings.TrimSuffix(b, "/") + "/" + prefix
+	if up := strings.Count(strings.Join(segs[n:], "/"), ".."); up > 0 {
+		dir = strings.TrimSuffix(dir, "/") + strings.Repeat("/..", up)
+	}
+	return dir
 }
 
 // mcpName splits "mcp__server__tool".
