@@ -143,6 +143,8 @@ type TurnRequest struct {
 	// works, "tool NAME" while a tool call is with the broker, "" when
 	// neither (a channel's spinner follows it).
 	OnStatus func(status string)
+	// OnTool is told what happened to each tool call, as it happens.
+	OnTool func(ToolRecord)
 }
 
 // ToolRecord is what happened to one tool call of a turn.
@@ -152,7 +154,12 @@ type ToolRecord struct {
 	Status   string `json:"status"`
 	Error    string `json:"error,omitempty"`
 	ActionID string `json:"action_id,omitempty"`
+	// Output is the start of what the model was given back.
+	Output string `json:"output,omitempty"`
 }
+
+// maxRecordOutput bounds ToolRecord.Output.
+const maxRecordOutput = 2048
 
 // TurnResult is the outcome of a turn.
 type TurnResult struct {
@@ -273,7 +280,11 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			if out.IsError {
 				rec.Error = firstLine(out.Content)
 			}
+			rec.Output = clipText(out.Content, maxRecordOutput)
 			res.ToolCalls = append(res.ToolCalls, rec)
+			if r.OnTool != nil {
+				r.OnTool(rec)
+			}
 			a.logOutcome(conv.ID, c.Name, out)
 			history = append(history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
 			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content})

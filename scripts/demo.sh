@@ -5,6 +5,9 @@ set -uo pipefail
 BIN=${1:-bin/claw}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 tmp=$(mktemp -d)
+# sandboxed actions run as an unprivileged user when claw runs as root:
+# the workspace must be reachable by them
+chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 export CLAW_HOME="$tmp/.claw"
 
@@ -48,6 +51,31 @@ run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
 run tool run file_read --autonomy full --json '{"path":"note.txt"}'
 run exec -- 'ls'   # supervised, no terminal: nobody can approve (exit 6)
+
+say "the agent: a scripted session on the mock model, through a terminal"
+printf 'notes: ship the Aardvark adapter on Friday\n' > notes.txt
+cat > build.sh <<'EOF_BUILD'
+#!/bin/sh
+# A build script with a surprise in it: the gate only sees "./build.sh".
+echo "building..."
+cat /etc/hostname
+ls /home
+echo pwned > /tmp/claw-demo-escape || echo "(the write outside the workspace was stopped)"
+EOF_BUILD
+chmod 755 build.sh
+echo "The mock model lists the workspace and reads notes.txt (allowed), writes"
+echo "summary.txt (allowed at full autonomy), runs ./build.sh (the policy asks;"
+echo "the demo answers y; the sandbox then stops the script's reads and write"
+echo "outside the workspace), and tries 'rm -rf /' (denied before anything runs)."
+printf '$ claw agent --autonomy full   (typing: run the demo / y / /exit)\n'
+if command -v script >/dev/null 2>&1; then
+	printf 'run the demo\ny\n/exit\n' | script -qec "'$BIN' agent --new --autonomy full" /dev/null | tr -d '\r' | sed -e 's/\x1b\[K//g' -e 's/^.*thinking//'
+else
+	echo "(script(1) is missing: run 'claw agent --autonomy full' and type 'run the demo')"
+fi
+if [ -e /tmp/claw-demo-escape ]; then echo "ESCAPED: /tmp/claw-demo-escape exists"; rm -f /tmp/claw-demo-escape; else echo "/tmp/claw-demo-escape does not exist: the sandbox held"; fi
+run agent -m 'show me /etc/passwd'
+run memory search Aardvark
 
 say "the signed receipt log, as an auditor sees it"
 run receipt list

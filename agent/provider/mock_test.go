@@ -209,6 +209,7 @@ func TestDefaultScriptDemo(t *testing.T) {
 		`file_list {"path":"."}`,
 		`file_read {"path":"notes.txt"}`,
 		`file_write {"content":"The workspace holds notes.txt.\n","path":"summary.txt"}`,
+		`shell {"command":"./build.sh"}`,
 		`shell {"command":"rm -rf /"}`,
 	}
 	if diff := cmp.Diff(want, tools); diff != "" {

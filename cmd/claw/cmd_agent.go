@@ -108,6 +108,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 		NewConversation: o.newConv,
 		Message:         o.message,
 		OnStatus:        sp.set,
+		OnTool:          showTool(g.stderr),
 	})
 	sp.set("")
 	if err != nil {
@@ -123,6 +124,32 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	}
 	fmt.Fprintln(g.stdout, res.Reply)
 	return nil
+}
+
+// showTool prints one line per tool call, and the start of a command's
+// output, escaped.
+func showTool(w io.Writer) func(agent.ToolRecord) {
+	return func(r agent.ToolRecord) {
+		if r.Error != "" {
+			fmt.Fprintf(w, "  [%s] %s: %s\n", sanitize(r.Name), sanitize(r.Status), sanitize(strings.TrimPrefix(r.Error, "error: ")))
+		} else {
+			fmt.Fprintf(w, "  [%s] %s\n", sanitize(r.Name), sanitize(r.Status))
+		}
+		if r.Name != "shell" {
+			return
+		}
+		lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
+		for i, l := range lines {
+			if i == 0 && r.Error != "" {
+				continue // already shown
+			}
+			if i > 8 {
+				fmt.Fprintf(w, "    … (%d more lines)\n", len(lines)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", sanitize(l))
+		}
+	}
 }
 
 // agentError maps a turn's error to a claw error with a hint.
@@ -189,7 +216,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			continue
 		}
 		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line, OnStatus: sp.set})
+		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line, OnStatus: sp.set, OnTool: showTool(g.stderr)})
 		sp.set("")
 		interrupted := tctx.Err() != nil && ctx.Err() == nil
 		stop()
