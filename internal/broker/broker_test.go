@@ -57,7 +57,7 @@ type rig struct {
 	approve *fixedApprover
 }
 
-func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
+func newRig(t testing.TB, autonomy string, approver *fixedApprover) *rig {
 	t.Helper()
 	var cfg func(*Config)
 	if approver != nil {
@@ -70,7 +70,7 @@ func newRig(t *testing.T, autonomy string, approver *fixedApprover) *rig {
 
 // newRigWith builds a broker over a real gate, receipt log and executor;
 // pol and cfg, when non-nil, adjust the policy and the broker's Config.
-func newRigWith(t *testing.T, autonomy string, pol func(*gate.Policy), cfg func(*Config)) *rig {
+func newRigWith(t testing.TB, autonomy string, pol func(*gate.Policy), cfg func(*Config)) *rig {
 	t.Helper()
 	root := t.TempDir()
 	os.Chmod(root, 0o755)

@@ -20,6 +20,10 @@ var ErrEstop = errors.New("cancelled by the emergency stop")
 // backstop for inotify (and the only check when inotify is unavailable).
 const estopPoll = 100 * time.Millisecond
 
+// estopInotify turns the inotify watch on; off, the poll alone remains
+// (a test knob, to measure both).
+var estopInotify = true
+
 // running is the registry of actions in flight: their cancel functions,
 // and the watcher that cancels them all when the ESTOP file appears. The
 // watcher runs only while at least one action is in flight.
@@ -94,7 +98,7 @@ func (b *Broker) startWatcher(stop chan struct{}) {
 	events := make(chan struct{}, 1)
 	var f *os.File
 	dir, name := filepath.Split(b.cfg.EstopFile)
-	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
+	if fd, err := inotifyInit(); err == nil {
 		if _, err := unix.InotifyAddWatch(fd, filepath.Clean(dir), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err == nil {
 			f = os.NewFile(uintptr(fd), "inotify") // non-blocking: Close unblocks Read
 		} else {
@@ -136,6 +140,13 @@ func (b *Broker) startWatcher(stop chan struct{}) {
 			}
 		}
 	}()
+}
+
+func inotifyInit() (int, error) {
+	if !estopInotify {
+		return -1, errors.New("inotify is off")
+	}
+	return unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 }
 
 // inotifyNames reports whether the events in buf name the file name.

@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,52 @@ func TestEstopCancelsApprovalWait(t *testing.T) {
 	defer r.b.running.mu.Unlock()
 	if len(r.b.running.cancels) != 0 || r.b.running.stop != nil {
 		t.Fatal("the registry or the watcher outlived the action")
+	}
+}
+
+// BenchmarkEstopCancel measures how long an action in flight keeps running
+// after the ESTOP file is created: from the creation to the cancellation
+// of the action's context, through the inotify watch and through the
+// 100 ms poll alone. The sandbox's kill of the process tree comes on top
+// (see executor's TestCancelKillsTree, a few ms).
+func BenchmarkEstopCancel(b *testing.B) {
+	for _, mode := range []struct {
+		name    string
+		inotify bool
+	}{{"inotify", true}, {"poll", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			defer func(v bool) { estopInotify = v }(estopInotify)
+			estopInotify = mode.inotify
+			cancelled := make(chan time.Time, 1)
+			started := make(chan struct{}, 1)
+			r := newRigWith(b, "full", nil, func(c *Config) {
+				c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+					started <- struct{}{}
+					<-ctx.Done()
+					cancelled <- time.Now()
+					return json.RawMessage(`{}`), nil
+				}}
+			})
+			var total time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				done := make(chan *Outcome, 1)
+				go func() {
+					out, _ := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+					done <- out
+				}()
+				<-started
+				at := time.Now()
+				if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				total += (<-cancelled).Sub(at)
+				if out := <-done; out.Status != StatusEstop {
+					b.Fatalf("status %s (%v)", out.Status, out.Err)
+				}
+				os.Remove(r.b.cfg.EstopFile)
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms-to-cancel/op")
+		})
 	}
 }
