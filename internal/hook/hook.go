@@ -326,7 +326,11 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 	select {
 	case res = <-ch:
 	case <-ctx.Done():
-		res.err = fmt.Errorf("no decision within %s: %w", d, ctx.Err())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.err = fmt.Errorf("no decision within %s", d)
+		} else {
+			res.err = fmt.Errorf("interrupted before a decision: %w", ctx.Err())
+		}
 	}
 	if res.err != nil {
 		fmt.Fprintf(stderr, "claw: blocked: %s\n", oneLine(broker.Redact(res.err.Error())))

@@ -508,3 +508,16 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestInterrupted checks that a cancelled run (SIGINT, SIGTERM) blocks.
+func TestInterrupted(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: f.open(t),
+		fault: func(string) error { cancel(); time.Sleep(time.Hour); return nil }}
+	var stdout, stderr bytes.Buffer
+	code := r.Run(ctx, strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"ls"}}`), &stdout, &stderr)
+	if code != ExitBlock || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted before a decision") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
