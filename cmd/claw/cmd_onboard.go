@@ -203,7 +203,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	if err := replaceConfig(path, home, updated); err != nil {
+	if err := replaceConfig(path, home, updated, func(c *config.Config) error { return checkOnboarded(c, a) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote %s\n", path)
@@ -367,10 +367,28 @@ func tomlString(v string) string {
 	return b.String()
 }
 
-// replaceConfig validates data as the config at path and then replaces
-// the file atomically (a temporary file in the same directory, fsynced,
-// renamed), keeping mode 0600. An invalid result is not written.
-func replaceConfig(path, home string, data []byte) error {
+// checkOnboarded reports whether c says what the person chose: the text
+// edit is line-based, so its result is checked, not trusted.
+func checkOnboarded(c *config.Config, a onboardAnswers) error {
+	p, ok := c.Providers[a.Name]
+	switch {
+	case !ok:
+		return fmt.Errorf("[providers.%s] is missing", a.Name)
+	case c.DefaultProvider != a.Name, c.DefaultModel != a.Model, c.Security.Autonomy != a.Autonomy:
+		return errors.New("default_provider, default_model or autonomy did not take the new value")
+	case p.Kind != a.Kind:
+		return fmt.Errorf("[providers.%s] kind did not take the new value", a.Name)
+	case a.Kind != provider.KindMock && (p.BaseURL != a.BaseURL || p.APIKeyEnv != a.KeyEnv || p.Model != a.Model):
+		return fmt.Errorf("[providers.%s] did not take the new values", a.Name)
+	}
+	return nil
+}
+
+// replaceConfig validates data as the config at path, checks it with
+// verify, and then replaces the file atomically (a temporary file in the
+// same directory, fsynced, renamed), keeping mode 0600. An invalid result
+// is not written.
+func replaceConfig(path, home string, data []byte, verify func(*config.Config) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".config-*.toml")
 	if err != nil {
@@ -391,7 +409,11 @@ func replaceConfig(path, home string, data []byte) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("failed to write %s: %w", path, err))
 	}
-	if _, err := config.Load(tmp.Name(), home); err != nil {
+	c, err := config.Load(tmp.Name(), home)
+	if err == nil {
+		err = verify(c)
+	}
+	if err != nil {
 		var errs *config.Errors
 		if errors.As(err, &errs) && len(errs.List) > 0 {
 			err = errs.List[0]
