@@ -22,6 +22,7 @@ func TestDeps(t *testing.T) {
 		"testing":                          "no production code imports testing",
 		"github.com/clawsec/claw/executor": "the hook never runs an action",
 		"github.com/clawsec/claw/agent":    "the hook guards other agents, not claw's",
+		"github.com/clawsec/claw/internal/broker": "the hook decides and records; it has no approval or execution path",
 	}
 	for _, p := range strings.Fields(string(out)) {
 		if why, bad := never[p]; bad {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/redact"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -50,6 +50,10 @@ const (
 	ReasonPassphrase   = "hook.passphrase_as_ask"
 )
 
+// ErrNoReceipt means a receipt could not be made durable; the call is
+// blocked.
+var ErrNoReceipt = errors.New("receipt could not be written")
+
 // OutcomeDelegated is the outcome status of an action the hook let the
 // agent run (or ask about) itself: claw did not run it and does not know
 // how it ended. It is not an executed status, so an audit neither counts
@@ -65,8 +69,9 @@ type Guard struct {
 	Workspace string // canonical
 	Home      string // the user's home, for ~
 	EstopFile string
-	// Redact removes secrets from text that goes into receipts and
-	// answers (broker.Redact when nil).
+	// Redact removes secrets from text that goes into receipts
+	// (redact.String when nil). Answers and errors always go through
+	// redact.String.
 	Redact func(string) string
 }
 
@@ -195,14 +200,14 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 	}
 	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest}
 	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
-		return "", fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+		return "", fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	o := receipts.Outcome{Status: OutcomeDelegated, Error: "handed back to " + string(f) + ", which runs it outside claw's sandbox"}
 	if d.Decision == gate.Deny {
 		o = receipts.Outcome{Status: "denied", Error: "denied: " + strings.Join(d.RuleIDs(), ", ")}
 	}
 	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, o); err != nil {
-		return "", fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+		return "", fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return id, nil
 }
@@ -220,10 +225,10 @@ func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why err
 	}
 	rd := receipts.Decision{Result: gate.Deny, Risk: "high", Reasons: []string{ReasonInvalidInput}, Autonomy: g.Autonomy, PolicyDigest: g.Gate.Digest()}
 	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
-		return fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, receipts.Outcome{Status: "denied", Error: "denied: " + ReasonInvalidInput}); err != nil {
-		return fmt.Errorf("%w: %v", broker.ErrNoReceipt, err)
+		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return nil
 }
@@ -232,7 +237,7 @@ func (g *Guard) redact() func(string) string {
 	if g.Redact != nil {
 		return g.Redact
 	}
-	return broker.Redact
+	return redact.String
 }
 
 // summary is one line for the receipt: the agent's tool and what it acts on.
@@ -333,7 +338,7 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 		}
 	}
 	if res.err != nil {
-		fmt.Fprintf(stderr, "claw: blocked: %s\n", oneLine(broker.Redact(res.err.Error())))
+		fmt.Fprintf(stderr, "claw: blocked: %s\n", oneLine(redact.String(res.err.Error())))
 		return ExitBlock
 	}
 	out, err := render(r.Format, res.v)
@@ -444,7 +449,7 @@ func reasonText(v Verdict) string {
 		seen[k] = true
 		fmt.Fprintf(&b, "; %s: %s", r.ID, r.Msg)
 	}
-	return clip(oneLine(broker.Redact(b.String())), maxReason)
+	return clip(oneLine(redact.String(b.String())), maxReason)
 }
 
 // oneLine replaces control characters so a reason stays one line.
