@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -175,13 +176,9 @@ func (b *Broker) updateState(f func(*passphraseState) bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the passphrase state: %w", err)
 	}
-	var st passphraseState
-	if len(data) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&st); err != nil || st.Failures < 0 {
-			return fmt.Errorf("the passphrase state %s is malformed; remove it to reset the lockout", path)
-		}
+	st, err := decodeState(data)
+	if err != nil {
+		return fmt.Errorf("the passphrase state %s is malformed; remove it to reset the lockout", path)
 	}
 	if !f(&st) {
 		return nil
@@ -201,6 +198,26 @@ func (b *Broker) updateState(f func(*passphraseState) bool) error {
 		return fmt.Errorf("writing the passphrase state: %w", err)
 	}
 	return nil
+}
+
+// decodeState parses the state file; empty is a fresh state.
+func decodeState(data []byte) (passphraseState, error) {
+	var st passphraseState
+	if len(data) == 0 {
+		return st, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return passphraseState{}, err
+	}
+	if dec.More() {
+		return passphraseState{}, errors.New("trailing data")
+	}
+	if st.Failures < 0 {
+		return passphraseState{}, errors.New("negative failure count")
+	}
+	return st, nil
 }
 
 // lockedUntil returns the end of the current lockout, or the zero time.

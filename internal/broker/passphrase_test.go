@@ -303,3 +303,32 @@ func TestApprovalTimeout(t *testing.T) {
 		t.Fatal("ran without an approval")
 	}
 }
+
+// FuzzDecodeState: the state file sits in the claw home; a corrupt one
+// must be an error (the gate then stays locked), never a panic or a
+// negative count.
+func FuzzDecodeState(f *testing.F) {
+	f.Add([]byte(`{"failures":3}`))
+	f.Add([]byte(`{"failures":5,"locked_until":"2026-11-23T12:15:00Z"}` + "\n"))
+	f.Add([]byte(`{"failures":-1}`))
+	f.Add([]byte(`{"failures":1}{"failures":0}`))
+	f.Add([]byte(`{"failures":1,"extra":true}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeState(data)
+		if err == nil && st.Failures < 0 {
+			t.Fatalf("negative count accepted from %q", data)
+		}
+	})
+}
+
+func BenchmarkVerifyPassphrase(b *testing.B) {
+	h, err := HashPassphrase(plantedPass, DefaultArgon2id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if ok, err := VerifyPassphrase(h, plantedPass); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
