@@ -111,7 +111,7 @@ EXIT STATUS
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	c.Flags().IntVar(&limit, "limit", 0, "list at most this many (0: all)")
+	c.Flags().IntVar(&limit, "limit", 50, "list at most this many (0: all)")
 	return c
 }
 

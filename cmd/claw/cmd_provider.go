@@ -231,6 +231,9 @@ EXIT STATUS
 			if res.Model != "" {
 				fmt.Fprintf(g.stdout, " (model %s)", sanitize(res.Model))
 			}
+			if res.Answered != "" && res.Answered != res.Provider {
+				fmt.Fprintf(g.stdout, " through %s", sanitize(res.Answered))
+			}
 			fmt.Fprintln(g.stdout)
 			fmt.Fprintf(g.stdout, "reply: %s\n", sanitize(res.Reply))
 			return nil

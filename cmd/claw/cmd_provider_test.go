@@ -268,3 +268,36 @@ func TestProviderTestJSON(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 }
+
+// TestProviderTestFallback: a reliable provider whose first member is
+// rate limited answers through the next one, and says which.
+func TestProviderTestFallback(t *testing.T) {
+	t.Setenv("CLAW_TEST_REMOTE_KEY", plantedKey)
+	limited := openAIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	ok := openAIServer(t, okCompletion)
+	home := operatorHome(t, fmt.Sprintf(`default_provider = "main"
+[providers.first]
+kind = "openai-compatible"
+base_url = %q
+api_key_env = "CLAW_TEST_REMOTE_KEY"
+model = "m1"
+[providers.second]
+kind = "openai-compatible"
+base_url = %q
+api_key_env = "CLAW_TEST_REMOTE_KEY"
+model = "m2"
+[providers.main]
+kind = "reliable"
+fallbacks = ["first", "second"]
+`, limited.URL+"/v1", ok.URL+"/v1"))
+	out, errOut, code := operatorRun(t, home, "provider", "test")
+	if code != 0 || !strings.Contains(out, "ok: main answered in ") || !strings.Contains(out, " through second") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = operatorRun(t, home, "provider", "list")
+	if !strings.Contains(out, "first,second") {
+		t.Errorf("members not listed:\n%s", out)
+	}
+}
