@@ -35,6 +35,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -274,7 +275,16 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		for _, c := range calls {
 			a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
 			status("tool " + c.Name)
-			out := a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			var out tool.Result
+			if active[c.Name] {
+				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			} else {
+				// Not offered here: the attempt still goes to the broker,
+				// with arguments it refuses, so it leaves a receipt.
+				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{"not_offered_on_this_channel":true}`)})
+				out.IsError, out.Status = true, "invalid"
+				out.Content = fmt.Sprintf("error: the tool %q is not offered on this channel; the tools are: %s", c.Name, strings.Join(activeNames(a.cfg.Tools), ", "))
+			}
 			status("")
 			rec := ToolRecord{ID: c.ID, Name: c.Name, Status: out.Status, ActionID: out.ActionID}
 			if out.IsError {
@@ -458,6 +468,14 @@ func (a *Agent) systemPrompt(summary string) string {
 		b.WriteString("\n## Earlier in this conversation\n" + summary + "\n")
 	}
 	return b.String()
+}
+
+func activeNames(tools []tool.Spec) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
 }
 
 func memCalls(calls []provider.ToolCall) []memory.ToolCall {

@@ -76,6 +76,13 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		rt.Redact = keyRedactor(e)
 		c.Redact = rt.Redact
 		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace
+		ag := e.cfg.Agent
+		c.Sandbox.ToolTimeouts = map[string]time.Duration{"shell": ag.ShellTimeout.Duration, "http": ag.HTTPTimeout.Duration, "ask_user": e.cfg.Security.ApprovalTimeout.Duration}
+		for _, t := range tool.Names() {
+			if _, ok := c.Sandbox.ToolTimeouts[t]; !ok {
+				c.Sandbox.ToolTimeouts[t] = ag.ToolTimeout.Duration
+			}
+		}
 		if c.InProcess == nil {
 			c.InProcess = map[string]broker.ToolFunc{}
 		}
@@ -121,7 +128,14 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	rt.Provider = p
 	ro.log.Info("provider selected", "event", "provider_selected", "provider", p.Name())
 
-	tools := tool.All()
+	var allow []string
+	if ch, ok := cfg.Channels[channel]; ok && ch.ToolsAllow != nil {
+		allow = ch.ToolsAllow
+	}
+	tools, err := tool.Select(allow)
+	if err != nil {
+		return fail(withCode(exitError, err, "fix [channels."+channel+"].tools_allow in the config"))
+	}
 	if ro.askUser == nil {
 		tools = withoutTool(tools, "ask_user")
 	}

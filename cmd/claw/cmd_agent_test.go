@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/config"
 	"io"
 	"io/fs"
 	"net/http"
@@ -156,5 +158,27 @@ func requireSandboxForTest(t *testing.T) {
 	t.Helper()
 	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !sandboxUsable() {
 		t.Skip("no Landlock/seccomp on this kernel")
+	}
+}
+
+// The config validates tools_allow against its own list: it must be the
+// tool package's.
+func TestConfigToolNamesMatch(t *testing.T) {
+	if got, want := strings.Join(config.ToolNames, ","), strings.Join(tool.Names(), ","); got != want {
+		t.Fatalf("config.ToolNames = %s, want %s", got, want)
+	}
+}
+
+// tools_allow limits what the model is offered on a channel.
+func TestAgentToolsAllow(t *testing.T) {
+	home := agentHome(t, "[channels.cli]\ntools_allow = [\"time\"]\n")
+	stdout, stderr, code := operatorRun(t, home, "agent", "--json", "-m", "which files are here?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// the mock still proposes file_list; the loop offered only time, and
+	// the call comes back as an unknown-to-this-channel tool error
+	if !strings.Contains(stdout, `"status": "invalid"`) || !strings.Contains(stdout, "not offered") {
+		t.Errorf("file_list was not refused:\n%s", stdout)
 	}
 }

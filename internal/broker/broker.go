@@ -78,10 +78,13 @@ type Sandbox struct {
 	MinLandlockABI int
 	RunAs          string
 	Timeout        time.Duration
-	MaxOutput      int64
-	Limits         executor.Limits
-	HTTPPorts      []uint16
-	Degraded       bool // explicit, loud opt-in; recorded in every receipt
+	// ToolTimeouts overrides Timeout for the tools it names (the agent's
+	// shell, http and other tool timeouts).
+	ToolTimeouts map[string]time.Duration
+	MaxOutput    int64
+	Limits       executor.Limits
+	HTTPPorts    []uint16
+	Degraded     bool // explicit, loud opt-in; recorded in every receipt
 }
 
 // Config wires a Broker.
@@ -341,8 +344,8 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	)
 	if fn, ok := c.InProcess[a.Tool]; ok {
 		tctx, cancel := ctx, context.CancelFunc(func() {})
-		if c.Sandbox.Timeout > 0 {
-			tctx, cancel = context.WithTimeout(ctx, c.Sandbox.Timeout)
+		if d := c.Sandbox.timeoutFor(a.Tool); d > 0 {
+			tctx, cancel = context.WithTimeout(ctx, d)
 		}
 		res = runInProcess(tctx, fn, a.Args)
 		cancel()
@@ -454,6 +457,14 @@ func receiptStatus(s string) string {
 	return StatusFailed
 }
 
+// timeoutFor is the wall timeout of a tool.
+func (s Sandbox) timeoutFor(tool string) time.Duration {
+	if d, ok := s.ToolTimeouts[tool]; ok && d > 0 {
+		return d
+	}
+	return s.Timeout
+}
+
 // spec builds the executor's Spec from the decision's sandbox plan.
 func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.Spec, error) {
 	s := b.cfg.Sandbox
@@ -461,7 +472,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		Cwd:            in.Context.Cwd,
 		Read:           d.Sandbox.Read,
 		Write:          d.Sandbox.Write,
-		Timeout:        s.Timeout,
+		Timeout:        s.timeoutFor(a.Tool),
 		MaxOutput:      s.MaxOutput,
 		Limits:         s.Limits,
 		RunAs:          s.RunAs,

@@ -28,6 +28,9 @@ type Config struct {
 	// Providers are the [providers.NAME] sections.
 	Providers map[string]Provider `toml:"providers" json:"providers"`
 	Serve     Serve               `toml:"serve" json:"serve"`
+	// Channels are the [channels.NAME] sections: per-channel settings
+	// ("cli", "serve", "mcp").
+	Channels map[string]Channel `toml:"channels" json:"channels,omitempty"`
 
 	// Path is the file the config was loaded from ("" for defaults).
 	Path string `toml:"-" json:"-"`
@@ -141,6 +144,16 @@ type Provider struct {
 
 // Provider kinds.
 var ProviderKinds = []string{"mock", "openai-compatible", "openai", "anthropic", "reliable", "router"}
+
+// Channel is a [channels.NAME] table.
+type Channel struct {
+	// ToolsAllow lists the tools the agent offers the model on this
+	// channel; absent means every tool.
+	ToolsAllow []string `toml:"tools_allow" json:"tools_allow"`
+}
+
+// ToolNames are the tools a channel may allow.
+var ToolNames = []string{"ask_user", "edit_file", "file_list", "file_read", "file_write", "http", "memory_search", "shell", "time"}
 
 // Serve is the [serve] table: the daemon.
 type Serve struct {

@@ -191,6 +191,11 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`config.toml:4:12: security.autonomy: "godmode" is not one of readonly, supervised, full`},
 		},
 		{
+			name: "channel allows an unknown tool",
+			file: "[channels.cli]\ntools_allow = [\"time\", \"rm\"]\n",
+			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, edit_file, file_list, file_read, file_write, http, memory_search, shell, time`},
+		},
+		{
 			name: "unknown keys with suggestions",
 			file: "worksapce_dir = \"/w\"\nautonomy = \"full\"\nfrobnicate = 1\n[security]\nforbiden_paths = []\n[secutiry]\nx = 1\n[sandbox]\nworkspace_dir = \"/x\"\n",
 			want: []string{

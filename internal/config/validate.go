@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
@@ -108,6 +109,14 @@ func (s *source) validate(c *Config) {
 	s.checkPath("agent.memory_db", ag.MemoryDB, false)
 
 	s.validateProviders(c)
+	for _, n := range slices.Sorted(maps.Keys(c.Channels)) {
+		key := joinKey(joinKey("channels", n), "tools_allow")
+		for _, t := range c.Channels[n].ToolsAllow {
+			if !slices.Contains(ToolNames, t) {
+				s.errAtVal(key, "%q is not a tool; the tools are %s", t, strings.Join(ToolNames, ", "))
+			}
+		}
+	}
 
 	sv := &c.Serve
 	s.checkPath("serve.socket", sv.Socket, false)
