@@ -95,7 +95,7 @@ func TestAgentToolCalls(t *testing.T) {
   - {step: 1, tool_calls: [{name: launch_missiles, arguments: {}}]}
   - {step: 2, reply: "got {{tool_result}}"}`,
 			status:    "invalid",
-			reply:     `got error: unknown tool "launch_missiles"`,
+			reply:     `got error: the tool "launch_missiles" is not offered on this channel`,
 			receipts:  "decision outcome:denied",
 			wantError: true,
 		},
