@@ -5,7 +5,7 @@ BIN     := bin/claw
 GOFLAGS ?=
 export CGO_ENABLED := 1
 
-.PHONY: all build deps demo test test-short vet fuzz bench clean
+.PHONY: all build deps demo test test-short vet fuzz bench clean mcp-client
 
 all: build
 
@@ -24,8 +24,17 @@ vet: deps
 	$(GO) vet ./...
 
 # The full suite. Sandbox tests must run (not skip) when CLAW_REQUIRE_SANDBOX is set.
-test: deps vet
+test: deps vet mcp-client
 	$(GO) test -count=1 -timeout 9m ./...
+
+# The foreign MCP client the mcp tests drive (the official TypeScript SDK),
+# installed from its lock file when node is there; the tests skip without
+# it unless CLAW_REQUIRE_NODE is set.
+MCP_CLIENT := testdata/mcp/client
+mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json
+$(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then cd $(MCP_CLIENT) && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "claw: npm not found; the MCP foreign-client tests will skip" >&2; fi
 
 # Long fuzzing runs; not part of CI.
 FUZZTIME ?= 30s

@@ -9,6 +9,10 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # claw service: systemd-analyze scores the unit; setpriv recreates its restrictions in tests
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+# The MCP foreign-client tests need node and npm when CLAW_REQUIRE_NODE is set.
+if [ -n "${CLAW_REQUIRE_NODE:-}" ] && ! command -v npm >/dev/null 2>&1; then
+	need+=(nodejs npm)
+fi
 for p in "$@"; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done

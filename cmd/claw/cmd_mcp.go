@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -213,11 +214,15 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", args[0], err), "check the command; its own messages are above")
 			}
-			defer up.Close()
+			var closing atomic.Bool
+			defer func() {
+				closing.Store(true)
+				up.Close()
+			}()
 			go func() {
 				// The upstream's death is logged; calls then fail as tool errors.
 				up.Wait()
-				if ctx.Err() == nil {
+				if ctx.Err() == nil && !closing.Load() {
 					warnf(g.stderr, "mcp proxy: the upstream server %s exited; its tools now fail", server)
 				}
 			}()
