@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +19,10 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-func init() { registerCommand("hook", newHookCommand) }
+func init() {
+	registerCommand("hook", newHookCommand)
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "agent hooks", Run: checkAgentHooks})
+}
 
 func newHookCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
@@ -195,4 +200,78 @@ func loadHookSigner(g *globals, o *hookOptions) (*receipts.Signer, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return receipts.NewSigner(priv)
+}
+
+// hookSettings is the part of Claude Code's settings.json and Codex's
+// hooks.json that claw doctor reads.
+type hookSettings struct {
+	Hooks struct {
+		PreToolUse []struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string  `json:"type"`
+				Command string  `json:"command"`
+				Timeout float64 `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"PreToolUse"`
+	} `json:"hooks"`
+}
+
+// checkAgentHooks finds agent settings that run claw hook and checks that
+// the hook can answer: every tool matched, a timeout above the deadline,
+// and a receipt key it can open without a terminal.
+func checkAgentHooks(g *globals) doctorResult {
+	var files []string
+	if u, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(u, ".claude", "settings.json"), filepath.Join(u, ".codex", "hooks.json"))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		files = append(files, filepath.Join(wd, ".claude", "settings.json"), filepath.Join(wd, ".claude", "settings.local.json"), filepath.Join(wd, ".codex", "hooks.json"))
+	}
+	var found, problems, fixes []string
+	passphrase := os.Getenv("CLAW_KEY_PASSPHRASE_FILE") != ""
+	for _, path := range files {
+		b, err := readSmall(path, 1<<20)
+		if err != nil {
+			continue
+		}
+		var hs hookSettings
+		if err := json.Unmarshal(b, &hs); err != nil {
+			if bytes.Contains(b, []byte("claw hook")) {
+				problems = append(problems, fmt.Sprintf("%s is not valid JSON: %v", path, err))
+				fixes = append(fixes, "fix the JSON in "+path)
+			}
+			continue
+		}
+		for _, m := range hs.Hooks.PreToolUse {
+			for _, h := range m.Hooks {
+				if !strings.Contains(h.Command, "claw hook claude-code") && !strings.Contains(h.Command, "claw hook codex") {
+					continue
+				}
+				found = append(found, path)
+				passphrase = passphrase || strings.Contains(h.Command, "--passphrase-file")
+				if m.Matcher != "" && m.Matcher != "*" && m.Matcher != ".*" {
+					problems = append(problems, fmt.Sprintf("%s: matcher %q leaves other tools unguarded", path, m.Matcher))
+					fixes = append(fixes, `use "matcher": "*" (Claude Code) or no matcher (Codex)`)
+				}
+				if h.Timeout > 0 && time.Duration(h.Timeout*float64(time.Second)) <= hook.DefaultDeadline {
+					problems = append(problems, fmt.Sprintf("%s: timeout %gs is not above claw's %s deadline; a hook the agent kills lets the tool run", path, h.Timeout, hook.DefaultDeadline))
+					fixes = append(fixes, `set "timeout": 30`)
+				}
+			}
+		}
+	}
+	if len(found) == 0 && len(problems) == 0 {
+		return skipped("no Claude Code or Codex settings run 'claw hook' (see docs/hooks.md)")
+	}
+	if dir, err := receiptKeyDir(g); err == nil && !passphrase {
+		if pemBytes, err := readSmall(filepath.Join(dir, receiptKeyName), 64<<10); err == nil && receipts.IsEncryptedKey(pemBytes) {
+			problems = append(problems, "the receipt key is encrypted and a hook cannot prompt: every tool call would be blocked")
+			fixes = append(fixes, "add --passphrase-file FILE to the hook command, or set CLAW_KEY_PASSPHRASE_FILE")
+		}
+	}
+	if len(problems) > 0 {
+		return failed(strings.Join(problems, "; "), strings.Join(fixes, "; "))
+	}
+	return passed(strings.Join(found, ", "))
 }

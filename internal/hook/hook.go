@@ -95,7 +95,7 @@ var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 // outcome receipt) for each action, and returns the verdict. An error
 // means no verdict: the caller must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
-	redact := g.redact()
+	red := g.redact()
 	estop := false
 	if g.EstopFile != "" {
 		if _, err := os.Stat(g.EstopFile); err == nil {
@@ -122,7 +122,7 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		if _, ok := rank[d.Decision]; !ok {
 			d.Decision = gate.Deny
 		}
-		id, err := g.record(ctx, f, ev, c.Action, d, redact)
+		id, err := g.record(ctx, f, ev, c.Action, d, red)
 		if err != nil {
 			return Verdict{}, err
 		}
