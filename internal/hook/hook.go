@@ -107,8 +107,12 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		cwd = canonical(ev.Cwd)
 	}
 	gctx := gate.Context{Autonomy: g.Autonomy, Workspace: g.Workspace, Cwd: cwd, Home: g.Home, Channel: string(f), Estop: estop}
+	calls := Map(ev)
+	if len(calls) == 0 {
+		return Verdict{}, errors.New("the tool call maps to no action")
+	}
 	v := Verdict{Decision: gate.Allow, Risk: "low"}
-	for _, c := range Map(ev) {
+	for _, c := range calls {
 		var (
 			d    gate.Decision
 			gerr error
@@ -418,6 +422,11 @@ type claudeOutput struct {
 // about denials: it does not reliably honour allow or ask from a hook, so
 // an allow is an empty answer, and an ask was already turned into a deny.
 func render(f Format, v Verdict) ([]byte, error) {
+	switch v.Answer {
+	case gate.Allow, gate.Ask, gate.Deny:
+	default:
+		return nil, fmt.Errorf("no answer for decision %q", v.Decision)
+	}
 	if f == Codex && v.Answer == gate.Allow {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,11 @@ type fixture struct {
 	keyErr  error
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureTB(t) }
+
+func newFixtureB(b *testing.B) *fixture { return newFixtureTB(b) }
+
+func newFixtureTB(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	root, _ = filepath.EvalSymlinks(root)
@@ -70,7 +75,7 @@ func (f *fixture) policy() gate.Policy {
 }
 
 // open returns a Runner.Open function over the real gate and log.
-func (f *fixture) open(t *testing.T) func(ctx context.Context) (*Guard, func(), error) {
+func (f *fixture) open(t testing.TB) func(ctx context.Context) (*Guard, func(), error) {
 	t.Helper()
 	return func(ctx context.Context) (*Guard, func(), error) {
 		eng, err := gate.New(ctx, gate.Options{
@@ -519,5 +524,47 @@ func TestInterrupted(t *testing.T) {
 	code := r.Run(ctx, strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"ls"}}`), &stdout, &stderr)
 	if code != ExitBlock || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted before a decision") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestRenderRefusesEmptyAnswer(t *testing.T) {
+	for _, f := range []Format{ClaudeCode, Codex} {
+		if _, err := render(f, Verdict{Decision: "maybe"}); err == nil {
+			t.Errorf("%s: rendered a verdict with no answer", f)
+		}
+	}
+}
+
+// BenchmarkDecide measures one decision with its two durable receipts,
+// the guard already open (what a long-lived process would pay).
+func BenchmarkDecide(b *testing.B) {
+	f := newFixtureB(b)
+	g, closeFn, err := f.open(b)(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeFn()
+	ev, err := Decode(f.expand([]byte(`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"git status && ls -la | wc -l"}}`)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := g.Decide(context.Background(), ClaudeCode, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRun measures a whole hook call as the CLI makes it: compile
+// the policies, open the log, decide, record, answer.
+func BenchmarkRun(b *testing.B) {
+	f := newFixtureB(b)
+	in := f.expand([]byte(`{"tool_name":"Read","cwd":"$WS","tool_input":{"file_path":"notes.txt"}}`))
+	for b.Loop() {
+		r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: f.open(b)}
+		if code := r.Run(context.Background(), bytes.NewReader(in), io.Discard, io.Discard); code != ExitAnswered {
+			b.Fatalf("exit %d", code)
+		}
 	}
 }
