@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -211,10 +212,27 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	if a.KeyEnv != "" && os.Getenv(a.KeyEnv) == "" {
 		warnf(g.stderr, "$%s is not set in this environment: export the key in it before 'claw agent'", a.KeyEnv)
 	}
-	if _, ok := commandFactories["passphrase"]; ok {
-		infof(g.stderr, "to guard high-risk actions with a passphrase, run 'claw passphrase set'")
-	} else {
-		infof(g.stderr, "passphrase: skipped (not available in this version); high-risk actions stay denied")
+	return onboardPassphrase(g, ask, oneOf("y", "n", "yes", "no"))
+}
+
+// onboardPassphrase offers to set the passphrase that gates high-risk
+// actions, with claw passphrase set (typed twice without echo). It needs
+// standard input to be the terminal; otherwise it only says how.
+func onboardPassphrase(g *globals, ask func(q, def string, check func(string) error) (string, error), yesNo func(string) error) error {
+	later := "to guard high-risk actions with a passphrase, run 'claw passphrase set'"
+	f, ok := g.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		infof(g.stderr, "%s", later)
+		return nil
+	}
+	ans, err := ask("set a passphrase for high-risk actions now? (y/n)", "n", yesNo)
+	if err != nil || !strings.HasPrefix(ans, "y") {
+		infof(g.stderr, "%s", later)
+		return nil
+	}
+	if err := runPassphraseSet(context.Background(), g, false); err != nil {
+		return withCode(exitCodeOf(err), fmt.Errorf("the provider settings were written, but the passphrase was not set: %w", err),
+			"run 'claw passphrase set' to try again")
 	}
 	return nil
 }
