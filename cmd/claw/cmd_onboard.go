@@ -34,7 +34,8 @@ security.autonomy. Everything else in the file, comments included, is kept.
 Without a config file, onboard first creates the claw home like 'claw init'.
 The key itself is never asked for and never written: export it in the
 environment variable you name. Nothing is written until you confirm, and
-the result is validated before it replaces the file.
+the result is validated before it replaces the file. Last, onboard offers
+to set the passphrase for high-risk actions (as 'claw passphrase set').
 
 onboard needs a terminal; in a script, edit config.toml instead.
 
