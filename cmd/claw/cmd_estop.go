@@ -20,7 +20,27 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-func init() { registerCommand("estop", newEstopCommand) }
+func init() {
+	registerCommand("estop", newEstopCommand)
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "emergency stop", Run: checkEstop})
+}
+
+// checkEstop fails while the emergency stop is engaged: no action runs.
+func checkEstop(g *globals) doctorResult {
+	s := loadDoctorState(g)
+	if !s.homeExists {
+		return notInitialised(s)
+	}
+	st, _ := readEstop(filepath.Join(s.home, "ESTOP"))
+	if !st.Engaged {
+		return passed("not engaged")
+	}
+	d := "engaged since " + orUnknown(st.Since) + " by " + orUnknown(st.By)
+	if st.Reason != "" {
+		d += ": " + st.Reason
+	}
+	return failed(d+"; no action runs", "clear it with 'claw estop --clear'")
+}
 
 // maxEstopReason bounds the reason kept in the ESTOP file and receipt.
 const maxEstopReason = 512

@@ -220,6 +220,33 @@ func decodeState(data []byte) (passphraseState, error) {
 	return st, nil
 }
 
+// PassphraseLock reads a passphrase state file without changing it and
+// returns the end of the lockout in force, or the zero time. A missing
+// file is no lockout; a malformed one is an error (the broker then denies
+// passphrase actions).
+func PassphraseLock(stateFile string) (time.Time, error) {
+	f, err := os.Open(stateFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return time.Time{}, err
+	}
+	st, err := decodeState(data)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the passphrase state %s is malformed", stateFile)
+	}
+	if time.Now().Before(st.LockedUntil) {
+		return st.LockedUntil, nil
+	}
+	return time.Time{}, nil
+}
+
 // lockedUntil returns the end of the current lockout, or the zero time.
 func (b *Broker) lockedUntil() (time.Time, error) {
 	var until time.Time
