@@ -10,7 +10,8 @@
 //
 // CLAW_LOG is MODE or MODE:LEVEL.
 //
-//	unset     text, warnings and errors only (an interactive run stays quiet)
+//	unset     text without timestamps, warnings and errors only (an
+//	          interactive run stays quiet)
 //	text      key=value lines, from info up
 //	json      one JSON object per line, from info up (for journald, Loki, jq)
 //	off       nothing at all

@@ -71,7 +71,7 @@ func New(w io.Writer, mode string, redactor func(string) string) *slog.Logger {
 	if m == ModeOff {
 		return slog.New(slog.DiscardHandler)
 	}
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: replacer(redactor)}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: replacer(redactor, m == ModeDefault)}
 	var h slog.Handler
 	if m == ModeJSON {
 		h = slog.NewJSONHandler(w, opts)
@@ -109,9 +109,13 @@ func parseMode(s string) (mode string, level slog.Level, err error) {
 }
 
 // replacer returns the ReplaceAttr that redacts every string the handler
-// writes.
-func replacer(red func(string) string) func(groups []string, a slog.Attr) slog.Attr {
-	return func(_ []string, a slog.Attr) slog.Attr {
+// writes, and drops the time when terse (the default mode, read by a
+// person at a terminal).
+func replacer(red func(string) string, terse bool) func(groups []string, a slog.Attr) slog.Attr {
+	return func(groups []string, a slog.Attr) slog.Attr {
+		if terse && len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
 		a.Key = red(a.Key)
 		a.Value = redactValue(red, a.Value)
 		return a

@@ -122,6 +122,14 @@ func TestModes(t *testing.T) {
 	}
 }
 
+func TestDefaultIsTerse(t *testing.T) {
+	var buf bytes.Buffer
+	New(&buf, "", nil).Warn("fell back", slog.String("provider", "local"))
+	if got := buf.String(); got != "level=WARN msg=\"fell back\" provider=local\n" {
+		t.Errorf("default output = %q", got)
+	}
+}
+
 func TestFromEnv(t *testing.T) {
 	t.Setenv(EnvVar, "json")
 	t.Setenv("CLAW_TEST_API_KEY", "an-unformatted-secret")
