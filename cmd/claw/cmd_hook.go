@@ -76,7 +76,12 @@ EXIT STATUS
 				Format:   f,
 				Deadline: o.deadline,
 				Open: func(ctx context.Context) (*hook.Guard, func(), error) {
-					return openHookGuard(ctx, g, o)
+					// Standard output carries the answer and nothing
+					// else: an agent that cannot parse it ignores it,
+					// denial included.
+					quiet := *g
+					quiet.stdout = io.Discard
+					return openHookGuard(ctx, &quiet, o)
 				},
 			}
 			if code := r.Run(c.Context(), g.stdin, g.stdout, g.stderr); code != hook.ExitAnswered {
