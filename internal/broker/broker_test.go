@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	if err := executor.Check().Require(0); err != nil {
 		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
