@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 )
@@ -45,12 +46,18 @@ func newToolListCommand(g *globals) *cobra.Command {
 				Required    []string `json:"required"`
 				Optional    []string `json:"optional"`
 				Description string   `json:"description"`
+				Risk        string   `json:"risk"`
 				Runs        bool     `json:"runs"`
 			}
 			var rows []row
 			for _, k := range gate.KindNames() {
 				spec := gate.Kinds[k]
-				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], runnable(k)})
+				// The nominal risk; the gate computes each call's own.
+				risk := "varies"
+				if t, ok := tool.Lookup(k); ok {
+					risk = t.Risk
+				}
+				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runnable(k)})
 			}
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(rows)
@@ -64,7 +71,7 @@ func newToolListCommand(g *globals) *cobra.Command {
 				if !r.Runs {
 					note = " (decided by the gate; runs in the agent)"
 				}
-				fmt.Fprintf(g.stdout, "%-14s %-28s %s%s\n", r.Name, args, r.Description, note)
+				fmt.Fprintf(g.stdout, "%-14s %-7s %-28s %s%s\n", r.Name, r.Risk, args, r.Description, note)
 			}
 			return nil
 		},
