@@ -91,9 +91,12 @@ type Verdict struct {
 var rank = map[string]int{gate.Allow: 0, gate.Ask: 1, gate.Passphrase: 2, gate.Deny: 3}
 var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 
-// Decide judges ev with the gate, writes a decision receipt (and a closing
-// outcome receipt) for each action, and returns the verdict. An error
-// means no verdict: the caller must block.
+// Decide judges ev with the gate, writes a decision receipt for each
+// action, works out the answer, and closes each action with an outcome
+// receipt that says what the agent was told: "denied", or
+// [OutcomeDelegated] when the agent may run it or ask about it. All of it
+// is durable before Decide returns. An error means no verdict: the caller
+// must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
 	red := g.redact()
 	estop := false
@@ -111,6 +114,27 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 	if len(calls) == 0 {
 		return Verdict{}, errors.New("the tool call maps to no action")
 	}
+	type decided struct {
+		ref receipts.Ref
+		d   gate.Decision
+	}
+	var done []decided
+	// closeAll writes the outcome of every recorded action.
+	closeAll := func(answer, why string) error {
+		for _, x := range done {
+			o := receipts.Outcome{Status: OutcomeDelegated, Error: "handed back to " + string(f) + ", which runs it outside claw's sandbox"}
+			switch {
+			case x.d.Decision == gate.Deny:
+				o = receipts.Outcome{Status: "denied", Error: "denied: " + strings.Join(x.d.RuleIDs(), ", ")}
+			case answer == gate.Deny:
+				o = receipts.Outcome{Status: "denied", Error: why}
+			}
+			if _, err := g.Log.Outcome(context.WithoutCancel(ctx), x.ref, o); err != nil {
+				return fmt.Errorf("%w: %v", ErrNoReceipt, err)
+			}
+		}
+		return nil
+	}
 	v := Verdict{Decision: gate.Allow, Risk: "low"}
 	for _, c := range calls {
 		var (
@@ -126,15 +150,17 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		if _, ok := rank[d.Decision]; !ok {
 			d.Decision = gate.Deny
 		}
-		id, err := g.record(ctx, f, ev, c.Action, d, red)
+		ref, err := g.record(ctx, f, ev, c.Action, d, red)
 		if err != nil {
 			return Verdict{}, err
 		}
+		done = append(done, decided{ref, d})
 		if gerr != nil {
 			// Recorded as a deny; the run blocks with the reason.
-			return Verdict{}, fmt.Errorf("the gate could not decide: %w", gerr)
+			gerr = fmt.Errorf("the gate could not decide: %w", gerr)
+			return Verdict{}, errors.Join(gerr, closeAll(gate.Deny, "blocked: "+gerr.Error()))
 		}
-		v.ActionIDs = append(v.ActionIDs, id)
+		v.ActionIDs = append(v.ActionIDs, ref.ActionID)
 		if rank[d.Decision] > rank[v.Decision] {
 			v.Decision = d.Decision
 		}
@@ -143,7 +169,15 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		}
 		v.Reasons = append(v.Reasons, d.Reasons...)
 	}
+	n := len(v.Reasons)
 	v.Answer = answer(f, ev, &v)
+	why := "denied with the rest of the tool call"
+	if len(v.Reasons) > n {
+		why = "denied: " + v.Reasons[n].ID
+	}
+	if err := closeAll(v.Answer, why); err != nil {
+		return Verdict{}, err
+	}
 	return v, nil
 }
 
@@ -191,10 +225,9 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 	return d
 }
 
-// record writes the decision receipt and the outcome that closes it.
-func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (string, error) {
-	id := newActionID()
-	ref := receipts.Ref{ActionID: id, Conversation: clip(ev.SessionID, 128), Channel: string(f)}
+// record writes the decision receipt of one action.
+func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (receipts.Ref, error) {
+	ref := receipts.Ref{ActionID: newActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f)}
 	argsJSON, _ := json.Marshal(a.Args)
 	ra := receipts.Action{
 		Tool:         a.Tool,
@@ -204,16 +237,9 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 	}
 	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest}
 	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return ref, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
-	o := receipts.Outcome{Status: OutcomeDelegated, Error: "handed back to " + string(f) + ", which runs it outside claw's sandbox"}
-	if d.Decision == gate.Deny {
-		o = receipts.Outcome{Status: "denied", Error: "denied: " + strings.Join(d.RuleIDs(), ", ")}
-	}
-	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, o); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
-	return id, nil
+	return ref, nil
 }
 
 // RecordInvalid writes a deny receipt for input that could not be decoded,

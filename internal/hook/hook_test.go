@@ -568,3 +568,45 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// TestOutcomesSayWhatTheAgentWasTold checks the outcome receipts: an ask
+// answered as a deny is recorded as denied, and so is every action of a
+// call that is denied as a whole.
+func TestOutcomesSayWhatTheAgentWasTold(t *testing.T) {
+	tests := []struct {
+		name   string
+		format Format
+		input  string
+		want   []string
+		never  []string
+	}{
+		{name: "codex ask is denied", format: Codex,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`,
+			want:  []string{`"status":"denied","ms":0,"error":"denied: hook.cannot_ask"`}, never: []string{OutcomeDelegated}},
+		{name: "claude code ask is delegated", format: ClaudeCode,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`,
+			want:  []string{`"status":"delegated"`}, never: []string{`"status":"denied"`}},
+		{name: "one bad file denies the whole patch", format: Codex,
+			input: `{"tool_name":"apply_patch","cwd":"$WS","tool_input":{"command":"*** Add File: ok.txt\n+x\n*** Add File: /etc/cron.d/x\n+y\n"}}`,
+			want:  []string{`"error":"denied with the rest of the tool call"`, `"error":"denied: destructive.system_file_write`}, never: []string{OutcomeDelegated}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if code, _, stderr := f.run(t, tt.format, f.expand([]byte(tt.input)), nil); code != ExitAnswered {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			rt := f.receiptText(t)
+			for _, w := range tt.want {
+				if !strings.Contains(rt, w) {
+					t.Errorf("receipts lack %s:\n%s", w, rt)
+				}
+			}
+			for _, n := range tt.never {
+				if strings.Contains(rt, n) {
+					t.Errorf("receipts have %s:\n%s", n, rt)
+				}
+			}
+		})
+	}
+}
