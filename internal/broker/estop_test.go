@@ -185,3 +185,51 @@ func BenchmarkEstopCancel(b *testing.B) {
 		})
 	}
 }
+
+// TestEstopCancelsAllInFlight: every action in flight is cancelled, and a
+// stop cleared afterwards lets new actions run with a fresh watcher.
+func TestEstopCancelsAllInFlight(t *testing.T) {
+	const n = 8
+	started := make(chan struct{}, n)
+	r := newRigWith(t, "full", nil, func(c *Config) {
+		c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return json.RawMessage(`{}`), nil
+		}}
+	})
+	outs := make(chan *Outcome, n)
+	for range n {
+		go func() {
+			out, _ := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+			outs <- out
+		}()
+	}
+	for range n {
+		<-started
+	}
+	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		select {
+		case out := <-outs:
+			if out.Status != StatusEstop {
+				t.Fatalf("status %s (%v)", out.Status, out.Err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("not every action was cancelled within 5 s")
+		}
+	}
+	if err := os.Remove(r.b.cfg.EstopFile); err != nil {
+		t.Fatal(err)
+	}
+	// cleared: a new action (with a tool that returns at once) runs
+	r.b.cfg.InProcess["time"] = func(context.Context, map[string]any) (json.RawMessage, error) {
+		return json.RawMessage(`{"now":"x"}`), nil
+	}
+	out, err := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+	if err != nil || out.Status != StatusOK {
+		t.Fatalf("after clearing: %s %v", out.Status, err)
+	}
+}
