@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -195,12 +194,7 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	c := b.cfg
 	id := newActionID()
 	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel}
-	estop := false
-	if c.EstopFile != "" {
-		if _, err := os.Stat(c.EstopFile); err == nil {
-			estop = true
-		}
-	}
+	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop}
 	in := gate.BuildInput(a, gctx)
 	d, gerr := c.Gate.DecideInput(ctx, in)

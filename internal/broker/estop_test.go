@@ -233,3 +233,19 @@ func TestEstopCancelsAllInFlight(t *testing.T) {
 		t.Fatalf("after clearing: %s %v", out.Status, err)
 	}
 }
+
+// TestEstopUnreadable: a stop file that cannot be checked counts as
+// engaged.
+func TestEstopUnreadable(t *testing.T) {
+	r := newRigWith(t, "full", nil, nil)
+	// a path under a file: stat fails with ENOTDIR, not "does not exist"
+	blocker := filepath.Join(r.root, "blocker")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.b.cfg.EstopFile = filepath.Join(blocker, "ESTOP")
+	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
+	if err != nil || out.Status != StatusEstop {
+		t.Fatalf("status %s, err %v", out.Status, err)
+	}
+}
