@@ -16,6 +16,29 @@
 // happened. err is non-nil only when the broker itself failed (a receipt
 // could not be written, the sandbox is unavailable); the action did not
 // run then either.
+//
+// # Guards
+//
+// Every wait for a human is bounded by Config.ApprovalTimeout; no answer
+// in time is an approval receipt with result "timeout", never "rejected".
+//
+// A "passphrase" decision asks Config.Passphrase and checks the answer
+// against Config.PassphraseHash (argon2id, see [HashPassphrase] and
+// [VerifyPassphrase]; the derived keys are compared in constant time).
+// The approval receipt says "approved" or "rejected" by "passphrase".
+// Config.MaxFailures wrong answers in a row lock the gate for
+// Config.Lockout; the count lives in Config.StateFile, so a restart does
+// not reset it. No hash, a malformed hash, a locked gate or an unreadable
+// state deny the action with the reasons passphrase.unset,
+// passphrase.invalid_hash, passphrase.locked and
+// passphrase.state_unreadable. The passphrase itself never reaches a
+// receipt, a log or an error.
+//
+// While an action is in flight (from its decision receipt to its outcome
+// receipt) it is registered with the emergency stop: when
+// Config.EstopFile appears (inotify on its directory, a 100 ms poll as a
+// backstop) its context is cancelled with [ErrEstop]; the executor kills
+// its process tree, a wait for a human ends, and the outcome is "estop".
 package broker
 
 import (
