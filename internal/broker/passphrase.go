@@ -188,10 +188,12 @@ func (b *Broker) updateState(f func(*passphraseState) bool) error {
 		return err
 	}
 	out = append(out, '\n')
-	if err := fd.Truncate(0); err != nil {
+	// Write over, then cut: a crash in between leaves a file that does not
+	// parse (the gate stays closed), never an empty one (a fresh count).
+	if _, err := fd.WriteAt(out, 0); err != nil {
 		return fmt.Errorf("writing the passphrase state: %w", err)
 	}
-	if _, err := fd.WriteAt(out, 0); err != nil {
+	if err := fd.Truncate(int64(len(out))); err != nil {
 		return fmt.Errorf("writing the passphrase state: %w", err)
 	}
 	if err := fd.Sync(); err != nil {
