@@ -17,6 +17,12 @@ import (
 // Separator joins the server name and the upstream tool name.
 const Separator = "__"
 
+// Bounds on what an upstream may offer; tools past them are skipped.
+const (
+	maxTools          = 256
+	maxDefinitionSize = 64 << 10 // description plus input schema
+)
+
 // Proxy re-exports the tools of one upstream MCP server through claw.
 //
 //	p := mcpgate.NewProxy("fs", upstreamSession, pins)
@@ -90,6 +96,10 @@ func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server
 		if err != nil {
 			return nil, fmt.Errorf("failed to list the tools of %s: %w", p.name, err)
 		}
+		if len(listed) == maxTools {
+			o.Logger.Warn("upstream offers too many tools; the rest are skipped", "server", p.name, "max", maxTools)
+			break
+		}
 		listed = append(listed, t)
 	}
 	sort.Slice(listed, func(i, j int) bool { return listed[i].Name < listed[j].Name })
@@ -97,6 +107,10 @@ func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server
 	for _, t := range listed {
 		if !validToolName(t.Name) {
 			o.Logger.Warn("upstream tool skipped: its name is not a plain tool name", "server", p.name, "tool", fmt.Sprintf("%q", t.Name))
+			continue
+		}
+		if def, err := DefinitionOf(t); err != nil || len(def.Description)+len(def.InputSchema) > maxDefinitionSize {
+			o.Logger.Warn("upstream tool skipped: its definition is malformed or too large", "server", p.name, "tool", t.Name, "max_bytes", maxDefinitionSize)
 			continue
 		}
 		exported := p.name + Separator + t.Name

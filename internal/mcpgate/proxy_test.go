@@ -217,3 +217,36 @@ func TestSanitizeName(t *testing.T) {
 		}
 	}
 }
+
+func TestProxySkipsOversizedDefinitions(t *testing.T) {
+	r := newRig(t, "full")
+	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
+	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+	s.AddTool(&mcp.Tool{Name: "huge", Description: strings.Repeat("x", maxDefinitionSize+1), InputSchema: obj}, noop)
+	s.AddTool(&mcp.Tool{Name: "small", Description: "ok", InputSchema: obj}, noop)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	up, err := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	p := NewProxy("big", up, pins)
+	srv, err := p.Server(context.Background(), broker.New(r.cfg), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := listed(t, connect(t, srv))
+	if tools["big__huge"] != nil || tools["big__small"] == nil {
+		t.Fatalf("listed %v", tools)
+	}
+	if names, _ := pins.Tools("big"); strings.Join(names, ",") != "small" {
+		t.Fatalf("pinned %v", names)
+	}
+}
