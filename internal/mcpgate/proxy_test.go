@@ -223,7 +223,9 @@ func TestProxySkipsOversizedDefinitions(t *testing.T) {
 	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
 	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
-	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
 	s.AddTool(&mcp.Tool{Name: "huge", Description: strings.Repeat("x", maxDefinitionSize+1), InputSchema: obj}, noop)
 	s.AddTool(&mcp.Tool{Name: "small", Description: "ok", InputSchema: obj}, noop)
 	st, ct := mcp.NewInMemoryTransports()
