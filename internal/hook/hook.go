@@ -48,6 +48,7 @@ const (
 	ReasonInvalidInput = "hook.invalid_input"
 	ReasonCannotAsk    = "hook.cannot_ask"
 	ReasonPassphrase   = "hook.passphrase_as_ask"
+	ReasonTrustedTool  = "hook.trusted_tool"
 )
 
 // ErrNoReceipt means a receipt could not be made durable; the call is
@@ -69,6 +70,12 @@ type Guard struct {
 	Workspace string // canonical
 	Home      string // the user's home, for ~
 	EstopFile string
+	// Trusted names agent tools that have no claw equivalent and that the
+	// user chose to allow (claw hook --trust-tool): bookkeeping tools like
+	// TodoWrite. They are allowed with rule hook.trusted_tool, the opt-in
+	// is written into the receipt, and the emergency stop still denies
+	// them. Tools that map to claw actions are always judged by the gate.
+	Trusted map[string]bool
 	// Redact removes secrets from text that goes into receipts
 	// (redact.String when nil). Answers and errors always go through
 	// redact.String.
@@ -215,6 +222,10 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 	case estop:
 		d.Decision, d.Risk = gate.Deny, "critical"
 		d.Reasons = append(d.Reasons, gate.Reason{ID: "estop", Severity: "critical", Msg: "the emergency stop is engaged"})
+	case g.Trusted[name]:
+		d.Decision, d.Risk = gate.Allow, "low"
+		d.Reasons = append(d.Reasons, gate.Reason{ID: ReasonTrustedTool, Severity: "low", Msg: fmt.Sprintf("%q is trusted by the hook's --trust-tool", clip(name, 64))})
+		return d
 	case g.Autonomy == "readonly":
 		d.Decision = gate.Deny
 		msg += "; readonly autonomy denies it"
@@ -236,6 +247,11 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 		Summary:      redact(summary(ev.ToolName, a)),
 	}
 	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest}
+	for _, r := range d.Reasons {
+		if r.ID == ReasonTrustedTool {
+			rd.Degraded = append(rd.Degraded, "hook.trust_tool="+clip(ev.ToolName, 64))
+		}
+	}
 	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
 		return ref, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}

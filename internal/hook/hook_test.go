@@ -29,6 +29,7 @@ type fixture struct {
 	home, ws, clawHome, receiptDir string
 	autonomy                       string
 	gateTimeout                    time.Duration
+	trusted                        map[string]bool
 
 	keyOnce sync.Once
 	priv    crypto.Signer
@@ -100,7 +101,7 @@ func (f *fixture) open(t testing.TB) func(ctx context.Context) (*Guard, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		return &Guard{Gate: eng, Log: log, Autonomy: f.autonomy, Workspace: f.ws, Home: f.home,
+		return &Guard{Gate: eng, Log: log, Autonomy: f.autonomy, Trusted: f.trusted, Workspace: f.ws, Home: f.home,
 			EstopFile: filepath.Join(f.clawHome, "ESTOP")}, func() { log.Close() }, nil
 	}
 }
@@ -338,10 +339,19 @@ func TestAutonomyAndEstop(t *testing.T) {
 		name     string
 		autonomy string
 		estop    bool
+		trusted  string
 		format   Format
 		input    string
 		want     string // permissionDecision, or "" for no output
 	}{
+		{name: "a trusted tool is allowed", autonomy: "supervised", trusted: "TodoWrite", format: ClaudeCode,
+			input: `{"tool_name":"TodoWrite","cwd":"$WS","tool_input":{"todos":[]}}`, want: "allow"},
+		{name: "trust covers only that tool", autonomy: "supervised", trusted: "TodoWrite", format: ClaudeCode,
+			input: `{"tool_name":"Task","cwd":"$WS","tool_input":{}}`, want: "ask"},
+		{name: "trust never skips the gate", autonomy: "supervised", trusted: "Bash", format: ClaudeCode,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"rm -rf /"}}`, want: "deny"},
+		{name: "estop denies a trusted tool", autonomy: "full", estop: true, trusted: "TodoWrite", format: ClaudeCode,
+			input: `{"tool_name":"TodoWrite","cwd":"$WS","tool_input":{}}`, want: "deny"},
 		{name: "full allows a plain command", autonomy: "full", format: ClaudeCode,
 			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`, want: "allow"},
 		{name: "full codex allow prints nothing", autonomy: "full", format: Codex,
@@ -365,6 +375,9 @@ func TestAutonomyAndEstop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.autonomy = tt.autonomy
+			if tt.trusted != "" {
+				f.trusted = map[string]bool{tt.trusted: true}
+			}
 			if tt.estop {
 				if err := os.WriteFile(filepath.Join(f.clawHome, "ESTOP"), nil, 0o600); err != nil {
 					t.Fatal(err)
@@ -383,6 +396,9 @@ func TestAutonomyAndEstop(t *testing.T) {
 			if !strings.Contains(stdout, `"permissionDecision":"`+tt.want+`"`) {
 				t.Errorf("got %s, want %s", stdout, tt.want)
 			}
+			if tt.want == "allow" && tt.trusted != "" && !strings.Contains(f.receiptText(t), `"degraded":["hook.trust_tool=`+tt.trusted+`"]`) {
+				t.Errorf("the opt-in is not in the receipt:\n%s", f.receiptText(t))
+			}
 		})
 	}
 }
@@ -397,6 +413,11 @@ func TestConcurrentHooks(t *testing.T) {
 		`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"rm -rf /"}}`,
 		`{"tool_name":"Write","cwd":"$WS","tool_input":{"file_path":"a.txt","content":"x"}}`,
 		`{"tool_name":"TodoWrite","cwd":"$WS","tool_input":{}}`,
+	}
+	// The first receipt fixes the log's id. (Two processes that both find
+	// a fresh, empty log can each pick an id: see the receipts package.)
+	if code, _, stderr := f.run(t, ClaudeCode, f.expand([]byte(inputs[0])), nil); code != ExitAnswered {
+		t.Fatalf("first hook: exit %d: %s", code, stderr)
 	}
 	const n = 8
 	var wg sync.WaitGroup
@@ -425,11 +446,11 @@ func TestConcurrentHooks(t *testing.T) {
 	for _, c := range rep.ByDecision {
 		total += c
 	}
-	if total != n {
-		t.Errorf("%d decisions recorded, want %d (%v)", total, n, rep.ByDecision)
+	if total != n+1 {
+		t.Errorf("%d decisions recorded, want %d (%v)", total, n+1, rep.ByDecision)
 	}
-	if rep.ByOutcome[OutcomeDelegated] != 6 || rep.ByOutcome["denied"] != 2 {
-		t.Errorf("outcomes %v, want 6 delegated and 2 denied", rep.ByOutcome)
+	if rep.ByOutcome[OutcomeDelegated] != 7 || rep.ByOutcome["denied"] != 2 {
+		t.Errorf("outcomes %v, want 7 delegated and 2 denied", rep.ByOutcome)
 	}
 	if len(rep.Warnings) != 0 {
 		t.Errorf("warnings: %+v", rep.Warnings)
