@@ -56,6 +56,10 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 	if o.approvalsFrom == "" {
 		return nil, nil
 	}
+	// A malformed or non-loopback target is a usage error, before any file.
+	if _, err := approvals.NewClient(o.approvalsFrom, "-"); err != nil {
+		return nil, withCode(exitUsage, err)
+	}
 	path := o.tokenFile
 	if path == "" {
 		e, err := loadEnv(g)
