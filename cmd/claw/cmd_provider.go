@@ -14,6 +14,7 @@ import (
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/redact"
 	"github.com/spf13/cobra"
 )
 
@@ -123,7 +124,7 @@ func listProviders(cfg *config.Config, getenv func(string) string) []providerInf
 			Name:    s.Name,
 			Kind:    s.Kind,
 			Model:   s.Model,
-			BaseURL: s.BaseURL,
+			BaseURL: redact.String(s.BaseURL), // a URL may carry a password
 			KeyEnv:  s.APIKeyEnv,
 			Default: s.Name == cfg.DefaultProvider,
 		}

@@ -78,7 +78,7 @@ func loadDoctorState(g *globals) doctorState {
 }
 
 func skipped(detail string) doctorResult { return doctorResult{Skipped: true, Detail: detail} }
-func passed(detail string) doctorResult  { return doctorResult{OK: true, Detail: detail} }
+func passed(detail string) doctorResult  { return doctorResult{OK: true, Detail: redact.String(detail)} }
 func failed(detail, fix string) doctorResult {
 	return doctorResult{Detail: redact.String(detail), Fix: fix}
 }
