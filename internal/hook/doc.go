@@ -27,8 +27,10 @@
 // its message, secrets redacted. A claw "passphrase" decision is answered
 // "ask" with a reason that says so, and in the permission modes that never
 // ask (bypassPermissions, dontAsk) an ask becomes a deny. A tool claw has
-// no equivalent for is never allowed: it is asked about, and denied at
-// readonly autonomy or while the emergency stop is engaged.
+// no equivalent for is asked about, and denied at readonly autonomy or
+// while the emergency stop is engaged; it is allowed only when the user
+// trusts it by name ([Guard].Trusted), and that opt-in is written into
+// its receipt.
 //
 // Codex honours only denials from a hook. An allow prints nothing; ask,
 // passphrase and deny print the same deny object.
