@@ -25,7 +25,43 @@ import (
 	"github.com/clawsec/claw/internal/serve"
 )
 
-func init() { registerCommand("mcp", newMCPCommand) }
+func init() {
+	registerCommand("mcp", newMCPCommand)
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
+}
+
+// checkMCPPins checks the pins file of claw mcp proxy: private, readable,
+// and no tool disabled by a changed definition.
+func checkMCPPins(g *globals) doctorResult {
+	home, _, err := configPaths(g)
+	if err != nil {
+		return doctorResult{Skipped: true, Detail: err.Error()}
+	}
+	path := filepath.Join(home, "mcp-pins.json")
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return doctorResult{Skipped: true, Detail: "no MCP server proxied yet"}
+	}
+	if err != nil {
+		return doctorResult{Detail: err.Error()}
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return doctorResult{Detail: fmt.Sprintf("%s has mode %04o", path, fi.Mode().Perm()), Fix: "chmod 600 " + path}
+	}
+	pins, err := mcpgate.OpenPins(path)
+	if err != nil {
+		return doctorResult{Detail: err.Error(), Fix: "fix or remove " + path + " (every tool is then pinned again at first sight)"}
+	}
+	changed, err := pins.Changed()
+	if err != nil {
+		return doctorResult{Detail: err.Error()}
+	}
+	if len(changed) > 0 {
+		return doctorResult{Detail: fmt.Sprintf("%d proxied tools are disabled because their definitions changed: %s", len(changed), strings.Join(changed, ", ")),
+			Fix: "review each with 'claw mcp pin " + changed[0] + "'"}
+	}
+	return doctorResult{OK: true, Detail: path}
+}
 
 func newMCPCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

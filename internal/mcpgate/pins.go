@@ -253,6 +253,26 @@ func (p *Pins) Tools(server string) ([]string, error) {
 	return out, nil
 }
 
+// Changed returns "server tool" for every tool whose definition changed
+// and waits for approval, sorted.
+func (p *Pins) Changed() ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.load(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for server, tools := range p.f.Servers {
+		for name, pin := range tools {
+			if pin.Pending != nil {
+				out = append(out, server+" "+name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // ErrNothingPending means Approve found no pending definition.
 var ErrNothingPending = errors.New("no changed definition is waiting for approval")
 
