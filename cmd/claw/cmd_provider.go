@@ -147,7 +147,7 @@ func listProviders(cfg *config.Config, getenv func(string) string) []providerInf
 		}
 		built, err := provider.Build(specs, s.Name, getenv, logx.Discard())
 		if err != nil {
-			p.Problem = err.Error()
+			p.Problem = redact.String(err.Error())
 		} else {
 			p.Usable = true
 			caps := built.Capabilities()
@@ -250,11 +250,13 @@ EXIT STATUS
 func probeProvider(ctx context.Context, cfg *config.Config, name string, timeout time.Duration, getenv func(string) string) (probeResult, error) {
 	res := probeResult{Provider: name}
 	fail := func(err error, hints ...string) (probeResult, error) {
-		res.Error = err.Error()
+		// Provider errors never carry the key; redact anyway, in case a
+		// server echoed some other credential.
+		res.Error = redact.String(err.Error())
 		if len(hints) > 0 {
 			res.Hint = hints[0]
 		}
-		return res, withCode(exitError, err, hints...)
+		return res, withCode(exitError, errors.New(res.Error), hints...)
 	}
 	if _, ok := cfg.Providers[name]; !ok {
 		return fail(fmt.Errorf("no provider %q in the config", name), "configured: "+strings.Join(sortedKeys(cfg.Providers), ", ")+" (see 'claw provider list')")
