@@ -48,7 +48,7 @@ type rig struct {
 	root string
 }
 
-func newRig(t *testing.T, autonomy string) *rig {
+func newRig(t testing.TB, autonomy string) *rig {
 	t.Helper()
 	root := t.TempDir()
 	os.Chmod(root, 0o755)
@@ -95,7 +95,7 @@ func newRig(t *testing.T, autonomy string) *rig {
 }
 
 // receiptTypes returns, per action id, the receipt types in order.
-func (r *rig) receiptTypes(t *testing.T) map[string][]string {
+func (r *rig) receiptTypes(t testing.TB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	err := receipts.Walk(context.Background(), r.dir, func(rec receipts.Record) error {
@@ -115,7 +115,7 @@ func (r *rig) receiptTypes(t *testing.T) map[string][]string {
 }
 
 // connect runs s on an in-memory transport and returns a client session.
-func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -143,7 +143,7 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

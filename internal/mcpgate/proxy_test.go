@@ -15,7 +15,7 @@ import (
 )
 
 // upstream is a third-party MCP server (the SDK's own server).
-func upstream(t *testing.T, echoDesc string) (*mcp.ClientSession, *mcp.ServerSession) {
+func upstream(t testing.TB, echoDesc string) (*mcp.ClientSession, *mcp.ServerSession) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "third-party", Version: "9"}, nil)
 	obj := map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}}
@@ -55,7 +55,7 @@ func upstream(t *testing.T, echoDesc string) (*mcp.ClientSession, *mcp.ServerSes
 
 // proxied starts a proxy for an upstream whose echo tool has echoDesc and
 // returns a client session to the proxy.
-func proxied(t *testing.T, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSession, *mcp.ServerSession) {
+func proxied(t testing.TB, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSession, *mcp.ServerSession) {
 	t.Helper()
 	up, upSS := upstream(t, echoDesc)
 	p := NewProxy("up", up, pins)
@@ -68,7 +68,7 @@ func proxied(t *testing.T, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSess
 	return connect(t, srv), upSS
 }
 
-func listed(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {
+func listed(t testing.TB, cs *mcp.ClientSession) map[string]*mcp.Tool {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
