@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/agent/memory"
-	"github.com/clawsec/claw/internal/redact"
 	"github.com/spf13/cobra"
 )
 
@@ -32,25 +31,27 @@ redacted again.`,
 	return c
 }
 
-// openMemory opens the memory database of the config. With mustExist, a
-// missing file is reported as "no conversations yet" (errNoMemory) rather
-// than created.
-func openMemory(g *globals, mustExist bool) (*memory.Store, error) {
+// openMemory opens the memory database of the config, with the redactor
+// applied to everything printed from it: every known secret form, and the
+// values of the configured providers' key variables. With mustExist, a
+// missing file is reported as errNoMemory rather than created.
+func openMemory(g *globals, mustExist bool) (*memory.Store, func(string) string, error) {
 	e, err := loadEnv(g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	red := keyRedactor(e)
 	path := e.cfg.Agent.MemoryDB
 	if mustExist {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, errNoMemory
+			return nil, red, errNoMemory
 		}
 	}
-	st, err := memory.Open(path, memory.WithRedactor(redact.String))
+	st, err := memory.Open(path, memory.WithRedactor(red))
 	if err != nil {
-		return nil, withCode(exitError, fmt.Errorf("failed to open memory %s: %w", path, err))
+		return nil, nil, withCode(exitError, fmt.Errorf("failed to open memory %s: %w", path, err))
 	}
-	return st, nil
+	return st, red, nil
 }
 
 // errNoMemory means the memory file does not exist yet: nothing to list.
@@ -76,7 +77,7 @@ EXIT STATUS
 				Title string `json:"title,omitempty"`
 			}
 			rows := []row{}
-			st, err := openMemory(g, true)
+			st, red, err := openMemory(g, true)
 			switch {
 			case errors.Is(err, errNoMemory):
 			case err != nil:
@@ -88,8 +89,8 @@ EXIT STATUS
 					return withCode(exitError, err)
 				}
 				for _, cv := range convs {
-					cv.Summary = redact.String(cv.Summary)
-					rows = append(rows, row{Conversation: cv, Title: conversationTitle(c.Context(), st, cv.ID)})
+					cv.Summary = red(cv.Summary)
+					rows = append(rows, row{Conversation: cv, Title: conversationTitle(c.Context(), st, red, cv.ID)})
 				}
 			}
 			if asJSON {
@@ -117,14 +118,14 @@ EXIT STATUS
 
 // conversationTitle is the redacted start of the first user message of a
 // conversation, or "".
-func conversationTitle(ctx context.Context, st *memory.Store, id string) string {
+func conversationTitle(ctx context.Context, st *memory.Store, red func(string) string, id string) string {
 	_, msgs, err := st.Get(ctx, id)
 	if err != nil {
 		return ""
 	}
 	for _, m := range msgs {
 		if m.Role == memory.RoleUser {
-			return redact.String(m.Content)
+			return red(m.Content)
 		}
 	}
 	return ""
@@ -151,7 +152,7 @@ EXIT STATUS
 			}
 			query := strings.Join(args, " ")
 			hits := []memory.Hit{}
-			st, err := openMemory(g, true)
+			st, red, err := openMemory(g, true)
 			switch {
 			case errors.Is(err, errNoMemory):
 			case err != nil:
@@ -167,8 +168,8 @@ EXIT STATUS
 					return withCode(exitError, err)
 				}
 				for _, h := range found {
-					h.Message.Content = redact.String(h.Message.Content)
-					h.Snippet = redact.String(h.Snippet)
+					h.Message.Content = red(h.Message.Content)
+					h.Snippet = red(h.Snippet)
 					hits = append(hits, h)
 				}
 			}
@@ -206,7 +207,7 @@ EXIT STATUS
   0 ok, 1 no such conversation or another error, 2 usage.`, memory.MinIDPrefix),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, err := openMemory(g, true)
+			st, red, err := openMemory(g, true)
 			if errors.Is(err, errNoMemory) {
 				return withCode(exitError, fmt.Errorf("conversation %q: %w", args[0], memory.ErrNotFound), "see 'claw memory list'")
 			}
@@ -221,11 +222,11 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitError, err)
 			}
-			conv.Summary = redact.String(conv.Summary)
+			conv.Summary = red(conv.Summary)
 			for i := range msgs {
-				msgs[i].Content = redact.String(msgs[i].Content)
+				msgs[i].Content = red(msgs[i].Content)
 				for j := range msgs[i].ToolCalls {
-					msgs[i].ToolCalls[j].Arguments = []byte(redact.String(string(msgs[i].ToolCalls[j].Arguments)))
+					msgs[i].ToolCalls[j].Arguments = []byte(red(string(msgs[i].ToolCalls[j].Arguments)))
 				}
 			}
 			if msgs == nil {
@@ -282,7 +283,7 @@ EXIT STATUS
 				return withCode(exitUsage, errors.New("claw memory clear deletes every conversation and needs --yes"),
 					"run 'claw memory clear --yes'")
 			}
-			st, err := openMemory(g, true)
+			st, _, err := openMemory(g, true)
 			if errors.Is(err, errNoMemory) {
 				infof(g.stderr, "no memory file; nothing to clear")
 				return nil

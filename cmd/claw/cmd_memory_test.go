@@ -132,7 +132,10 @@ func TestMemoryCommands(t *testing.T) {
 // TestMemoryRedactsOnOutput: text that reached the file unredacted (an
 // older version, another writer) is redacted when printed.
 func TestMemoryRedactsOnOutput(t *testing.T) {
-	home := operatorHome(t, "")
+	// A key in a variable whose name does not look secret is redacted
+	// too, because the config names it as a provider's key.
+	t.Setenv("MODEL_ACCESS_X", "zq-unformatted-value-77")
+	home := operatorHome(t, "[providers.odd]\nkind = \"openai-compatible\"\napi_key_env = \"MODEL_ACCESS_X\"\nmodel = \"m\"\n")
 	ctx := context.Background()
 	st, err := memory.Open(filepath.Join(home, "memory.sqlite"), memory.WithRedactor(func(s string) string { return s }))
 	if err != nil {
@@ -142,7 +145,7 @@ func TestMemoryRedactsOnOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Append(ctx, c.ID, memory.Message{Role: memory.RoleUser, Content: "my key is " + plantedKey + " keep it"}); err != nil {
+	if _, err := st.Append(ctx, c.ID, memory.Message{Role: memory.RoleUser, Content: "my key is " + plantedKey + " keep it, and zq-unformatted-value-77"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -155,7 +158,7 @@ func TestMemoryRedactsOnOutput(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
 		}
-		if strings.Contains(out+errOut, "PLANTED") {
+		if strings.Contains(out+errOut, "PLANTED") || strings.Contains(out+errOut, "zq-unformatted") {
 			t.Errorf("%v leaked the key:\n%s", args, out)
 		}
 		if !strings.Contains(out, "[REDACTED]") {

@@ -17,6 +17,11 @@ import (
 // redacted) nor a prompt at info level. Receipts are the evidence.
 func startLogger(g *globals, e *env) *slog.Logger {
 	log := logx.FromEnv(g.stderr)
+	if e != nil && e.cfg != nil {
+		// Also the values of the configured key variables, whatever
+		// their names.
+		log = logx.New(g.stderr, os.Getenv(logx.EnvVar), keyRedactor(e))
+	}
 	log.Info("claw starting", logx.Event(logx.EventStartup),
 		slog.String("version", version),
 		slog.String("go", runtime.Version()),

@@ -18,7 +18,9 @@ func TestStartLogger(t *testing.T) {
 	cfg.Security.PassphraseHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
 	cfg.DefaultProvider = "openai"
 	cfg.Providers["openai"] = config.Provider{Kind: "openai-compatible", APIKeyEnv: "OPENAI_API_KEY"}
-	cfg.WorkspaceDir = home + "/ws"
+	cfg.Providers["odd"] = config.Provider{Kind: "openai-compatible", APIKeyEnv: "MODEL_ACCESS_X"}
+	t.Setenv("MODEL_ACCESS_X", "zq-unformatted-value-77")
+	cfg.WorkspaceDir = home + "/zq-unformatted-value-77"
 	t.Setenv("OPENAI_API_KEY", plantedKey)
 
 	t.Run("json", func(t *testing.T) {
@@ -40,7 +42,7 @@ func TestStartLogger(t *testing.T) {
 		if got := strings.Join(events, ","); got != "startup,config_loaded,workspace" {
 			t.Errorf("events = %s", got)
 		}
-		if strings.Contains(buf.String(), "PLANTED") || strings.Contains(buf.String(), "argon2id") {
+		if strings.Contains(buf.String(), "PLANTED") || strings.Contains(buf.String(), "argon2id") || strings.Contains(buf.String(), "zq-unformatted") {
 			t.Errorf("a secret reached the log:\n%s", buf.String())
 		}
 	})
