@@ -296,6 +296,9 @@ func TestNodeClientProxy(t *testing.T) {
 	if strings.Join(out.Tools, ",") != "up__delete_everything,up__echo" {
 		t.Fatalf("tools %v\n%s", out.Tools, stderr)
 	}
+	if !strings.Contains(stderr, "upstream tool skipped") || !strings.Contains(stderr, "tool=broken") {
+		t.Errorf("no warning about the malformed tool:\n%s", stderr)
+	}
 	if c := out.Calls[0]; c.IsError || c.Text != "echo: hi" || strings.Contains(c.Raw, "PLANTED") {
 		t.Errorf("echo: %+v", c)
 	}

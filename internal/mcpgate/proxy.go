@@ -109,7 +109,7 @@ func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server
 			o.Logger.Warn("upstream tool skipped: its name is not a plain tool name", "server", p.name, "tool", fmt.Sprintf("%q", t.Name))
 			continue
 		}
-		if def, err := DefinitionOf(t); err != nil || len(def.Description)+len(def.InputSchema) > maxDefinitionSize {
+		if def, err := DefinitionOf(t); err != nil || len(def.Description)+len(def.InputSchema) > maxDefinitionSize || !objectSchema(def.InputSchema) {
 			o.Logger.Warn("upstream tool skipped: its definition is malformed or too large", "server", p.name, "tool", t.Name, "max_bytes", maxDefinitionSize)
 			continue
 		}
@@ -150,6 +150,16 @@ func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server
 	}
 	s.AddReceivingMiddleware(p.disabledCalls)
 	return s, nil
+}
+
+// objectSchema reports whether schema is a JSON object with "type":
+// "object", as every tool's input schema must be.
+func objectSchema(schema json.RawMessage) bool {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return false
+	}
+	return m["type"] == "object"
 }
 
 // disabledCalls answers a call of a disabled tool with a tool error that

@@ -252,3 +252,22 @@ func TestProxySkipsOversizedDefinitions(t *testing.T) {
 		t.Fatalf("pinned %v", names)
 	}
 }
+
+func TestObjectSchema(t *testing.T) {
+	for _, tt := range []struct {
+		schema string
+		want   bool
+	}{
+		{schema: `{"type":"object"}`, want: true},
+		{schema: `{"type":"object","properties":{"a":{"type":"string"}}}`, want: true},
+		{schema: `{"type":"string"}`},
+		{schema: `null`},
+		{schema: `[]`},
+		{schema: `{}`},
+		{schema: `{"type":["object"]}`},
+	} {
+		if got := objectSchema(json.RawMessage(tt.schema)); got != tt.want {
+			t.Errorf("objectSchema(%s) = %v, want %v", tt.schema, got, tt.want)
+		}
+	}
+}

@@ -11,6 +11,8 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [
     { name: "echo", description: process.env.ECHO_DESC || "Echo a message back", inputSchema: obj({ msg: { type: "string" } }, ["msg"]) },
     { name: "delete_everything", description: "Delete all the data", inputSchema: obj({}, []) },
+    // Not a valid tool (its input schema is not an object): claw skips it.
+    { name: "broken", description: "A malformed tool", inputSchema: { type: "string" } },
   ],
 }));
 
