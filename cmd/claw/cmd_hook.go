@@ -50,6 +50,8 @@ EXIT STATUS
 }
 
 type hookOptions struct {
+	trust          []string
+	trusted        map[string]bool
 	deadline       time.Duration
 	workspace      string
 	passphraseFile string
@@ -72,6 +74,14 @@ EXIT STATUS
   0 answered, 2 blocked. Never 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			o.trusted = map[string]bool{}
+			for _, t := range o.trust {
+				if strings.HasPrefix(t, "mcp__") || strings.TrimSpace(t) == "" {
+					// Exit 2: a usage error blocks the tool call too.
+					return usageErrorf("--trust-tool %q: MCP tools are judged by the gate; write a policy for them instead", t)
+				}
+				o.trusted[t] = true
+			}
 			r := hook.Runner{
 				Format:   f,
 				Deadline: o.deadline,
@@ -92,6 +102,7 @@ EXIT STATUS
 	}
 	c.Flags().DurationVar(&o.deadline, "deadline", hook.DefaultDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
 	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
+	c.Flags().StringSliceVar(&o.trust, "trust-tool", nil, "allow this agent tool that claw has no equivalent for, e.g. TodoWrite (repeatable; recorded in every receipt it allows)")
 	c.Flags().StringVar(&o.passphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
 	return c
 }
@@ -154,6 +165,7 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 		return nil, nil, fmt.Errorf("opening the receipt log: %w", err)
 	}
 	return &hook.Guard{
+		Trusted:   o.trusted,
 		Gate:      eng,
 		Log:       log,
 		Autonomy:  autonomy,
