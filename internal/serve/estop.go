@@ -8,10 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 )
+
+// estopBy names the daemon in estop receipts and the ESTOP file.
+const estopBy = "serve:http"
+
+// cleanReason makes a reason one bounded line without control characters
+// or secrets.
+func cleanReason(s string) string {
+	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	return broker.Redact(s)
+}
 
 // EstopFile is the name of the emergency stop file in the claw home.
 const EstopFile = "ESTOP"
@@ -30,17 +42,31 @@ func (s *Server) estopEngaged() bool {
 func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 	ctx := context.WithoutCancel(r.Context())
 	if on {
-		content := "engaged by serve:http at " + time.Now().UTC().Format(time.RFC3339) + "\n"
-		f, err := os.OpenFile(s.estopPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err == nil {
-			_, err = f.WriteString(content)
-			err = errors.Join(err, f.Sync(), f.Close())
+		// An optional body gives the reason: {"reason":"…"}.
+		var b struct {
+			Reason string `json:"reason"`
 		}
-		if err != nil {
+		if r.ContentLength != 0 {
+			if !readJSON(w, r, &b) {
+				return
+			}
+		}
+		reason := cleanReason(b.Reason)
+		// Same file format as 'claw estop'; details already there are kept.
+		content := "engaged " + time.Now().UTC().Format(time.RFC3339) + "\nby " + estopBy + "\nreason " + reason + "\n"
+		f, err := os.OpenFile(s.estopPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		switch {
+		case err == nil:
+			_, werr := f.WriteString(content)
+			if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+				s.log.Warn("writing the ESTOP details failed; the stop is engaged", "event", "estop", "error", err.Error())
+			}
+		case errors.Is(err, os.ErrExist):
+		default:
 			writeError(w, http.StatusInternalServerError, "estop", "failed to create the ESTOP file")
 			return
 		}
-		if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: true, By: "serve:http"}); err != nil {
+		if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: true, By: estopBy, Reason: reason}); err != nil {
 			writeError(w, http.StatusInternalServerError, "receipt", "the stop is engaged, but its receipt could not be written")
 			return
 		}
@@ -48,7 +74,11 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 		writeJSON(w, http.StatusOK, map[string]bool{"estop": true})
 		return
 	}
-	if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: false, By: "serve:http"}); err != nil {
+	if !s.estopEngaged() {
+		writeJSON(w, http.StatusOK, map[string]bool{"estop": false})
+		return
+	}
+	if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: false, By: estopBy}); err != nil {
 		writeError(w, http.StatusInternalServerError, "receipt", "the receipt could not be written; the stop stays engaged")
 		return
 	}

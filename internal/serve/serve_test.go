@@ -403,11 +403,15 @@ func TestConversationSerialized(t *testing.T) {
 func TestEstop(t *testing.T) {
 	r := newRig(t, nil)
 	uc := r.unixClient()
-	if got := do(t, uc, "POST", "http://claw/estop", token, ""); got.code != 200 || got.body["estop"] != true {
+	if got := do(t, uc, "POST", "http://claw/estop", token, `{"reason":"runaway\nagent key=sk-test-PLANTED-0123456789abcdef"}`); got.code != 200 || got.body["estop"] != true {
 		t.Fatalf("POST /estop = %d %s", got.code, got.raw)
 	}
-	if _, err := os.Stat(filepath.Join(r.home, EstopFile)); err != nil {
+	data, err := os.ReadFile(filepath.Join(r.home, EstopFile))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\nby serve:http\nreason runaway agent key=") || strings.Contains(string(data), "PLANTED") {
+		t.Fatalf("ESTOP file:\n%s", data)
 	}
 	if got := do(t, uc, "GET", "http://claw/status", token, ""); got.body["estop"] != true {
 		t.Fatalf("status after estop: %s", got.raw)
@@ -427,6 +431,9 @@ func TestEstop(t *testing.T) {
 	receipts.Walk(context.Background(), r.rdir, func(rec receipts.Record) error {
 		if rec.Line != nil && rec.Line.Decoded.Estop != nil {
 			states = append(states, rec.Line.Decoded.Estop.Active)
+		}
+		if rec.Line != nil && strings.Contains(string(rec.Line.Body), "PLANTED") {
+			t.Errorf("secret in a receipt: %s", rec.Line.Body)
 		}
 		return nil
 	})
