@@ -31,7 +31,9 @@ var rules = map[string]rule{
 	"agent": {mayUse: []string{"agent"}, never: map[string]string{
 		"os/exec": "tools act only through the broker (agent.Invoker)",
 	}},
-	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent"}},
+	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact"}},
+	"internal/redact": {mayUse: []string{"internal/redact"}},
+	"internal/logx":   {mayUse: []string{"internal/logx", "internal/redact"}},
 	"internal/config": {mayUse: []string{"internal/config"}},
 }
 
