@@ -272,6 +272,7 @@ EXIT STATUS
 				cfg.Channel = "mcp"
 				cfg.Approver = ap
 				cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward, "time": mcpgate.TimeTool}
+				p.Log, p.Channel = cfg.Log, cfg.Channel
 			})
 			if err != nil {
 				return err

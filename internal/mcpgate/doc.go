@@ -34,7 +34,8 @@
 // a [Pins] file the first time it sees the tool. A tool whose definition
 // later differs is disabled: it is not listed, and a call returns a tool
 // error that names the command to re-approve it (claw mcp pin SERVER
-// TOOL). The changed definition is kept as pending in the pins file, so
+// TOOL), and, when [Proxy.Log] is set, a deny receipt with the reason
+// "mcp.pin_changed". The changed definition is kept as pending in the pins file, so
 // the pin command can show what changed before approving it.
 //
 // The pins file is JSON, mode 0600, replaced atomically:

@@ -336,8 +336,9 @@ func TestNodeClientProxy(t *testing.T) {
 	if c := out.Calls[0]; c.IsError || c.Text != "echo: again" {
 		t.Errorf("echo after pinning: %+v", c)
 	}
-	// Three calls went through the broker (the disabled call did not).
-	if got := h.receiptCounts(t); got["decision"] != 3 || got["outcome"] != 3 {
+	// Three calls went through the broker; the refused call of the
+	// disabled tool has its own deny receipts.
+	if got := h.receiptCounts(t); got["decision"] != 4 || got["outcome"] != 4 {
 		t.Fatalf("receipts %v", got)
 	}
 }

@@ -2,16 +2,20 @@ package mcpgate
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/receipts"
 )
 
 // Separator joins the server name and the upstream tool name.
@@ -29,6 +33,12 @@ const (
 //	b := broker.New(broker.Config{..., InProcess: map[string]broker.ToolFunc{"tool": p.Forward}})
 //	srv, err := p.Server(ctx, b, mcpgate.Options{})
 type Proxy struct {
+	// Log, when set, receives a decision and an outcome receipt (deny,
+	// "mcp.pin_changed") for every call of a disabled tool, which never
+	// reaches the broker. Channel names the channel in them.
+	Log     *receipts.Log
+	Channel string
+
 	name  string
 	up    *mcp.ClientSession
 	pins  *Pins
@@ -172,12 +182,33 @@ func (p *Proxy) disabledCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				up, off := p.off[r.Params.Name]
 				p.mu.Unlock()
 				if off {
+					p.recordDisabled(ctx, up, r.Params.Arguments)
 					return errorResult(fmt.Sprintf("tool %s is disabled: its description or input schema changed since it was pinned; review and approve it with 'claw mcp pin %s %s'", r.Params.Name, p.name, up)), nil
 				}
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// PinChangedRule is the reason id recorded for a call of a tool disabled
+// by a changed definition.
+const PinChangedRule = "mcp.pin_changed"
+
+// recordDisabled writes the receipts of a refused call of a disabled tool.
+func (p *Proxy) recordDisabled(ctx context.Context, tool string, args json.RawMessage) {
+	if p.Log == nil {
+		return
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	ref := receipts.Ref{ActionID: time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]), Channel: p.Channel}
+	a := receipts.Action{Tool: "tool", ArgsSHA256: receipts.Digest(args), Summary: "tool " + p.name + " " + tool + " (disabled: definition changed)"}
+	ctx = context.WithoutCancel(ctx)
+	if _, err := p.Log.Decision(ctx, ref, a, receipts.Decision{Result: "deny", Risk: "high", Reasons: []string{PinChangedRule}}); err != nil {
+		return
+	}
+	p.Log.Outcome(ctx, ref, receipts.Outcome{Status: "denied", Error: "tool definition changed since it was pinned"})
 }
 
 // decodeObject decodes call arguments as a JSON object, numbers as

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/receipts"
 )
 
 // upstream is a third-party MCP server (the SDK's own server).
@@ -59,6 +60,7 @@ func proxied(t testing.TB, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSess
 	t.Helper()
 	up, upSS := upstream(t, echoDesc)
 	p := NewProxy("up", up, pins)
+	p.Log, p.Channel = r.cfg.Log, r.cfg.Channel
 	cfg := r.cfg
 	cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward}
 	srv, err := p.Server(context.Background(), broker.New(cfg), Options{})
@@ -169,6 +171,20 @@ func TestProxyPinChangeDisablesTool(t *testing.T) {
 	res := call(t, cs2, "up__echo", map[string]any{"msg": "hi"})
 	if !res.IsError || !strings.Contains(text(res), "claw mcp pin up echo") {
 		t.Fatalf("isError %v %q", res.IsError, text(res))
+	}
+	// The refused call left a deny decision and an outcome.
+	var refused []receipts.Body
+	receipts.Walk(context.Background(), r.dir, func(rec receipts.Record) error {
+		if b := rec.Line.Decoded; b.Decision != nil && len(b.Decision.Reasons) == 1 && b.Decision.Reasons[0] == PinChangedRule {
+			refused = append(refused, b)
+		}
+		if b := rec.Line.Decoded; b.Outcome != nil && len(refused) > 0 && b.ActionID == refused[0].ActionID {
+			refused = append(refused, b)
+		}
+		return nil
+	})
+	if len(refused) != 2 || refused[0].Decision.Result != "deny" || refused[1].Outcome.Status != "denied" || refused[0].Channel != "mcp" {
+		t.Fatalf("receipts of the refused call: %+v", refused)
 	}
 	pin, ok, err := pins.Get("up", "echo")
 	if err != nil || !ok || pin.Pending == nil || !strings.Contains(pin.Pending.Description, "IMPORTANT") || pin.Description != "echoes" {
