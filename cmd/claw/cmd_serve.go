@@ -390,6 +390,15 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			}
 			return out, nil
 		},
+		Resolve: func(ctx context.Context, id string) (string, error) {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			c, _, err := ref.rt.Memory.Get(ctx, id)
+			if errors.Is(err, memory.ErrNotFound) {
+				return "", fmt.Errorf("%w: %v", serve.ErrNotFound, err)
+			}
+			return c.ID, err
+		},
 		Tools: func() []serve.Tool {
 			ref := holder.acquire()
 			defer ref.wg.Done()

@@ -131,6 +131,18 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := b.Conversation
+	if key != "" && !b.NewConversation && s.cfg.Resolve != nil {
+		full, err := s.cfg.Resolve(r.Context(), key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			writeError(w, http.StatusNotFound, "not_found", "no such conversation")
+			return
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "internal", "failed to find the conversation")
+			return
+		}
+		key = full
+	}
 	if b.NewConversation {
 		key = "\x00new" + strconv.FormatInt(time.Now().UnixNano(), 36) // nothing to serialize against
 	}
@@ -218,6 +230,9 @@ func chatError(err error) (int, string, string) {
 	}
 	return http.StatusInternalServerError, "internal", "the turn failed"
 }
+
+// ErrNotFound marks a Resolve error for a conversation that does not exist.
+var ErrNotFound = errors.New("not found")
 
 // ErrBadRequest marks a ChatFunc error caused by the request (answered
 // 400 with its message).

@@ -97,6 +97,10 @@ type Config struct {
 	Log *receipts.Log
 	// Chat runs a turn; nil answers /chat with 503.
 	Chat ChatFunc
+	// Resolve maps a conversation id or unique prefix to the full id, so
+	// that turns of one conversation are serialized however it is named.
+	// An error wrapping ErrNotFound is answered 404.
+	Resolve func(ctx context.Context, id string) (string, error)
 	// Tools lists the agent's tools.
 	Tools func() []Tool
 	// Search searches the memory; nil answers 503.

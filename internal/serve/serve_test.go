@@ -665,3 +665,51 @@ func TestSIGHUP(t *testing.T) {
 		t.Fatalf("%d policy_loaded receipts, want 2", n)
 	}
 }
+
+// TestResolve: a conversation named by a prefix is serialized with its
+// full id; an unknown one is 404.
+func TestResolve(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		running int
+		overlap atomic.Bool
+	)
+	r := newRig(t, func(c *Config) {
+		c.Resolve = func(_ context.Context, id string) (string, error) {
+			if strings.HasPrefix("conv-0123456789", id) && len(id) >= 4 {
+				return "conv-0123456789", nil
+			}
+			return "", fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+		}
+		c.Chat = func(_ context.Context, req ChatRequest, _ func(string)) (ChatResult, error) {
+			mu.Lock()
+			running++
+			if running > 1 {
+				overlap.Store(true)
+			}
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return ChatResult{Conversation: "conv-0123456789", Reply: "ok"}, nil
+		}
+	})
+	if got := do(t, r.unixClient(), "POST", "http://claw/chat", token, `{"conversation":"nope","message":"x"}`); got.code != 404 || errCode(got) != "not_found" {
+		t.Fatalf("unknown conversation = %d %s", got.code, got.raw)
+	}
+	var wg sync.WaitGroup
+	for i, id := range []string{"conv", "conv-01", "conv-0123456789", "conv-0123", "conv-0123456"} {
+		wg.Add(1)
+		go func(i int, id string) {
+			defer wg.Done()
+			if got := do(t, r.unixClient(), "POST", "http://claw/chat", token, `{"conversation":"`+id+`","message":"x"}`); got.code != 200 {
+				t.Errorf("chat %d = %d %s", i, got.code, got.raw)
+			}
+		}(i, id)
+	}
+	wg.Wait()
+	if overlap.Load() {
+		t.Fatal("turns of one conversation named by different prefixes ran at once")
+	}
+}
