@@ -206,7 +206,7 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 	if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg}); err != nil {
 		return res, fmt.Errorf("saving the message: %w", err)
 	}
-	a.log.Debug("message persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "user")
+	a.log.Info("message persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "user")
 
 	history, err := a.history(ctx, &conv, status)
 	if err != nil {
@@ -257,7 +257,7 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, Provider: resp.Provider, Model: resp.Model}); err != nil {
 				return res, fmt.Errorf("saving the reply: %w", err)
 			}
-			a.log.Debug("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
+			a.log.Info("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
 			res.Reply, res.Rounds = text, round
 			return res, nil
 		}
@@ -305,6 +305,7 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		if _, err := st.Append(context.WithoutCancel(ctx), conv.ID, stored...); err != nil {
 			return res, fmt.Errorf("saving tool calls: %w", err)
 		}
+		a.log.Info("tool calls persisted", "event", "memory_persisted", "conversation", conv.ID, "messages", len(stored))
 		res.Rounds = round + 1
 		if err := ctx.Err(); err != nil {
 			return res, err

@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/logx"
 )
 
 // agentRuntime is everything one channel's agent needs: the broker (the
@@ -48,7 +49,8 @@ func (rt *agentRuntime) Close() error {
 type runtimeOptions struct {
 	// askUser answers the ask_user tool; nil removes the tool.
 	askUser func(ctx context.Context, question string) (string, error)
-	// log receives the structured events; nil discards them.
+	// log receives the structured events; nil means the CLAW_LOG logger
+	// (startLogger).
 	log *slog.Logger
 }
 
@@ -60,9 +62,6 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	for _, f := range opts {
 		f(&ro)
 	}
-	if ro.log == nil {
-		ro.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	rt := &agentRuntime{Channel: channel}
 	fail := func(err error) (*agentRuntime, error) {
 		rt.Close()
@@ -71,7 +70,11 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	var store *memory.Store
 	b, closeBroker, err := openBroker(ctx, g, o, func(c *broker.Config, e *env) {
 		rt.Env = e
+		if ro.log == nil {
+			ro.log = startLogger(g, e)
+		}
 		c.Channel = channel
+		c.Logger = ro.log
 		c.Approver = approver
 		rt.Redact = keyRedactor(e)
 		c.Redact = rt.Redact
@@ -170,6 +173,8 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		return fail(err)
 	}
 	rt.Agent = ag
+	ro.log.Info("channel started", logx.Event(logx.EventChannelStarted), slog.String("channel", channel),
+		slog.String("autonomy", rt.Autonomy), slog.Int("tools", len(tools)))
 	return rt, nil
 }
 

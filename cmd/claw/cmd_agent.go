@@ -20,7 +20,6 @@ import (
 
 	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/logx"
 )
 
 func init() { registerCommand("agent", newAgentCommand) }
@@ -82,7 +81,6 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	if strings.TrimSpace(o.message) == "" {
 		return usageErrorf("-m needs a message")
 	}
-	log := logx.FromEnv(g.stderr)
 	var approver broker.Approver
 	var in *lineInput
 	if isTTY(g.stdin) {
@@ -91,7 +89,6 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 		approver = &replApprover{in: in, out: g.stderr}
 	}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
-		ro.log = log
 		if in != nil {
 			ro.askUser = in.askUser(g.stderr)
 		}
@@ -165,9 +162,7 @@ func agentError(err error) error {
 func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	in := newLineInput(g)
 	defer in.Close()
-	log := logx.FromEnv(g.stderr)
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", &replApprover{in: in, out: g.stderr}, func(ro *runtimeOptions) {
-		ro.log = log
 		ro.askUser = in.askUser(g.stderr)
 	})
 	if err != nil {

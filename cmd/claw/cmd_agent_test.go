@@ -129,6 +129,11 @@ model = "m"
 	if !strings.Contains(sent, `k=\n`) && !strings.Contains(sent, `k=\\n`) {
 		t.Errorf("the shell ran without the empty variable in its output; the model saw:\n%s", sent)
 	}
+	for _, ev := range []string{"startup", "provider_selected", "channel_started", "conversation_started", "tool_requested", "tool_completed", "receipt_written", "memory_persisted"} {
+		if !strings.Contains(stderr, `"event":"`+ev+`"`) {
+			t.Errorf("no %s event in the log", ev)
+		}
+	}
 	show, _, _ := operatorRun(t, home, "config", "show")
 	everything := stdout + stderr + sent + show
 	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {

@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -148,6 +149,10 @@ type Config struct {
 	StateFile string
 	// Now is the clock of the lockout; nil is time.Now.
 	Now func() time.Time
+	// Logger receives the receipt_written, tool_approved and tool_denied
+	// events; nil discards them. What an action did is in the receipts;
+	// the log is for operators.
+	Logger *slog.Logger
 	// Redact removes secrets from text that goes into receipts.
 	Redact func(string) string
 	// InProcess runs the tools that need no sandbox child, by tool name:
@@ -196,6 +201,9 @@ func New(cfg Config) *Broker {
 	if cfg.Redact == nil {
 		cfg.Redact = Redact
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = DefaultApprovalTimeout
 	}
@@ -243,17 +251,21 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		PolicyDigest: d.PolicyDigest,
 		Degraded:     degraded,
 	}
-	if _, err := c.Log.Decision(ctx, ref, ra, rd); err != nil {
-		out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+	ent, derr := c.Log.Decision(ctx, ref, ra, rd)
+	if derr != nil {
+		out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, derr)
 		return out, out.Err
 	}
+	b.logReceipt(id, "decision", ent, slog.String("tool", a.Tool), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
 	closeWith := func(status, msg string) (*Outcome, error) {
 		out.Status = status
 		ro := receipts.Outcome{Status: receiptStatus(status), Error: c.Redact(msg)}
-		if _, err := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro); err != nil {
+		ent, err := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
+		if err != nil {
 			out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
 			return out, out.Err
 		}
+		b.logReceipt(id, "outcome", ent, slog.String("status", status))
 		return out, nil
 	}
 	if gerr != nil {
@@ -270,10 +282,17 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	}
 	record := func(ans Answer) error {
 		out.Approval = &ans
-		if _, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA}); err != nil {
+		ent, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA})
+		if err != nil {
 			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 			return out.Err
 		}
+		ev := "tool_denied"
+		if ans.Result == "approved" {
+			ev = "tool_approved"
+		}
+		c.Logger.Info("tool "+strings.TrimPrefix(ev, "tool_"), "event", ev, "action_id", id, "tool", a.Tool, "result", ans.Result, "by", c.Redact(ans.By))
+		b.logReceipt(id, "approval", ent)
 		return nil
 	}
 	req := Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(summary(a)), Decision: d, ActionSHA256: actionSHA}
@@ -417,10 +436,12 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	} else if res.Tool != nil && res.Tool.Error != "" {
 		ro.Error = c.Redact(res.Tool.Error)
 	}
-	if _, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro); rerr != nil {
+	ent, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
+	if rerr != nil {
 		out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, rerr))
 		return out, out.Err
 	}
+	b.logReceipt(id, "outcome", ent, slog.String("status", out.Status))
 	if out.Status == StatusUnavailable || out.Status == StatusError {
 		return out, out.Err
 	}
@@ -472,6 +493,15 @@ func receiptStatus(s string) string {
 		return StatusDenied
 	}
 	return StatusFailed
+}
+
+// logReceipt logs that a receipt is durable.
+func (b *Broker) logReceipt(actionID, typ string, e receipts.Entry, attrs ...slog.Attr) {
+	args := []any{"event", "receipt_written", "action_id", actionID, "type", typ, "seq", e.Seq}
+	for _, a := range attrs {
+		args = append(args, a)
+	}
+	b.cfg.Logger.Info("receipt written", args...)
 }
 
 // timeoutFor is the wall timeout of a tool.
