@@ -191,6 +191,11 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`config.toml:4:12: security.autonomy: "godmode" is not one of readonly, supervised, full`},
 		},
 		{
+			name: "credentials in a base_url are not echoed",
+			file: "[providers.x]\nkind = \"openai\"\nbase_url = \"https://bob:hunter2secret@api.example.com/v1\"\n",
+			want: []string{`config.toml:3:12: providers.x.base_url: "https://[REDACTED]@api.example.com/v1" is not an http(s) URL without credentials`},
+		},
+		{
 			name: "channel allows an unknown tool",
 			file: "[channels.cli]\ntools_allow = [\"time\", \"rm\"]\n",
 			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, edit_file, file_list, file_read, file_write, http, memory_search, shell, time`},

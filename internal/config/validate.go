@@ -139,6 +139,24 @@ var (
 	headerNameRe   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 )
 
+// hideUserinfo replaces the credentials of a URL, so an error never
+// echoes a password.
+func hideUserinfo(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+		return s[:i+3] + "[REDACTED]@" + rest[at+1:]
+	}
+	return s
+}
+
 // validateProviders checks every [providers.NAME] section and that the
 // names default_provider, fallbacks, routes and default refer to exist.
 func (s *source) validateProviders(c *Config) {
@@ -176,7 +194,7 @@ func (s *source) validateProviders(c *Config) {
 		// what `claw config show` prints for them).
 		if s.has(key("base_url")) && pv.BaseURL != "" {
 			if u, err := url.Parse(pv.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-				s.errAtVal(key("base_url"), "%s is not an http(s) URL without credentials", show(key("base_url"), pv.BaseURL))
+				s.errAtVal(key("base_url"), "%s is not an http(s) URL without credentials", show(key("base_url"), hideUserinfo(pv.BaseURL)))
 			}
 		}
 		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameRe.MatchString(pv.APIKeyEnv) {
