@@ -182,7 +182,7 @@ EXIT STATUS
 				return err
 			}
 			defer closeLog()
-			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr)})
+			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr), Conversation: mcpConversation("serve")})
 			return runMCP(ctx, g, s)
 		},
 	}
@@ -278,7 +278,7 @@ EXIT STATUS
 				return err
 			}
 			defer closeLog()
-			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log})
+			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log, Conversation: mcpConversation(server)})
 			if err != nil {
 				return withCode(exitError, err)
 			}
@@ -288,6 +288,12 @@ EXIT STATUS
 	o.addFlags(c)
 	c.Flags().StringVar(&name, "name", "", "server name, the prefix of the exported tools (default the command's base name)")
 	return c
+}
+
+// mcpConversation names the receipts of one MCP session, so that an audit
+// can group them: mcp:NAME:START-PID.
+func mcpConversation(name string) string {
+	return fmt.Sprintf("mcp:%s:%s-%d", name, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
 }
 
 // upstreamEnv is the environment of a proxied server: claw's own, without

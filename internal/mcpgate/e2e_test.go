@@ -121,8 +121,11 @@ func (h *home) receiptCounts(t *testing.T) map[string]int {
 		if r.Err != nil {
 			return r.Err
 		}
-		if r.Line.Decoded.Channel == "mcp" {
-			n[string(r.Line.Decoded.Type)]++
+		if b := r.Line.Decoded; b.Channel == "mcp" {
+			n[string(b.Type)]++
+			if b.Type == "decision" && !strings.HasPrefix(b.Conversation, "mcp:") {
+				t.Errorf("decision receipt seq %d has conversation %q", b.Seq, b.Conversation)
+			}
 		}
 		return nil
 	})

@@ -40,6 +40,7 @@ type Proxy struct {
 	Channel string
 
 	name  string
+	conv  string // Options.Conversation of the server
 	up    *mcp.ClientSession
 	pins  *Pins
 	mu    sync.Mutex
@@ -101,6 +102,7 @@ func validToolName(n string) bool {
 // [Proxy.Forward].
 func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server, error) {
 	o = o.withDefaults()
+	p.conv = o.Conversation
 	var listed []*mcp.Tool
 	for t, err := range p.up.Tools(ctx, nil) {
 		if err != nil {
@@ -202,7 +204,7 @@ func (p *Proxy) recordDisabled(ctx context.Context, tool string, args json.RawMe
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	ref := receipts.Ref{ActionID: time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]), Channel: p.Channel}
+	ref := receipts.Ref{ActionID: time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]), Conversation: p.conv, Channel: p.Channel}
 	a := receipts.Action{Tool: "tool", ArgsSHA256: receipts.Digest(args), Summary: "tool " + p.name + " " + tool + " (disabled: definition changed)"}
 	ctx = context.WithoutCancel(ctx)
 	if _, err := p.Log.Decision(ctx, ref, a, receipts.Decision{Result: "deny", Risk: "high", Reasons: []string{PinChangedRule}}); err != nil {
