@@ -209,7 +209,8 @@ $CLAW_HOME/mcp-pins.json the first time they are seen. A tool whose
 definition changes is disabled until 'claw mcp pin N TOOL' approves it.
 
 The upstream server runs as you, outside the sandbox, with claw's
-environment minus CLAW_* variables; its standard error passes through.
+environment minus CLAW_* variables and the providers' API key variables;
+its standard error passes through.
 
   claw mcp proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
 
@@ -246,7 +247,15 @@ EXIT STATUS
 
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Stderr = g.stderr
-			cmd.Env = upstreamEnv(os.Environ())
+			var keyVars []string
+			if e, err := loadEnv(q); err == nil {
+				for _, pr := range e.cfg.Providers {
+					if pr.APIKeyEnv != "" {
+						keyVars = append(keyVars, pr.APIKeyEnv)
+					}
+				}
+			}
+			cmd.Env = upstreamEnv(os.Environ(), keyVars)
 			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
 			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			up, err := cl.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
@@ -297,11 +306,17 @@ func mcpConversation(name string) string {
 }
 
 // upstreamEnv is the environment of a proxied server: claw's own, without
-// claw's settings (key passphrase file, home, log mode).
-func upstreamEnv(env []string) []string {
+// claw's settings (key passphrase file, home, log mode) and without the
+// model providers' API keys (the variables named in keyVars).
+func upstreamEnv(env, keyVars []string) []string {
+	drop := map[string]bool{}
+	for _, k := range keyVars {
+		drop[k] = true
+	}
 	out := env[:0:0]
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "CLAW_") {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "CLAW_") || drop[name] {
 			continue
 		}
 		out = append(out, kv)
@@ -468,12 +483,12 @@ func writeDiff(w io.Writer, a, b []string) {
 		case i < n && j < m && a[i] == b[j]:
 			fmt.Fprintln(w, "  "+a[i])
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintln(w, "+ "+b[j])
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			fmt.Fprintln(w, "- "+a[i])
 			i++
+		default:
+			fmt.Fprintln(w, "+ "+b[j])
+			j++
 		}
 	}
 }
