@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -630,4 +631,57 @@ func TestOutcomesSayWhatTheAgentWasTold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRun drives whole hook runs over the real gate and log: whatever the
+// input, the run either answers (exit 0, one JSON line, or nothing for a
+// Codex allow) or blocks (exit 2, nothing on stdout).
+func FuzzRun(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "hook", "*", "*.json"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b, strings.Contains(p, "codex"))
+		}
+	}
+	fx := newFixtureTB(f)
+	g, closeFn, err := fx.open(f)(context.Background())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(closeFn)
+	shared := func(context.Context) (*Guard, func(), error) { return g, nil, nil }
+	f.Fuzz(func(t *testing.T, in []byte, codex bool) {
+		format := ClaudeCode
+		if codex {
+			format = Codex
+		}
+		r := &Runner{Format: format, Deadline: time.Minute, Open: shared}
+		var stdout, stderr bytes.Buffer
+		code := r.Run(context.Background(), bytes.NewReader(fx.expand(in)), &stdout, &stderr)
+		switch code {
+		case ExitBlock:
+			if stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "claw: blocked: ") {
+				t.Fatalf("block with stdout %q stderr %q", stdout.String(), stderr.String())
+			}
+		case ExitAnswered:
+			out := stdout.String()
+			if format == Codex && out == "" {
+				return
+			}
+			var o claudeOutput
+			if err := json.Unmarshal([]byte(out), &o); err != nil || strings.Count(out, "\n") != 1 {
+				t.Fatalf("answer is not one JSON line: %q", out)
+			}
+			switch o.HookSpecificOutput.PermissionDecision {
+			case "allow", "ask", "deny":
+			default:
+				t.Fatalf("answer %q", out)
+			}
+			if format == Codex && o.HookSpecificOutput.PermissionDecision != "deny" {
+				t.Fatalf("codex told %q", out)
+			}
+		default:
+			t.Fatalf("exit %d", code)
+		}
+	})
 }
