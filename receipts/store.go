@@ -24,6 +24,7 @@ import (
 // Files in a receipt directory.
 const (
 	lockName       = "LOCK"
+	logIDName      = "LOGID" // the log's id, fixed when the log is created
 	checkpointName = "checkpoint"
 	segmentSuffix  = ".jsonl"
 )
@@ -650,7 +651,9 @@ func (l *Log) load() error {
 	}
 	if len(segs) == 0 {
 		if l.st.logID == "" {
-			l.st.logID = newLogID()
+			if l.st.logID, err = stableLogID(l.dir); err != nil {
+				return err
+			}
 		}
 		if err := l.newSegment(1); err != nil {
 			return err
@@ -685,7 +688,9 @@ func (l *Log) load() error {
 		return err
 	}
 	if l.st.logID == "" {
-		l.st.logID = newLogID()
+		if l.st.logID, err = stableLogID(l.dir); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -880,6 +885,52 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// stableLogID returns the id of the log in dir before any receipt carries
+// it: the one in the LOGID file, or a new one written there. Creating the
+// file exclusively settles a race between two writers opening a new log at
+// once: both use the same id.
+func stableLogID(dir string) (string, error) {
+	path := filepath.Join(dir, logIDName)
+	// wait reads the id, giving a writer that has just created the file
+	// a moment to finish writing it.
+	wait := func() (string, error) {
+		for i := 0; i < 100; i++ {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return "", fmt.Errorf("failed to read the log id: %w", err)
+			}
+			id := strings.TrimSpace(string(b))
+			if id != "" && len(id) <= 256 && !strings.ContainsAny(id, "\n\r\"\\") {
+				return id, nil
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return "", fmt.Errorf("%s holds no valid log id", path)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return wait()
+	}
+	id := newLogID()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return wait()
+	}
+	if err != nil {
+		return "", fmt.Errorf("failed to write the log id: %w", err)
+	}
+	_, werr := f.WriteString(id + "\n")
+	if err := f.Sync(); werr == nil {
+		werr = err
+	}
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return "", fmt.Errorf("failed to write the log id: %w", werr)
+	}
+	return id, syncDir(dir)
 }
 
 func newLogID() string {

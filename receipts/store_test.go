@@ -403,3 +403,30 @@ func TestCrash(t *testing.T) {
 		}
 	}
 }
+
+// Two writers that open a new log before either has written share one log
+// id, so the log they write verifies.
+func TestFreshLogSharesOneID(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "receipts")
+	signer, _ := newSigner(t)
+	a, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LogID() != b.LogID() {
+		t.Fatalf("log ids %q and %q", a.LogID(), b.LogID())
+	}
+	ctx := context.Background()
+	for i, l := range []*receipts.Log{b, a, b} {
+		if _, err := l.Decision(ctx, receipts.Ref{ActionID: fmt.Sprint(i)}, receipts.Action{Tool: "shell", Summary: "true"}, receipts.Decision{Result: "deny"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	b.Close()
+	mustVerify(t, dir, signer.PublicKey())
+}
