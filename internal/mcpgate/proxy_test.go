@@ -137,7 +137,7 @@ func TestProxyCalls(t *testing.T) {
 	}
 }
 
-func TestProxyDeniedAtSupervised(t *testing.T) {
+func TestProxyDeniedAtReadonly(t *testing.T) {
 	r := newRig(t, "readonly")
 	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
 	cs, _ := proxied(t, r, pins, "echoes")
