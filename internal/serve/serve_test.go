@@ -713,3 +713,47 @@ func TestResolve(t *testing.T) {
 		t.Fatal("turns of one conversation named by different prefixes ran at once")
 	}
 }
+
+// TestPageSegments pages through a log of many segments.
+func TestPageSegments(t *testing.T) {
+	dir := t.TempDir()
+	priv, _ := receipts.GenerateKey(receipts.Ed25519)
+	signer, _ := receipts.NewSigner(priv)
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: 1000, SegmentBytes: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 60; i++ {
+		if _, err := log.Estop(context.Background(), receipts.Estop{Active: i%2 == 0, By: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Close()
+	if segs, _ := receipts.Segments(dir); len(segs) < 3 {
+		t.Fatalf("only %d segments", len(segs))
+	}
+	var all []uint64
+	var after uint64
+	for {
+		page, next, err := Page(context.Background(), dir, after, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range page {
+			all = append(all, l.seq)
+		}
+		if next == 0 {
+			break
+		}
+		after = next
+	}
+	head, _ := Head(dir)
+	if uint64(len(all)) != head.Seq {
+		t.Fatalf("paged %d receipts, head is %d", len(all), head.Seq)
+	}
+	for i, s := range all {
+		if s != uint64(i+1) {
+			t.Fatalf("seq %d at %d", s, i)
+		}
+	}
+}
