@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,6 +36,10 @@ func upstream(t testing.TB, echoDesc string) (*mcp.ClientSession, *mcp.ServerSes
 			&mcp.TextContent{Text: strings.Repeat("a", 2<<20)},
 			&mcp.ImageContent{Data: make([]byte, 1<<20), MIMEType: "image/png"},
 		}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "hang", Description: "never answers", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	})
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "always fails", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "upstream refused"}}}, nil
@@ -216,6 +221,25 @@ func TestProxyUpstreamDeath(t *testing.T) {
 	res := call(t, cs, "up__echo", map[string]any{"msg": "hi"})
 	if !res.IsError || !strings.Contains(text(res), "not running") {
 		t.Fatalf("isError %v %q", res.IsError, text(res))
+	}
+}
+
+// TestProxyUpstreamHangs: an upstream that never answers is cut off at the
+// action timeout, and the call is a tool error.
+func TestProxyUpstreamHangs(t *testing.T) {
+	r := newRig(t, "full")
+	r.cfg.Sandbox.Timeout = 300 * time.Millisecond
+	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
+	cs, _ := proxied(t, r, pins, "echoes")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { done <- call(t, cs, "up__hang", map[string]any{}) }()
+	select {
+	case res := <-done:
+		if !res.IsError || !strings.Contains(text(res), "deadline exceeded") {
+			t.Fatalf("isError %v %q", res.IsError, text(res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call was not cut off within 10 s")
 	}
 }
 
