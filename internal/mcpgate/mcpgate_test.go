@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	executor.AllowSelfExec()
-	os.Exit(m.Run())
+	code := m.Run()
+	if clawBin != "" {
+		os.RemoveAll(filepath.Dir(clawBin)) // built by the e2e tests
+	}
+	os.Exit(code)
 }
 
 func requireSandbox(t *testing.T) {
