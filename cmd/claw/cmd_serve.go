@@ -334,15 +334,16 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	open := func(ctx context.Context) (*agentRuntime, error) {
 		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) { ro.log = log })
 	}
-	// The daemon's own receipt writer: estop, policy_loaded and the final
-	// checkpoint. The log takes one writer at a time across handles. It
-	// writes the policy in force before the agent's writer opens, so that
-	// a fresh log has its id on disk before a second handle looks.
-	signer, err := loadReceiptSigner(g, &o.keys)
+	rt, err := open(ctx)
 	if err != nil {
 		return err
 	}
-	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
+	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
+	defer holder.close()
+
+	// The daemon's own receipt writer: estop, policy_loaded and the final
+	// checkpoint. The log takes one writer at a time across handles.
+	signer, err := loadReceiptSigner(g, &o.keys)
 	if err != nil {
 		return err
 	}
@@ -352,16 +353,9 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return withCode(exitError, fmt.Errorf("opening the receipt log: %w", err))
 	}
 	defer rlog.Close()
-	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: eng.Digest(), Source: "serve:start"}); err != nil {
+	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
 		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
-
-	rt, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
-	defer holder.close()
 	pub := signer.PublicKey()
 	check := executor.Check()
 
