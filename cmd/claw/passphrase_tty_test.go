@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the two ends of a new pseudo-terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+func termState(t *testing.T, f *os.File) (lflag uint32, nonblock bool) {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio.Lflag, fl&unix.O_NONBLOCK != 0
+}
+
+// TestReadNoEcho types a passphrase into a pseudo-terminal: it is read,
+// never echoed, and the terminal is left as it was.
+func TestReadNoEcho(t *testing.T) {
+	m, s := openPTY(t)
+	lflag, nb := termState(t, s)
+	if lflag&unix.ECHO == 0 {
+		t.Fatal("the new terminal does not echo")
+	}
+	go func() { // type once the echo is off, as a person would after the prompt
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
+			if err == nil && tio.Lflag&unix.ECHO == 0 {
+				break
+			}
+		}
+		m.Write([]byte(plantedTTYPass + "\n"))
+	}()
+	got, err := readNoEcho(context.Background(), s)
+	if err != nil || got != plantedTTYPass {
+		t.Fatalf("readNoEcho = %q, %v", got, err)
+	}
+	if l, n := termState(t, s); l != lflag || n != nb {
+		t.Fatalf("terminal not restored: lflag %#x→%#x, nonblock %v→%v", lflag, l, nb, n)
+	}
+	// what the terminal showed: nothing of the passphrase
+	var shown bytes.Buffer
+	buf := make([]byte, 256)
+	for {
+		fds := []unix.PollFd{{Fd: int32(m.Fd()), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 200); err != nil || n == 0 {
+			break
+		}
+		n, err := unix.Read(int(m.Fd()), buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		shown.Write(buf[:n])
+	}
+	if bytes.Contains(shown.Bytes(), []byte("PLANTED")) {
+		t.Fatalf("the passphrase was echoed: %q", shown.Bytes())
+	}
+}
+
+// TestReadNoEchoDeadline: nobody types; the read ends with the context
+// and the terminal is restored.
+func TestReadNoEchoDeadline(t *testing.T) {
+	m, s := openPTY(t)
+	lflag, nb := termState(t, s)
+	m.Write([]byte("half a line")) // never finished
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := readNoEcho(ctx, s)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read did not end with its context")
+	}
+	if l, n := termState(t, s); l != lflag || n != nb {
+		t.Fatalf("terminal not restored: lflag %#x→%#x, nonblock %v→%v", lflag, l, nb, n)
+	}
+}
+
+const plantedTTYPass = "sk-test-PLANTED-0123456789abcdef"
