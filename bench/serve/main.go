@@ -56,6 +56,7 @@ func run(claw string, clients, chats int) error {
 		}
 	}
 	srv := cmd("serve")
+	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // never outlive the bench
 	var serr bytes.Buffer
 	srv.Stderr = &serr
 	if err := srv.Start(); err != nil {
