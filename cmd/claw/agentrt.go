@@ -49,6 +49,8 @@ func (rt *agentRuntime) Close() error {
 type runtimeOptions struct {
 	// askUser answers the ask_user tool; nil removes the tool.
 	askUser func(ctx context.Context, question string) (string, error)
+	// onDecision is told each gate decision's latency.
+	onDecision func(time.Duration)
 	// log receives the structured events; nil means the CLAW_LOG logger
 	// (startLogger).
 	log *slog.Logger
@@ -75,6 +77,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		}
 		c.Channel = channel
 		c.Logger = ro.log
+		c.OnDecision = ro.onDecision
 		c.Approver = approver
 		rt.Redact = keyRedactor(e)
 		c.Redact = rt.Redact

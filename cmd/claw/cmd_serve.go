@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -331,8 +332,17 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 
 	queue := approvals.NewQueue(e.cfg.Security.ApprovalTimeout.Duration)
+	// The server, and so its metrics, exists once the runtime does.
+	var metrics atomic.Pointer[serve.Metrics]
 	open := func(ctx context.Context) (*agentRuntime, error) {
-		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) { ro.log = log })
+		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) {
+			ro.log = log
+			ro.onDecision = func(d time.Duration) {
+				if m := metrics.Load(); m != nil {
+					m.ObserveDecision(d)
+				}
+			}
+		})
 	}
 	rt, err := open(ctx)
 	if err != nil {
@@ -447,6 +457,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
+	metrics.Store(srv.Metrics())
 
 	// The pid file (next to the socket) lets scripts and service managers
 	// signal the daemon.

@@ -149,6 +149,9 @@ type Config struct {
 	StateFile string
 	// Now is the clock of the lockout; nil is time.Now.
 	Now func() time.Time
+	// OnDecision, when set, is told how long each gate decision took
+	// (the daemon's decision latency histogram).
+	OnDecision func(time.Duration)
 	// Logger receives the receipt_written, tool_approved and tool_denied
 	// events; nil discards them. What an action did is in the receipts;
 	// the log is for operators.
@@ -228,7 +231,11 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop}
 	in := gate.BuildInput(a, gctx)
+	decideStart := time.Now()
 	d, gerr := c.Gate.DecideInput(ctx, in)
+	if c.OnDecision != nil {
+		c.OnDecision(time.Since(decideStart))
+	}
 	out := &Outcome{ActionID: id, Decision: d}
 
 	argsJSON, _ := json.Marshal(a.Args)
