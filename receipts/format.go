@@ -2,6 +2,7 @@ package receipts
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -329,4 +330,14 @@ func validKID(k []byte) bool {
 		}
 	}
 	return true
+}
+
+// NewActionID returns a new action id: the UTC time to the second, then 16
+// random hex digits, so ids sort by time and never collide in practice.
+func NewActionID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("receipts: no randomness: " + err.Error())
+	}
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

@@ -43,7 +43,6 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -226,7 +225,7 @@ var ErrNoReceipt = errors.New("receipt could not be written")
 // Invoke takes one action through the path.
 func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
 	c := b.cfg
-	id := newActionID()
+	id := receipts.NewActionID()
 	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop}
@@ -609,12 +608,4 @@ func actionDigest(a gate.Action, d gate.Decision) string {
 	}{a.Tool, a.Args, d.Sandbox})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-func newActionID() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("broker: no randomness: " + err.Error())
-	}
-	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -238,7 +237,7 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 
 // record writes the decision receipt of one action.
 func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (receipts.Ref, error) {
-	ref := receipts.Ref{ActionID: newActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f)}
+	ref := receipts.Ref{ActionID: receipts.NewActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f)}
 	argsJSON, _ := json.Marshal(a.Args)
 	ra := receipts.Action{
 		Tool:         a.Tool,
@@ -262,7 +261,7 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 // so that a refused hook call leaves a trace too. The input itself is
 // only summarised by its size and digest.
 func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why error) error {
-	id := newActionID()
+	id := receipts.NewActionID()
 	ref := receipts.Ref{ActionID: id, Channel: string(f)}
 	ra := receipts.Action{
 		Tool:       "hook",
@@ -313,14 +312,6 @@ func actionDigest(a gate.Action) string {
 	}{a.Tool, a.Args})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-func newActionID() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("hook: no randomness: " + err.Error())
-	}
-	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
 // canonical resolves symlinks in an absolute directory when it exists.
