@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 )
 
 // BenchmarkFileRead is the broker's whole overhead for one file_read:
 // gate decision, durable decision receipt, sandbox spawn with the in-sandbox
-// tool, outcome receipt. It reports p50 and p99 per action.
+// tool, outcome receipt. It reports p50 and p99 per action. The sandbox
+// child is the claw-sandbox helper, as make installs it.
 //
 //	go test -run '^$' -bench FileRead -benchtime 300x ./internal/broker
 func BenchmarkFileRead(b *testing.B) {
@@ -37,6 +40,17 @@ func BenchmarkTime(b *testing.B) {
 
 func benchAction(b *testing.B, setup func(*rig) gate.Action) {
 	requireSandbox(b)
+	// The sandbox child as installed: the small helper next to claw, not
+	// this (large) test binary re-executed.
+	helper := filepath.Join(b.TempDir(), executor.HelperName)
+	build := exec.Command("go", "build", "-trimpath", "-o", helper, "../../executor/cmd/claw-sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building the helper: %v\n%s", err, out)
+	}
+	os.Chmod(filepath.Dir(helper), 0o755)
+	executor.SetHelper(helper)
+	defer executor.SetHelper("")
 	r := newRigWith(b, "supervised", nil, func(c *Config) {
 		c.InProcess = map[string]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{"t":1}`), nil }}
 	})
