@@ -79,6 +79,13 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		c.Logger = ro.log
 		c.OnDecision = ro.onDecision
 		c.Approver = approver
+		// The passphrase is asked by the channel's approver when it can
+		// (the REPL, without echo, through its own reader); never by a
+		// terminal read the channel does not own (a daemon's).
+		c.Passphrase = nil
+		if pa, ok := approver.(broker.PassphraseAsker); ok {
+			c.Passphrase = pa
+		}
 		rt.Redact = keyRedactor(e)
 		c.Redact = rt.Redact
 		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace

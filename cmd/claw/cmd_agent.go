@@ -183,7 +183,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	fmt.Fprintf(g.stderr, "claw: provider %s, autonomy %s, workspace %s; /help for commands\n", rt.Provider.Name(), rt.Autonomy, rt.Work)
 	sp := newSpinner(g.stderr, in.tty && isTTY(g.stderr))
 	for {
-		line, err := in.prompt("you> ")
+		line, err := in.next("you> ")
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(g.stderr)
 			return nil
@@ -289,6 +289,14 @@ type lineInput struct {
 	redact  func(string) string
 	stdout  io.Writer
 	history []string
+
+	staleMu sync.Mutex
+	stale   chan lineReply // a read given up on (a timed-out prompt), still in flight
+}
+
+type lineReply struct {
+	s   string
+	err error
 }
 
 func newLineInput(g *globals) *lineInput {
@@ -312,6 +320,73 @@ func (in *lineInput) Close() {
 }
 
 // prompt reads one line.
+// ask reads one line, or gives up when ctx ends. A read given up on stays
+// in flight (a terminal read cannot be taken back); next deals with the
+// line it returns.
+func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, error) {
+	if in.busy() {
+		return "", errors.New("the terminal is still reading an answer to a prompt that timed out; press Enter and try again")
+	}
+	ch := make(chan lineReply, 1)
+	go func() {
+		var r lineReply
+		if password {
+			r.s, r.err = in.password(p)
+		} else {
+			r.s, r.err = in.prompt(p)
+		}
+		ch <- r
+	}()
+	select {
+	case <-ctx.Done():
+		in.staleMu.Lock()
+		in.stale = ch
+		in.staleMu.Unlock()
+		return "", ctx.Err()
+	case r := <-ch:
+		return r.s, r.err
+	}
+}
+
+func (in *lineInput) busy() bool {
+	in.staleMu.Lock()
+	defer in.staleMu.Unlock()
+	return in.stale != nil
+}
+
+// next reads the REPL's next line. After a timed-out prompt, the line the
+// person types first still goes to that read: a y/n answer to the old
+// question is dropped (it answered nothing); anything else is the next
+// message.
+func (in *lineInput) next(p string) (string, error) {
+	in.staleMu.Lock()
+	ch := in.stale
+	in.staleMu.Unlock()
+	if ch != nil {
+		fmt.Fprintln(in.stdout, "claw: the last prompt timed out; type your next message")
+		r := <-ch
+		in.staleMu.Lock()
+		in.stale = nil
+		in.staleMu.Unlock()
+		a := strings.ToLower(strings.TrimSpace(r.s))
+		if r.err != nil || (a != "" && a != "y" && a != "yes" && a != "n" && a != "no") {
+			return r.s, r.err
+		}
+		fmt.Fprintln(in.stdout, "claw: (that answer came after the prompt timed out; it was not used)")
+	}
+	return in.prompt(p)
+}
+
+// password reads a line without echo.
+func (in *lineInput) password(p string) (string, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.st != nil {
+		return in.st.PasswordPrompt(p)
+	}
+	return "", errors.New("the passphrase can only be typed on a terminal")
+}
+
 func (in *lineInput) prompt(p string) (string, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -364,7 +439,7 @@ func (in *lineInput) saveHistory() {
 func (in *lineInput) askUser(out io.Writer) func(ctx context.Context, q string) (string, error) {
 	return func(ctx context.Context, q string) (string, error) {
 		fmt.Fprintf(out, "The agent asks: %s\n", sanitize(q))
-		ans, err := in.prompt("answer> ")
+		ans, err := in.ask(ctx, "answer> ", false)
 		if err != nil {
 			return "", errors.New("the user did not answer")
 		}
@@ -432,26 +507,29 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 	fmt.Fprintf(&b, "  args: %s\n", sanitize(r.Summary))
 	fmt.Fprintf(&b, "  sandbox: read=%s write=%s net=%t\n", listOrNone(r.Decision.Sandbox.Read), listOrNone(r.Decision.Sandbox.Write), r.Decision.Sandbox.Net)
 	fmt.Fprint(a.out, b.String())
-	type reply struct {
-		s   string
-		err error
-	}
-	ch := make(chan reply, 1)
-	go func() {
-		s, err := a.in.prompt("Approve? [y/N] ")
-		ch <- reply{s, err}
-	}()
-	select {
-	case <-ctx.Done():
+	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
+	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
-	case rep := <-ch:
-		ans := strings.ToLower(strings.TrimSpace(rep.s))
-		if rep.err == nil && (ans == "y" || ans == "yes") {
-			return broker.Answer{Result: "approved", By: "cli:tty"}, nil
-		}
-		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
 	}
+	ans := strings.ToLower(strings.TrimSpace(line))
+	if err == nil && (ans == "y" || ans == "yes") {
+		return broker.Answer{Result: "approved", By: "cli:tty"}, nil
+	}
+	return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+}
+
+// AskPassphrase asks for the passphrase through the REPL's own reader,
+// without echo, so no other read of the terminal can take it.
+func (a *replApprover) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
+	if !a.in.tty || a.in.st == nil {
+		return "", errors.New("the passphrase can only be typed on a terminal")
+	}
+	fmt.Fprintf(a.out, "Passphrase request:\n  tool: %s\n  risk: %s\n  args: %s\n", sanitize(r.Tool), sanitize(r.Decision.Risk), sanitize(r.Summary))
+	for _, rs := range r.Decision.Reasons {
+		fmt.Fprintf(a.out, "  reason: %s (rule %s)\n", sanitize(rs.Msg), sanitize(rs.ID))
+	}
+	return a.in.ask(ctx, "Passphrase: ", true)
 }
 
 // spinner shows that the model is thinking, on a terminal only.

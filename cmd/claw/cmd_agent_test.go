@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/config"
@@ -185,5 +186,43 @@ func TestAgentToolsAllow(t *testing.T) {
 	// the call comes back as an unknown-to-this-channel tool error
 	if !strings.Contains(stdout, `"status": "invalid"`) || !strings.Contains(stdout, "not offered") {
 		t.Errorf("file_list was not refused:\n%s", stdout)
+	}
+}
+
+// An approval prompt that timed out leaves its read in flight: a late y/n
+// is dropped, not taken as the next message (or as the next approval), and
+// the REPL goes on with the line after it.
+func TestLineInputAfterTimeout(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	var out strings.Builder
+	in := &lineInput{tty: true, plain: newPlainLines(r), stdout: &out}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := in.ask(ctx, "Approve? [y/N] ", false); err == nil {
+		t.Fatal("ask returned before anyone typed")
+	}
+	if _, err := in.ask(context.Background(), "Approve? [y/N] ", false); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("a second prompt while the first read is in flight: %v", err)
+	}
+	io.WriteString(w, "y\nhello\n")
+	line, err := in.next("you> ")
+	if err != nil || line != "hello" {
+		t.Fatalf("next = %q, %v; want hello", line, err)
+	}
+	if !strings.Contains(out.String(), "it was not used") {
+		t.Errorf("the dropped answer was not reported:\n%s", out.String())
+	}
+	// a message typed after a timeout is kept
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	in.ask(ctx2, "answer> ", false)
+	io.WriteString(w, "list the files\n")
+	if line, _ := in.next("you> "); line != "list the files" {
+		t.Fatalf("next = %q", line)
 	}
 }
