@@ -427,3 +427,42 @@ func flipHex(c byte) byte {
 	}
 	return '0'
 }
+
+// An action killed by the emergency stop ran: it needs an allow or an
+// approval before it like any other. One blocked before it ran (no exit
+// status) did not.
+func TestEstopOutcomeCountsAsRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		decision string
+		exit     *int
+		bad      bool
+	}{
+		{name: "killed after an allow", decision: "allow", exit: new(137)},
+		{name: "killed after an ask with no approval", decision: "ask", exit: new(137), bad: true},
+		{name: "blocked before it ran", decision: "ask"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := newSigner(t)
+			l, err := receipts.Open(dir, s, testOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			ref := receipts.Ref{ActionID: "e1", Channel: "cli"}
+			if _, err := l.Decision(ctx, ref, receipts.Action{Tool: "shell", Summary: "sleep 30"}, receipts.Decision{Result: tc.decision, Risk: "low"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Outcome(ctx, ref, receipts.Outcome{Status: "estop", Exit: tc.exit}); err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			rep := verify(t, dir, Options{Keys: []crypto.PublicKey{s.PublicKey()}})
+			if got := hasProblem(rep, where{kind: KindUnauthorized}); got != tc.bad {
+				t.Fatalf("unauthorized reported = %v, want %v:\n%s", got, tc.bad, dump(rep))
+			}
+		})
+	}
+}

@@ -790,10 +790,19 @@ func (v *verifier) checkRotation(r *rec, at Problem) {
 	v.retired[k.OldKID] = b.Seq
 }
 
-func isExecuted(status string) bool {
-	switch status {
+// isExecuted reports whether an outcome says the action ran: it finished,
+// failed, timed out or was killed — including by the emergency stop, whose
+// outcome then carries the exit status. ("delegated", from the agent
+// hooks, means another program was told it may run it.)
+func isExecuted(o *receipts.Outcome) bool {
+	if o == nil {
+		return false
+	}
+	switch o.Status {
 	case "ok", "failed", "timeout", "killed":
 		return true
+	case "estop":
+		return o.Exit != nil
 	}
 	return false
 }
@@ -838,7 +847,7 @@ func (v *verifier) semantics(b *receipts.Body, at Problem) {
 	case receipts.TypeOutcome:
 		st := v.actions[b.ActionID]
 		delete(v.actions, b.ActionID)
-		if b.Outcome == nil || !isExecuted(b.Outcome.Status) {
+		if !isExecuted(b.Outcome) {
 			return
 		}
 		if st == nil || !(st.decision == "allow" || st.approved) {

@@ -187,6 +187,10 @@ func outcomeExit(g *globals, out *broker.Outcome, err error, asJSON bool) error 
 	case broker.StatusNeedsApproval:
 		return withCode(exitNeedsHuman, fmt.Errorf("%v\n%s", out.Err, reasons()), "run it from a terminal to approve it, or adjust the autonomy level")
 	case broker.StatusRejected:
+		if out.Err != nil {
+			// a wrong passphrase says so, and when the gate locks
+			return withCode(exitDenied, fmt.Errorf("rejected: %v", out.Err))
+		}
 		return withCode(exitDenied, errors.New("rejected"))
 	case broker.StatusApprovalTO:
 		return withCode(exitDenied, errors.New("approval timed out"))
