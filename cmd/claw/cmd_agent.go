@@ -100,15 +100,21 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sp := newSpinner(g.stderr, isTTY(g.stderr) && isTTY(g.stdin))
-	res, err := rt.Agent.Turn(ctx, agent.TurnRequest{
+	pr := &replyPrinter{w: g.stdout, sp: sp}
+	req := agent.TurnRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Message:         o.message,
 		OnStatus:        sp.set,
-		OnTool:          showTool(g.stderr),
-	})
+		OnTool:          pr.tool(showTool(g.stderr)),
+	}
+	if !o.asJSON {
+		req.OnDelta = pr.delta
+	}
+	res, err := rt.Agent.Turn(ctx, req)
 	sp.set("")
 	if err != nil {
+		pr.abort()
 		if ctx.Err() != nil {
 			return withCode(exitInterrupted, errors.New("interrupted"))
 		}
@@ -119,8 +125,78 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintln(g.stdout, res.Reply)
+	pr.finish(res.Reply)
 	return nil
+}
+
+// replyPrinter prints the model's text as it streams (providers that
+// stream), or the whole reply at the end (the others). Text streamed before
+// a round of tool calls ends its line when the first call is shown.
+type replyPrinter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	prefix  string
+	sp      *spinner
+	started bool
+}
+
+func (p *replyPrinter) delta(t string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started {
+		p.sp.set("")
+		fmt.Fprint(p.w, p.prefix)
+		p.started = true
+	}
+	fmt.Fprint(p.w, sanitizeStream(t))
+}
+
+func (p *replyPrinter) tool(show func(agent.ToolRecord)) func(agent.ToolRecord) {
+	return func(r agent.ToolRecord) {
+		p.mu.Lock()
+		if p.started {
+			fmt.Fprintln(p.w)
+			p.started = false
+		}
+		p.mu.Unlock()
+		show(r)
+	}
+}
+
+func (p *replyPrinter) finish(reply string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		fmt.Fprintln(p.w)
+		p.started = false
+		return
+	}
+	fmt.Fprintln(p.w, p.prefix+sanitizeStream(reply))
+}
+
+// abort ends a streamed line when the turn failed.
+func (p *replyPrinter) abort() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		fmt.Fprintln(p.w)
+		p.started = false
+	}
+}
+
+// sanitizeStream escapes control characters in streamed text but keeps
+// newlines and tabs, so a model cannot move the cursor or rewrite the
+// terminal while it streams.
+func sanitizeStream(t string) string {
+	var b strings.Builder
+	for _, r := range t {
+		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, "\\x%02x", r)
+	}
+	return b.String()
 }
 
 // showTool prints one line per tool call, and the start of a command's
@@ -211,7 +287,9 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			continue
 		}
 		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line, OnStatus: sp.set, OnTool: showTool(g.stderr)})
+		pr := &replyPrinter{w: g.stdout, prefix: "claw> ", sp: sp}
+		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
+			OnStatus: sp.set, OnTool: pr.tool(showTool(g.stderr)), OnDelta: pr.delta})
 		sp.set("")
 		interrupted := tctx.Err() != nil && ctx.Err() == nil
 		stop()
@@ -219,6 +297,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			conv, newConv = res.Conversation, false
 		}
 		if err != nil {
+			pr.abort()
 			if interrupted {
 				fmt.Fprintln(g.stderr, "claw: interrupted")
 				continue
@@ -226,7 +305,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			printError(g.stderr, agentError(err))
 			continue
 		}
-		fmt.Fprintf(g.stdout, "claw> %s\n", res.Reply)
+		pr.finish(res.Reply)
 	}
 }
 

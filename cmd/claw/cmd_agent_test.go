@@ -226,3 +226,37 @@ func TestLineInputAfterTimeout(t *testing.T) {
 		t.Fatalf("next = %q", line)
 	}
 }
+
+// A streaming provider's text is printed as it arrives, with control
+// characters escaped, so a model cannot redraw the terminal.
+func TestAgentStreams(t *testing.T) {
+	t.Setenv("LLM_ACCESS", plantedKey)
+	streamed := false
+	srv := openAIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		streamed = true
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, part := range []string{"Hel", "lo, \u001b[2J", "world"} {
+			b, _ := json.Marshal(part)
+			io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":`+string(b)+`},"finish_reason":null}]}`+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	})
+	home := agentHome(t, `default_provider = "remote"
+[providers.remote]
+kind = "openai-compatible"
+base_url = "`+srv.URL+`/v1"
+api_key_env = "LLM_ACCESS"
+model = "m"
+`)
+	stdout, stderr, code := operatorRun(t, home, "agent", "-m", "hi")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !streamed {
+		t.Fatal("the request did not reach the server")
+	}
+	if stdout != "Hello, \\x1b[2Jworld\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+}
