@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -247,4 +248,37 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// Summary is a one-line description of an action for receipts and
+// approval prompts: the command, the tool and path, the method and URL, or
+// the tool and its arguments. It is at most 512 bytes (cut on a rune
+// boundary, marked with "…"); secrets are the caller's to redact.
+func Summary(a Action) string {
+	var s string
+	switch a.Tool {
+	case "shell":
+		s, _ = a.Args["command"].(string)
+	case "file_read", "file_list", "file_write", "edit_file":
+		p, _ := a.Args["path"].(string)
+		s = a.Tool + " " + p
+	case "http":
+		u, _ := a.Args["url"].(string)
+		m, _ := a.Args["method"].(string)
+		if m == "" {
+			m = "GET"
+		}
+		s = strings.ToUpper(m) + " " + u
+	default:
+		b, _ := json.Marshal(a.Args)
+		s = a.Tool + " " + string(b)
+	}
+	if len(s) > 512 {
+		cut := 512
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

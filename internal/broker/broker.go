@@ -247,7 +247,7 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		Tool:         a.Tool,
 		ArgsSHA256:   receipts.Digest(argsJSON),
 		ActionSHA256: actionSHA,
-		Summary:      c.Redact(summary(a)),
+		Summary:      c.Redact(gate.Summary(a)),
 	}
 	rd := receipts.Decision{
 		Result:       d.Decision,
@@ -301,7 +301,7 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		b.logReceipt(id, "approval", ent)
 		return nil
 	}
-	req := Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(summary(a)), Decision: d, ActionSHA256: actionSHA}
+	req := Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(gate.Summary(a)), Decision: d, ActionSHA256: actionSHA}
 	switch d.Decision {
 	case gate.Deny:
 		if estop {
@@ -570,32 +570,6 @@ func httpPorts(cfg []uint16, in *gate.Input) []uint16 {
 		cfg = []uint16{80, 443}
 	}
 	return cfg
-}
-
-// summary is a one-line description of the action for receipts and prompts.
-func summary(a gate.Action) string {
-	var s string
-	switch a.Tool {
-	case "shell":
-		s, _ = a.Args["command"].(string)
-	case "file_read", "file_list", "file_write", "edit_file":
-		p, _ := a.Args["path"].(string)
-		s = a.Tool + " " + p
-	case "http":
-		u, _ := a.Args["url"].(string)
-		m, _ := a.Args["method"].(string)
-		if m == "" {
-			m = "GET"
-		}
-		s = strings.ToUpper(m) + " " + u
-	default:
-		b, _ := json.Marshal(a.Args)
-		s = a.Tool + " " + string(b)
-	}
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
-	return s
 }
 
 // actionDigest binds an approval to the exact action: tool, arguments and

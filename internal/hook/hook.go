@@ -287,21 +287,7 @@ func (g *Guard) redact() func(string) string {
 
 // summary is one line for the receipt: the agent's tool and what it acts on.
 func summary(tool string, a gate.Action) string {
-	var s string
-	switch a.Tool {
-	case "shell":
-		s, _ = a.Args["command"].(string)
-	case "file_read", "file_list", "file_write", "edit_file":
-		p, _ := a.Args["path"].(string)
-		s = a.Tool + " " + p
-	case "http":
-		u, _ := a.Args["url"].(string)
-		s = "GET " + u
-	default:
-		b, _ := json.Marshal(a.Args)
-		s = a.Tool + " " + string(b)
-	}
-	return clip(clip(tool, 64)+": "+s, 512)
+	return clip(clip(tool, 64)+": "+gate.Summary(a), 512)
 }
 
 // actionDigest binds the receipt to the exact action judged.
