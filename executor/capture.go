@@ -23,6 +23,13 @@ func newCapture(max int64) *capture {
 	return &capture{max: int(max), h: sha256.New()}
 }
 
+// setMax changes the limit before anything was written.
+func (c *capture) setMax(max int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.max = int(max)
+}
+
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -92,7 +92,8 @@ func writable(dir string) bool {
 
 // jobCgroup is one action's cgroup (one directory per v1 controller).
 type jobCgroup struct {
-	dirs []string
+	version string
+	dirs    []string
 }
 
 func newJobCgroup(k cgroupKind, l Limits) (*jobCgroup, error) {
@@ -100,7 +101,7 @@ func newJobCgroup(k cgroupKind, l Limits) (*jobCgroup, error) {
 		return nil, nil
 	}
 	name := fmt.Sprintf("claw-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-	j := &jobCgroup{}
+	j := &jobCgroup{version: k.version}
 	for _, base := range k.bases {
 		d := filepath.Join(base, name)
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -108,24 +109,45 @@ func newJobCgroup(k cgroupKind, l Limits) (*jobCgroup, error) {
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
 		j.dirs = append(j.dirs, d)
-		var writes [][2]string
-		switch {
-		case k.version == "v2":
-			writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}, {"memory.max", strconv.FormatUint(l.MemoryBytes, 10)}, {"memory.swap.max", "0"}}
-		case strings.Contains(base, "/pids"):
-			writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}}
-		case strings.Contains(base, "/memory"):
-			writes = [][2]string{{"memory.limit_in_bytes", strconv.FormatUint(l.MemoryBytes, 10)}}
-		}
-		for _, w := range writes {
-			err := os.WriteFile(filepath.Join(d, w[0]), []byte(w[1]), 0)
-			if err != nil && w[0] != "memory.swap.max" {
-				j.remove()
-				return nil, fmt.Errorf("cgroup %s: %w", w[0], err)
-			}
+		if err := j.limit(k.version, d, l); err != nil {
+			j.remove()
+			return nil, err
 		}
 	}
 	return j, nil
+}
+
+// limit writes the limits of one job directory.
+func (j *jobCgroup) limit(version, d string, l Limits) error {
+	var writes [][2]string
+	switch {
+	case version == "v2":
+		writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}, {"memory.max", strconv.FormatUint(l.MemoryBytes, 10)}, {"memory.swap.max", "0"}}
+	case strings.Contains(d, "/pids/"):
+		writes = [][2]string{{"pids.max", strconv.FormatUint(l.Processes, 10)}}
+	case strings.Contains(d, "/memory/"):
+		writes = [][2]string{{"memory.limit_in_bytes", strconv.FormatUint(l.MemoryBytes, 10)}}
+	}
+	for _, w := range writes {
+		err := os.WriteFile(filepath.Join(d, w[0]), []byte(w[1]), 0)
+		if err != nil && w[0] != "memory.swap.max" {
+			return fmt.Errorf("cgroup %s: %w", w[0], err)
+		}
+	}
+	return nil
+}
+
+// setLimits changes the limits of a job that has not started its command.
+func (j *jobCgroup) setLimits(l Limits) error {
+	if j == nil {
+		return nil
+	}
+	for _, d := range j.dirs {
+		if err := j.limit(j.version, d, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // add moves a process into the job's cgroups.

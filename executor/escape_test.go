@@ -108,9 +108,23 @@ func absent(t *testing.T, path string) {
 }
 
 // TestEscape is the escape suite: every case must be denied by the
-// sandbox and leave no side effect.
+// sandbox and leave no side effect, in a child started on demand and in
+// one started ahead of its action (Prestart).
 func TestEscape(t *testing.T) {
 	requireSandbox(t)
+	t.Run("on demand", escapeSuite)
+	t.Run("prestarted", func(t *testing.T) {
+		Prestart()
+		defer StopPrestart()
+		before := warmTaken.Load()
+		escapeSuite(t)
+		if n := warmTaken.Load() - before; n == 0 {
+			t.Fatal("no case ran in a prestarted child")
+		}
+	})
+}
+
+func escapeSuite(t *testing.T) {
 	f := newFixture(t)
 	secretMode := func(t *testing.T) {
 		fi, err := os.Stat(f.secret)

@@ -340,8 +340,19 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	}
 	s = withDefaults(s)
 
-	home, err := os.MkdirTemp("", "claw-sandbox-")
-	if err != nil {
+	p := takeWarm(l, sup.ns, s.Net.On(), s.Limits)
+	if p != nil {
+		defer func() {
+			if p != nil { // not run: an error below
+				p.discard()
+			}
+			refill() // after the action, so that it does not compete with it
+		}()
+	}
+	var home string
+	if p != nil {
+		home = p.home
+	} else if home, err = os.MkdirTemp("", "claw-sandbox-"); err != nil {
 		return Result{}, fmt.Errorf("sandbox home: %w", err)
 	}
 	defer os.RemoveAll(home)
@@ -401,21 +412,30 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		}
 	}
 
-	var cg *jobCgroup
-	if cgroupDetected.version != "" {
-		if cg, err = newJobCgroup(cgroupDetected, s.Limits); err != nil {
-			warnings = append(warnings, err.Error())
-			cg = nil
-		}
-	}
-
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	maxOut := s.MaxOutput
 	if s.Tool != "" && s.Tool != ToolShell {
 		maxOut = maxToolOutput
 	}
-	res, st, err := launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, cfg.Net)
+	var (
+		res Result
+		st  *child.Status
+		cg  *jobCgroup
+	)
+	if p != nil {
+		cg = p.cg
+		res, st, err = p.run(ctx, cfg, stdin, maxOut)
+		p = nil
+	} else {
+		if cgroupDetected.version != "" {
+			if cg, err = newJobCgroup(cgroupDetected, s.Limits); err != nil {
+				warnings = append(warnings, err.Error())
+				cg = nil
+			}
+		}
+		res, st, err = launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, cfg.Net)
+	}
 	if cg != nil {
 		go func() { // the namespace's processes are dying; retry briefly
 			for i := 0; i < 50; i++ {
@@ -487,69 +507,160 @@ func parseTool(out []byte) *ToolResult {
 
 // launch starts the child with the config, feeds it, waits, and collects.
 func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin []byte, maxOut int64, cg *jobCgroup, netOn bool) (Result, *child.Status, error) {
-	var res Result
-	cfgData, err := json.Marshal(cfg)
+	// Pdeathsig follows the thread that forked: keep it for the whole run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p, err := startProc(l, m, netOn, cg, false)
 	if err != nil {
-		return res, nil, err
+		return Result{}, nil, err
 	}
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return res, nil, err
-	}
-	defer cfgR.Close()
-	defer cfgW.Close()
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		return res, nil, err
-	}
-	defer stR.Close()
-	defer stW.Close()
+	return p.run(ctx, cfg, stdin, maxOut)
+}
 
-	stdout, stderr := newCapture(maxOut), newCapture(maxOut)
-	cmd := &exec.Cmd{
+// proc is a started child that waits for its config on its config pipe:
+// until it gets one it has done nothing but enter its namespaces (and,
+// with cgroups, its job cgroup).
+type proc struct {
+	cmd            *exec.Cmd
+	l              launcher
+	m              nsMode
+	netOn          bool
+	cg             *jobCgroup
+	cgLimits       Limits // what the job cgroup was created with
+	home           string // a prestarted child's private home directory
+	cfgW, stR      *os.File
+	stdinW         *os.File
+	stdout, stderr *capture
+	start          time.Time
+	done           chan struct{} // closed when the child has been waited for
+}
+
+// startProc starts the child. The calling goroutine must hold its OS
+// thread (runtime.LockOSThread) until the child has been waited for: the
+// child's parent-death signal fires when that thread ends. A prestarted
+// child is told so: it prepares what it can while it waits.
+func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool) (*proc, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	cfgR, cfgW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	stR, stW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW,
+		stdout: newCapture(DefaultMaxOutput), stderr: newCapture(DefaultMaxOutput), done: make(chan struct{})}
+	args := []string{l.argv0, child.EntrySandbox}
+	if prestarted {
+		args = append(args, child.ArgPrestarted)
+	}
+	p.cmd = &exec.Cmd{
 		Path:        l.path,
-		Args:        []string{l.argv0, child.EntrySandbox},
+		Args:        args,
 		Env:         []string{},
 		Dir:         "/",
-		Stdout:      stdout,
-		Stderr:      stderr,
+		Stdin:       inR,
+		Stdout:      p.stdout,
+		Stderr:      p.stderr,
 		ExtraFiles:  []*os.File{cfgR, stW},
 		SysProcAttr: m.sysProcAttr(netOn),
 		WaitDelay:   500 * time.Millisecond,
 	}
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	// Pdeathsig follows the thread that forked: keep it for the whole run.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return res, nil, fmt.Errorf("%w: %w: %v", ErrUnavailable, errStart, err)
+	p.start = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: %w: %v", ErrUnavailable, errStart, err)
 	}
 	cfgR.Close()
 	stW.Close()
-	pid := cmd.Process.Pid
-	kill := func() {
-		syscall.Kill(pid, syscall.SIGKILL)  // PID 1 of the namespace: takes everyone
-		syscall.Kill(-pid, syscall.SIGKILL) // the session's group, without a PID namespace
-		cg.kill()                           // whatever left the session, without a PID namespace
+	inR.Close()
+	if err := cg.add(p.cmd.Process.Pid); err != nil {
+		p.discard()
+		return nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
 	}
-	if err := cg.add(pid); err != nil {
-		kill()
-		cmd.Wait()
-		return res, nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
+	return p, nil
+}
+
+// kill ends the child and everything it started.
+func (p *proc) kill() {
+	pid := p.cmd.Process.Pid
+	syscall.Kill(pid, syscall.SIGKILL)  // PID 1 of the namespace: takes everyone
+	syscall.Kill(-pid, syscall.SIGKILL) // the session's group, without a PID namespace
+	p.cg.kill()                         // whatever left the session, without a PID namespace
+}
+
+// alive reports whether the child has not exited, without reaping it.
+func (p *proc) alive() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo == 0
+}
+
+// discard kills a child that will not run anything and cleans up after it.
+func (p *proc) discard() {
+	p.kill()
+	p.cfgW.Close()
+	p.stdinW.Close()
+	p.cmd.Wait()
+	p.stR.Close()
+	close(p.done)
+	p.cg.remove()
+	if p.home != "" {
+		os.RemoveAll(p.home)
 	}
+}
+
+// run hands the child its config and stdin, waits for it, and collects
+// what happened.
+func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut int64) (Result, *child.Status, error) {
+	var res Result
+	defer close(p.done)
+	defer p.stR.Close()
+	defer p.cfgW.Close()
+	cfgData, err := json.Marshal(cfg)
+	if err != nil {
+		p.kill()
+		p.stdinW.Close()
+		p.cmd.Wait()
+		return res, nil, err
+	}
+	p.stdout.setMax(maxOut)
+	p.stderr.setMax(maxOut)
 	go func() {
-		cfgW.Write(cfgData) // the child waits for this before doing anything
-		cfgW.Close()
+		p.cfgW.Write(cfgData) // the child waits for this before doing anything
+		p.cfgW.Close()
+	}()
+	go func() {
+		if len(stdin) > 0 {
+			p.stdinW.Write(stdin) // fails with EPIPE when the command does not read it all
+		}
+		p.stdinW.Close()
 	}()
 	statusCh := make(chan [2]*child.Status, 1)
 	go func() {
 		// the setup line ("ready", "probe" or a failure) and, when the child
 		// stayed init, the command's "exit" line or a later failure
 		var setup, last *child.Status
-		sc := bufio.NewScanner(io.LimitReader(stR, 64<<10))
+		sc := bufio.NewScanner(io.LimitReader(p.stR, 64<<10))
 		for sc.Scan() {
 			var s child.Status
 			if json.Unmarshal(sc.Bytes(), &s) != nil {
@@ -567,14 +678,14 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 	go func() {
 		select {
 		case <-ctx.Done():
-			kill()
+			p.kill()
 		case <-done:
 		}
 	}()
-	werr := cmd.Wait()
+	werr := p.cmd.Wait()
 	close(done)
-	kill() // nothing of the tree may outlive the action
-	res.Duration = time.Since(start)
+	p.kill() // nothing of the tree may outlive the action
+	res.Duration = time.Since(p.start)
 	sts := <-statusCh
 	st := sts[0]
 	if sts[1] != nil && sts[1].Stage != "exit" {
@@ -586,7 +697,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 			return res, st, fmt.Errorf("waiting for the sandbox: %w", werr)
 		}
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		switch {
 		case ws.Signaled():
 			res.Signal = unix.SignalName(ws.Signal())
@@ -601,10 +712,10 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 			res.Signal = unix.SignalName(syscall.Signal(ex.Signal))
 		}
 	}
-	res.Stdout, res.StdoutTruncated = stdout.bytes()
-	res.Stderr, res.StderrTruncated = stderr.bytes()
-	res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
-	so, se := stdout.sum(), stderr.sum()
+	res.Stdout, res.StdoutTruncated = p.stdout.bytes()
+	res.Stderr, res.StderrTruncated = p.stderr.bytes()
+	res.StdoutBytes, res.StderrBytes = p.stdout.total, p.stderr.total
+	so, se := p.stdout.sum(), p.stderr.sum()
 	res.StdoutSHA256, res.StderrSHA256 = hex.EncodeToString(so), hex.EncodeToString(se)
 	both := sha256.Sum256(append(append([]byte{}, so...), se...))
 	res.OutputSHA256 = hex.EncodeToString(both[:])

@@ -32,6 +32,9 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: not started by the executor")
 		return CodeSetup
 	}
+	if len(args) > 0 && args[0] == ArgPrestarted {
+		warmDecoder()
+	}
 	c, err := DecodeConfig(cf)
 	cf.Close()
 	if err != nil {
@@ -301,7 +304,8 @@ func credentials(c *Config, st *Status) error {
 		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbits, 0, 0, 0); err != nil {
 			return fmt.Errorf("securebits: %w", err)
 		}
-		for i := 0; i <= lastCap(); i++ {
+		last := lastCap() // read once: it is a file in /proc
+		for i := 0; i <= last; i++ {
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(i), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 				return fmt.Errorf("drop bounding capability %d: %w", i, err)
 			}

@@ -24,6 +24,16 @@ const (
 	EntryTool    = "__sandbox-tool"
 )
 
+// ArgPrestarted follows EntrySandbox when the child was started ahead of
+// its action: it has time to prepare while it waits for its config.
+const ArgPrestarted = "prestarted"
+
+// warmDecoder decodes a small config once, so that the reflection work
+// of the JSON decoder is done before the real config arrives.
+func warmDecoder() {
+	ParseConfig([]byte(`{"mode":"exec","argv":["x"],"env":["A=B"],"dir":"/","ro":["/"],"rw":["/tmp"],"dev":["/dev/null"],"min_abi":0,"uid":-1,"gid":-1,"rlimits":[{"resource":0,"max":1}],"bpf":"AAAAAAAAAAA="}`))
+}
+
 // File descriptors the parent hands the child.
 const (
 	ConfigFD = 3 // the Config, JSON, then EOF

@@ -1,0 +1,149 @@
+package executor
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A warm child: Prestart keeps one sandbox child started ahead of the next
+// Run, so an action does not wait for the clone into new namespaces, the
+// id maps, the cgroup attach and the helper's own start (about half of a
+// spawn). The child has done nothing else: it has no config, no
+// confinement and no command until Run hands it an action, after which it
+// confines itself exactly like a child started on demand. It is used once.
+// Only actions without a network grant take it (it was cloned into a new
+// network namespace); the others start their child on demand.
+
+// warmTaken counts the actions that ran in a prestarted child.
+var warmTaken atomic.Int64
+
+var warm struct {
+	sync.Mutex
+	users int        // Prestart calls not yet matched by StopPrestart
+	next  chan *proc // a child being started or ready; nil when none
+}
+
+// Prestart makes Run keep one sandbox child started ahead of the next
+// action, for long-lived programs (the agent REPL, the daemon, the MCP
+// proxy). A short-lived program should not call it: the child would be
+// started for nothing. Each call must be matched by one StopPrestart;
+// the child is kept while any caller wants it.
+func Prestart() {
+	warm.Lock()
+	warm.users++
+	warm.Unlock()
+	refill()
+}
+
+// StopPrestart undoes one Prestart. When no caller wants a prestarted
+// child any more, the one kept (if any) is killed, with its home
+// directory and cgroup.
+func StopPrestart() {
+	warm.Lock()
+	if warm.users > 0 {
+		warm.users--
+	}
+	var ch chan *proc
+	if warm.users == 0 {
+		ch, warm.next = warm.next, nil
+	}
+	warm.Unlock()
+	if ch != nil {
+		if p := <-ch; p != nil {
+			p.discard()
+		}
+	}
+}
+
+// refill starts the next warm child, unless one is on its way.
+func refill() {
+	warm.Lock()
+	defer warm.Unlock()
+	if warm.users == 0 || warm.next != nil {
+		return
+	}
+	ch := make(chan *proc, 1)
+	warm.next = ch
+	go spawnWarm(ch)
+}
+
+// spawnWarm starts a child and holds its OS thread until the child has
+// been waited for (its parent-death signal is tied to that thread).
+func spawnWarm(ch chan<- *proc) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sup := fastSupport()
+	if checkedReady.Load() {
+		sup = Check()
+	}
+	l, err := findHelper()
+	if err != nil || sup.Require(DefaultMinLandlockABI) != nil {
+		ch <- nil
+		return
+	}
+	limits := withDefaults(Spec{}).Limits
+	cgroupOnce.Do(func() { cgroupDetected = detectCgroup() })
+	var cg *jobCgroup
+	if cgroupDetected.version != "" {
+		if cg, err = newJobCgroup(cgroupDetected, limits); err != nil {
+			ch <- nil // Run starts one on demand and reports why
+			return
+		}
+	}
+	home, err := os.MkdirTemp("", "claw-sandbox-")
+	if err != nil {
+		cg.remove()
+		ch <- nil
+		return
+	}
+	p, err := startProc(l, sup.ns, false, cg, true)
+	if err != nil {
+		cg.remove()
+		os.RemoveAll(home)
+		ch <- nil
+		return
+	}
+	p.cgLimits, p.home = limits, home
+	ch <- p
+	<-p.done
+}
+
+// takeWarm returns the warm child when it fits the action (same helper,
+// same namespaces, no network). A child still starting is waited for: it
+// is further along than a new one would be. The next one is started when
+// the action is over (Run calls refill), so that it does not compete with
+// the action for the CPUs.
+func takeWarm(l launcher, m nsMode, netOn bool, limits Limits) *proc {
+	if netOn {
+		return nil
+	}
+	warm.Lock()
+	ch := warm.next
+	if ch != nil {
+		warm.next = nil
+	}
+	warm.Unlock()
+	if ch == nil {
+		return nil
+	}
+	p := <-ch
+	if p == nil {
+		return nil
+	}
+	if p.l != l || p.m != m || p.netOn || !p.alive() {
+		p.discard()
+		return nil
+	}
+	if limits != p.cgLimits {
+		if err := p.cg.setLimits(limits); err != nil {
+			p.discard()
+			return nil
+		}
+	}
+	p.start = time.Now()
+	warmTaken.Add(1)
+	return p
+}

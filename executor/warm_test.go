@@ -1,0 +1,141 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// prestarted runs f with Prestart on and fails unless every Run in it
+// took a prestarted child.
+func prestarted(t *testing.T, runs int64, f func()) {
+	t.Helper()
+	Prestart()
+	defer StopPrestart()
+	before := warmTaken.Load()
+	f()
+	if n := warmTaken.Load() - before; n != runs {
+		t.Fatalf("%d of %d runs took a prestarted child", n, runs)
+	}
+}
+
+func TestPrestartedConfinement(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	t.Setenv("CLAW_TEST_API_KEY", "sk-planted-prestart-0123456789")
+	prestarted(t, 2, func() {
+		res := run(t, f.spec("bash", "-c", "grep -E '^(Seccomp|NoNewPrivs|CapEff|CapBnd):' /proc/self/status; env; echo > "+filepath.Join(f.outside, "x")+" || echo denied"))
+		out := string(res.Stdout)
+		for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "denied"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("missing %q in:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "sk-planted") {
+			t.Error("the planted key reached the prestarted child")
+		}
+		absent(t, filepath.Join(f.outside, "x"))
+		if res.Sandbox.LandlockABI == 0 || !res.Sandbox.Seccomp || !res.Sandbox.ReadOnlyFS || !res.Sandbox.FreshProc {
+			t.Errorf("applied: %+v", res.Sandbox)
+		}
+
+		// a tool, with its JSON arguments on stdin
+		b, _ := json.Marshal(map[string]any{"path": filepath.Join(f.ws, "f.txt")})
+		res = run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
+		if res.Tool == nil || res.Tool.Error != "" || !strings.Contains(string(res.Tool.Payload), "workspace file") {
+			t.Errorf("file_read in a prestarted child: %+v stderr %q", res.Tool, res.Stderr)
+		}
+	})
+}
+
+func TestPrestartedTimeoutKillsTree(t *testing.T) {
+	requireSandbox(t)
+	prestarted(t, 1, func() {
+		res, err := Run(context.Background(), Spec{Argv: bash("setsid sleep 1003.1 & (sleep 1003.2 &); sleep 1003.3"), Timeout: time.Second})
+		if err != nil || !res.TimedOut {
+			t.Fatalf("not timed out: %+v %v", res, err)
+		}
+	})
+	if s := survivors("1003."); len(s) > 0 {
+		t.Fatalf("survivors: %v", s)
+	}
+}
+
+// TestStopPrestart leaves no child, home directory or cgroup behind, and
+// a network action never takes the prestarted child (it has no network
+// namespace of its own to give up).
+func TestStopPrestart(t *testing.T) {
+	requireSandbox(t)
+	homes := func() map[string]bool {
+		m := map[string]bool{}
+		ds, _ := filepath.Glob(filepath.Join(os.TempDir(), "claw-sandbox-*"))
+		for _, d := range ds {
+			m[d] = true
+		}
+		return m
+	}
+	before := homes()
+	Prestart()
+	warm.Lock()
+	ch := warm.next
+	warm.Unlock()
+	p := <-ch // wait for it, then hand it back
+	if p == nil {
+		t.Fatal("no prestarted child")
+	}
+	pid := p.cmd.Process.Pid
+	cg := p.cg
+	ch <- p
+	n := warmTaken.Load()
+	res := run(t, Spec{Argv: []string{"/bin/true"}, Net: Net{Ports: []uint16{443}}})
+	if res.ExitCode != 0 || warmTaken.Load() != n {
+		t.Fatalf("network action: exit %d, took prestarted: %v", res.ExitCode, warmTaken.Load() != n)
+	}
+	StopPrestart()
+	if p.alive() {
+		t.Errorf("prestarted child %d still alive", pid)
+	}
+	for d := range homes() {
+		if !before[d] {
+			t.Errorf("left behind: %s", d)
+		}
+	}
+	if cg != nil {
+		for _, d := range cg.dirs {
+			if _, err := os.Stat(d); err == nil {
+				t.Errorf("left behind: %s", d)
+			}
+		}
+	}
+}
+
+// TestPrestartedLimits: an action with limits other than the defaults the
+// prestarted child's cgroup was made with gets its own.
+func TestPrestartedLimits(t *testing.T) {
+	requireSandbox(t)
+	if Check().Cgroup == "" {
+		t.Skip("no delegated cgroup here")
+	}
+	l, err := findHelper()
+	must(t, err)
+	Prestart()
+	defer StopPrestart()
+	limits := withDefaults(Spec{Limits: Limits{Processes: 8}}).Limits
+	p := takeWarm(l, Check().ns, false, limits)
+	if p == nil {
+		t.Fatal("no prestarted child")
+	}
+	defer p.discard()
+	if p.cg == nil {
+		t.Fatal("prestarted child has no cgroup")
+	}
+	b, err := os.ReadFile(filepath.Join(p.cg.dirs[0], "pids.max"))
+	must(t, err)
+	if got := strings.TrimSpace(string(b)); got != "8" {
+		t.Fatalf("pids.max = %s, want 8", got)
+	}
+}
