@@ -15,6 +15,7 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/logx"
 )
@@ -54,6 +55,9 @@ type runtimeOptions struct {
 	// log receives the structured events; nil means the CLAW_LOG logger
 	// (startLogger).
 	log *slog.Logger
+	// prestart keeps a sandbox child started ahead of the next action
+	// (long-lived channels: the REPL and the daemon).
+	prestart bool
 }
 
 // newAgentRuntime opens config, gate, receipts, broker (with the given
@@ -68,6 +72,10 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	fail := func(err error) (*agentRuntime, error) {
 		rt.Close()
 		return nil, err
+	}
+	if ro.prestart {
+		executor.Prestart()
+		rt.closers = append(rt.closers, executor.StopPrestart)
 	}
 	var store *memory.Store
 	b, closeBroker, err := openBroker(ctx, g, o, func(c *broker.Config, e *env) {

@@ -240,6 +240,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	defer in.Close()
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", &replApprover{in: in, out: g.stderr}, func(ro *runtimeOptions) {
 		ro.askUser = in.askUser(g.stderr)
+		ro.prestart = true
 	})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/logx"
@@ -182,6 +183,8 @@ EXIT STATUS
 				return err
 			}
 			defer closeLog()
+			executor.Prestart() // a long-lived server: keep a sandbox child ready
+			defer executor.StopPrestart()
 			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr), Conversation: mcpConversation("serve")})
 			return runMCP(ctx, g, s)
 		},

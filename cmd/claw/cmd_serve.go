@@ -337,6 +337,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	open := func(ctx context.Context) (*agentRuntime, error) {
 		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) {
 			ro.log = log
+			ro.prestart = true
 			ro.onDecision = func(d time.Duration) {
 				if m := metrics.Load(); m != nil {
 					m.ObserveDecision(d)
