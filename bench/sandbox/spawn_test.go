@@ -49,8 +49,9 @@ func TestMain(m *testing.M) {
 }
 
 type contender struct {
-	name string
-	run  func() error
+	name   string
+	run    func() error
+	before func() // untimed, before each run
 }
 
 func plainTrue() error { return exec.Command("/bin/true").Run() }
@@ -130,6 +131,9 @@ func measure(t *testing.T, n int, cs []contender) map[string]stats {
 	t.Helper()
 	for _, c := range cs {
 		for range 5 {
+			if c.before != nil {
+				c.before()
+			}
 			if err := c.run(); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -139,6 +143,9 @@ func measure(t *testing.T, n int, cs []contender) map[string]stats {
 	cpu := make(map[string][]time.Duration)
 	for range n {
 		for _, c := range cs {
+			if c.before != nil {
+				c.before()
+			}
 			c0 := childCPU()
 			start := time.Now()
 			if err := c.run(); err != nil {
@@ -151,6 +158,17 @@ func measure(t *testing.T, n int, cs []contender) map[string]stats {
 	out := map[string]stats{}
 	for k, v := range ds {
 		out[k] = summarize(v, cpu[k])
+	}
+	return out
+}
+
+// measureRuns runs each contender n times in a row (after warm-ups),
+// one contender after the other.
+func measureRuns(t *testing.T, n int, cs []contender) map[string]stats {
+	t.Helper()
+	out := map[string]stats{}
+	for _, c := range cs {
+		out[c.name] = measure(t, n, []contender{c})[c.name]
 	}
 	return out
 }
@@ -172,10 +190,17 @@ func TestSpawnReport(t *testing.T) {
 	_, err := exec.LookPath("bwrap")
 	haveBwrap := err == nil
 
-	warm := []contender{{"plain fork/exec /bin/true", plainTrue}, {"claw sandbox (helper)", sandboxTrue}}
+	// the helper started on demand; then with a child started ahead of the
+	// action (executor.Prestart, what the long-lived programs use), given
+	// the moment a real agent leaves between two actions to get it ready
+	cold := func() { executor.StopPrestart() }
+	prestarted := func() { executor.Prestart(); time.Sleep(20 * time.Millisecond) }
+	warm := []contender{{name: "plain fork/exec /bin/true", run: plainTrue, before: cold},
+		{name: "claw sandbox (helper, started on demand)", run: sandboxTrue},
+		{name: "claw sandbox (helper, child prestarted)", run: sandboxTrue, before: prestarted}}
 	if haveBwrap {
-		warm = append(warm, contender{"bwrap --ro-bind / / --dev /dev --proc /proc", bwrapTrue},
-			contender{"bwrap --unshare-all --die-with-parent --new-session (same binds)", bwrapAll})
+		warm = append(warm, contender{name: "bwrap --ro-bind / / --dev /dev --proc /proc", run: bwrapTrue, before: cold},
+			contender{name: "bwrap --unshare-all --die-with-parent --new-session (same binds)", run: bwrapAll})
 	}
 	// the self-exec fallback: this test binary re-executed as the child
 	selfTrue := func() error {
@@ -183,7 +208,7 @@ func TestSpawnReport(t *testing.T) {
 		defer executor.SetHelper(filepath.Join(helperDir, executor.HelperName))
 		return sandboxTrue()
 	}
-	warm = append(warm, contender{"claw sandbox (self re-exec, test binary)", selfTrue})
+	warm = append(warm, contender{name: "claw sandbox (self re-exec, test binary)", run: selfTrue})
 	var b strings.Builder
 	report := func(title string, cs []contender, res map[string]stats) {
 		fmt.Fprintf(&b, "\n%s (n=%d each, interleaved)\n\n", title, n)
@@ -201,17 +226,28 @@ func TestSpawnReport(t *testing.T) {
 	}
 	report("Warm Go process: Start→Wait of /bin/true", warm, measure(t, n, warm))
 
+	// back to back: the next child is started while the current action
+	// runs, so on two CPUs the two compete
+	executor.Prestart()
+	b2b := []contender{{name: "plain fork/exec /bin/true", run: plainTrue},
+		{name: "claw sandbox (helper, child prestarted), back to back", run: sandboxTrue}}
+	if haveBwrap {
+		b2b = append(b2b, contender{name: "bwrap --ro-bind / / --dev /dev --proc /proc", run: bwrapTrue})
+	}
+	report("Warm Go process, actions back to back", b2b, measureRuns(t, n, b2b))
+	executor.StopPrestart()
+
 	if bin := os.Getenv("CLAW_BIN"); bin != "" {
 		withHelper := filepath.Join(filepath.Dir(bin), executor.HelperName)
 		whole := []contender{
-			{"/bin/true", plainTrue},
-			{"claw sandbox run -- /bin/true", func() error { return exec.Command(bin, "sandbox", "run", "--", "/bin/true").Run() }},
+			{name: "/bin/true", run: plainTrue},
+			{name: "claw sandbox run -- /bin/true", run: func() error { return exec.Command(bin, "sandbox", "run", "--", "/bin/true").Run() }},
 		}
 		if _, err := os.Stat(withHelper); err != nil {
 			t.Logf("no %s next to %s: the whole-process row measures the self re-exec", executor.HelperName, bin)
 		}
 		if haveBwrap {
-			whole = append(whole, contender{"bwrap --ro-bind / / --dev /dev --proc /proc", bwrapTrue})
+			whole = append(whole, contender{name: "bwrap --ro-bind / / --dev /dev --proc /proc", run: bwrapTrue})
 		}
 		report("Whole processes (the CLI, cold: includes claw's start and its kernel probe)", whole, measure(t, max(n/4, 20), whole))
 	}

@@ -17,28 +17,48 @@ import (
 // BenchmarkFileRead is the broker's whole overhead for one file_read:
 // gate decision, durable decision receipt, sandbox spawn with the in-sandbox
 // tool, outcome receipt. It reports p50 and p99 per action. The sandbox
-// child is the claw-sandbox helper, as make installs it.
+// child is the claw-sandbox helper, as make installs it. Three ways:
+// the child started on demand; started ahead (executor.Prestart, what the
+// REPL and the daemon do) with a pause between actions standing for the
+// model's turn (not timed); and started ahead with actions back to back,
+// where the next child starts while the broker writes receipts.
 //
 //	go test -run '^$' -bench FileRead -benchtime 300x ./internal/broker
 func BenchmarkFileRead(b *testing.B) {
-	benchAction(b, func(r *rig) gate.Action {
-		p := filepath.Join(r.ws, "notes.txt")
-		if err := os.WriteFile(p, []byte("hello\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		return gate.Action{Tool: "file_read", Args: map[string]any{"path": "notes.txt"}}
-	})
+	for _, m := range []struct {
+		name     string
+		prestart bool
+		pause    time.Duration
+	}{
+		{"on-demand", false, 0},
+		{"prestarted", true, 20 * time.Millisecond},
+		{"prestarted-back-to-back", true, 0},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			if m.prestart {
+				executor.Prestart()
+				defer executor.StopPrestart()
+			}
+			benchAction(b, m.pause, func(r *rig) gate.Action {
+				p := filepath.Join(r.ws, "notes.txt")
+				if err := os.WriteFile(p, []byte("hello\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				return gate.Action{Tool: "file_read", Args: map[string]any{"path": "notes.txt"}}
+			})
+		})
+	}
 }
 
 // BenchmarkTime is the same path for an in-process tool: no sandbox
 // spawn, so it is the gate plus two durable receipts.
 func BenchmarkTime(b *testing.B) {
-	benchAction(b, func(r *rig) gate.Action {
+	benchAction(b, 0, func(r *rig) gate.Action {
 		return gate.Action{Tool: "time", Args: map[string]any{}}
 	})
 }
 
-func benchAction(b *testing.B, setup func(*rig) gate.Action) {
+func benchAction(b *testing.B, pause time.Duration, setup func(*rig) gate.Action) {
 	requireSandbox(b)
 	// The sandbox child as installed: the small helper next to claw, not
 	// this (large) test binary re-executed.
@@ -65,6 +85,11 @@ func benchAction(b *testing.B, setup func(*rig) gate.Action) {
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
 		start := time.Now()
 		out, err := r.b.Invoke(ctx, a, "bench")
 		d = append(d, time.Since(start))
