@@ -393,6 +393,9 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
 		cfg.Exe = t.path
 		stdin = s.Args
+		// The cgo-free helper can confine every one of its threads and
+		// run the tool itself, without starting a second program.
+		cfg.InProcess = !t.self && t == l && cfg.MountProc && sup.Seccomp && sup.LandlockABI > 0
 	}
 	cfg.RO = append(systemReadPaths(), s.Read...)
 	if cfg.MountProc {
@@ -462,6 +465,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		res.Sandbox.ReadOnlyFS = st.Mount
 		res.Sandbox.FreshProc = st.Proc
 		res.Sandbox.UID = st.UID
+		res.Sandbox.ToolInProcess = cfg.InProcess
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.TimedOut = true

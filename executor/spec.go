@@ -142,8 +142,12 @@ type Applied struct {
 	FreshProc   bool     `json:"fresh_proc"`
 	Cgroup      string   `json:"cgroup,omitempty"` // "v1", "v2" or empty
 	UID         int      `json:"uid"`
-	Degraded    bool     `json:"degraded,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
+	// ToolInProcess: the tool ran in the sandbox's init process, every
+	// thread of which was confined and checked, instead of a second
+	// program it started.
+	ToolInProcess bool     `json:"tool_in_process,omitempty"`
+	Degraded      bool     `json:"degraded,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // ToolResult is the outcome of an in-sandbox tool.

@@ -139,3 +139,37 @@ func TestPrestartedLimits(t *testing.T) {
 		t.Fatalf("pids.max = %s, want 8", got)
 	}
 }
+
+// TestToolInProcess: with the cgo-free helper a file tool runs in the
+// sandbox's init process, confined on every thread; with the self-exec
+// fallback (cgo) it runs as a second program, as before.
+func TestToolInProcess(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	read := func(path string) Result {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"path": path})
+		return run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
+	}
+	res := read(filepath.Join(f.ws, "f.txt"))
+	if !res.Sandbox.ToolInProcess || res.Tool == nil || res.Tool.Error != "" || !strings.Contains(string(res.Tool.Payload), "workspace file") {
+		t.Fatalf("helper: in process %v, tool %+v, stderr %q", res.Sandbox.ToolInProcess, res.Tool, res.Stderr)
+	}
+	for _, p := range []string{f.secret, f.key, "/etc/shadow"} {
+		if res := read(p); res.Tool == nil || res.Tool.Error == "" || strings.Contains(string(res.Tool.Payload), "TOP-SECRET") {
+			t.Errorf("read %s in process: %+v", p, res.Tool)
+		}
+	}
+	// the tool is the namespace's init: its environment is the helper's,
+	// which is empty
+	t.Setenv("CLAW_TEST_API_KEY", "sk-planted-inprocess-0123456789")
+	if res := read("/proc/1/environ"); res.Tool == nil || strings.Contains(string(res.Tool.Payload), "sk-planted") {
+		t.Errorf("read /proc/1/environ in process: %+v", res.Tool)
+	}
+	SetHelper("")
+	defer SetHelper(filepath.Join(testBin, HelperName))
+	res = read(filepath.Join(f.ws, "f.txt"))
+	if res.Sandbox.ToolInProcess || res.Tool == nil || res.Tool.Error != "" {
+		t.Fatalf("self-exec: in process %v, tool %+v, stderr %q", res.Sandbox.ToolInProcess, res.Tool, res.Stderr)
+	}
+}

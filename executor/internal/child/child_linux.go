@@ -55,6 +55,9 @@ func Main(args []string) int {
 	}
 	st.Stage = "ready"
 	writeStatus(status, st)
+	if c.InProcess {
+		return toolHere(c, status)
+	}
 	if os.Getpid() == 1 {
 		return initMain(c, status)
 	}
@@ -112,6 +115,50 @@ func initMain(c *Config, status *os.File) int {
 		writeStatus(status, ex)
 		return ex.Exit
 	}
+}
+
+// toolHere runs the tool in this process, every thread of which setup
+// confined, and reports its status like a command's.
+func toolHere(c *Config, status *os.File) int {
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	code := ToolMain(c.Argv[2:])
+	writeStatus(status, Status{Stage: "exit", UID: -1, Exit: code})
+	return code
+}
+
+// threadSyscall makes a per-thread change on this thread, or on every
+// thread of the process when all is set (a tool that runs in the child
+// itself: the Go runtime may run it on any thread).
+func threadSyscall(all bool, trap, a1, a2, a3 uintptr) syscall.Errno {
+	var e syscall.Errno
+	if all {
+		_, _, e = syscall.AllThreadsSyscall(trap, a1, a2, a3)
+	} else {
+		_, _, e = unix.Syscall(trap, a1, a2, a3)
+	}
+	return e
+}
+
+// checkThreads verifies, from /proc, that every thread of the process has
+// the seccomp filter, no_new_privs and no capabilities, before a tool
+// runs in it.
+func checkThreads() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/status")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"\nSeccomp:\t2\n", "\nNoNewPrivs:\t1\n", "\nCapPrm:\t0000000000000000\n", "\nCapEff:\t0000000000000000\n", "\nCapBnd:\t0000000000000000\n"} {
+			if !strings.Contains(string(b), want) {
+				return fmt.Errorf("thread %s is not confined: no %q", t.Name(), strings.TrimSpace(want))
+			}
+		}
+	}
+	return nil
 }
 
 type stepError struct {
@@ -185,24 +232,33 @@ func setup(c *Config) (Status, error) {
 	default:
 		return st, fail("landlock", fmt.Errorf("landlock ABI %d is below the required %d", abi, c.MinABI))
 	}
-	if err := credentials(c, &st); err != nil {
+	all := c.InProcess
+	if all && (rs < 0 || len(c.BPF) == 0 || !c.MountProc) {
+		return st, fail("threads", errors.New("a tool runs in the child only with Landlock, seccomp and a fresh /proc"))
+	}
+	if err := credentials(c, &st, all); err != nil {
 		return st, fail("credentials", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return st, fail("no_new_privs", err)
+	if e := threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
+		return st, fail("no_new_privs", e)
 	}
 	if rs >= 0 {
-		if err := landlockRestrict(rs); err != nil {
+		if err := landlockRestrict(rs, all); err != nil {
 			return st, fail("landlock", err)
 		}
 		st.ABI = abi
 	}
 	if len(c.BPF) > 0 {
-		if err := loadSeccomp(c.BPF); err != nil {
+		if err := loadSeccomp(c.BPF, all); err != nil {
 			return st, fail("seccomp", err)
 		}
 	} else if !c.Degraded {
 		return st, fail("seccomp", errors.New("no seccomp program"))
+	}
+	if all {
+		if err := checkThreads(); err != nil {
+			return st, fail("threads", err)
+		}
 	}
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return st, fail("close_range", err)
@@ -280,19 +336,23 @@ func remount(c *Config) error {
 // credentials switches to the configured uid/gid and drops every
 // capability: the bounding and ambient sets are emptied and securebits
 // locked so that executing anything, even as uid 0, grants nothing.
-func credentials(c *Config, st *Status) error {
+func credentials(c *Config, st *Status, all bool) error {
+	setgroups, setresgid, setresuid := unix.Setgroups, unix.Setresgid, unix.Setresuid
+	if all { // the syscall package changes every thread
+		setgroups, setresgid, setresuid = syscall.Setgroups, syscall.Setresgid, syscall.Setresuid
+	}
 	if c.GID >= 0 {
-		if err := unix.Setgroups([]int{c.GID}); err != nil {
+		if err := setgroups([]int{c.GID}); err != nil {
 			return fmt.Errorf("setgroups: %w", err)
 		}
-		if err := unix.Setresgid(c.GID, c.GID, c.GID); err != nil {
+		if err := setresgid(c.GID, c.GID, c.GID); err != nil {
 			return fmt.Errorf("setgid: %w", err)
 		}
 	}
 	// keep capabilities across setuid long enough to drop them explicitly
-	_ = unix.Prctl(unix.PR_SET_KEEPCAPS, 1, 0, 0, 0)
+	_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_KEEPCAPS, 1, 0)
 	if c.UID >= 0 {
-		if err := unix.Setresuid(c.UID, c.UID, c.UID); err != nil {
+		if err := setresuid(c.UID, c.UID, c.UID); err != nil {
 			return fmt.Errorf("setuid: %w", err)
 		}
 	}
@@ -301,22 +361,24 @@ func credentials(c *Config, st *Status) error {
 	const secbits = 0x2f // NOROOT|NOROOT_LOCKED|NO_SETUID_FIXUP|NO_SETUID_FIXUP_LOCKED|KEEP_CAPS_LOCKED
 	hasSetpcap := haveCap(unix.CAP_SETPCAP)
 	if hasSetpcap {
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbits, 0, 0, 0); err != nil {
-			return fmt.Errorf("securebits: %w", err)
+		if e := threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secbits, 0); e != 0 {
+			return fmt.Errorf("securebits: %w", e)
 		}
 		last := lastCap() // read once: it is a file in /proc
 		for i := 0; i <= last; i++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(i), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-				return fmt.Errorf("drop bounding capability %d: %w", i, err)
+			if e := threadSyscall(all, unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(i), 0); e != 0 && e != unix.EINVAL {
+				return fmt.Errorf("drop bounding capability %d: %w", i, e)
 			}
 		}
 	}
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
+	if e := threadSyscall(all, unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("capset: %w", e)
 	}
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
 	st.Caps = true
 	st.UID = unix.Getuid()
 	return nil
@@ -342,11 +404,20 @@ func lastCap() int {
 	return 63
 }
 
-// loadSeccomp installs a precompiled classic BPF program on this thread.
-func loadSeccomp(prog []byte) error {
+// loadSeccomp installs a precompiled classic BPF program on this thread,
+// or with all on every thread of the process (the kernel's TSYNC).
+func loadSeccomp(prog []byte, all bool) error {
 	fprog := unix.SockFprog{Len: uint16(len(prog) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&prog[0]))}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+	var flags uintptr
+	if all {
+		flags = unix.SECCOMP_FILTER_FLAG_TSYNC
+	}
+	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
 		return fmt.Errorf("seccomp(SET_MODE_FILTER): %w", e)
+	}
+	if r != 0 { // TSYNC: the id of a thread that could not be synchronised
+		return fmt.Errorf("seccomp(SET_MODE_FILTER): thread %d could not be synchronised", r)
 	}
 	runtime.KeepAlive(prog)
 	return nil

@@ -82,6 +82,11 @@ type Config struct {
 
 	BPF []byte `json:"bpf,omitempty"` // seccomp program (struct sock_filter array)
 
+	// InProcess runs the tool (Argv[2]) in the child itself, once every
+	// thread of it is confined, instead of executing Exe. Only a cgo-free
+	// child can confine all its threads; one that cannot fails closed.
+	InProcess bool `json:"in_process,omitempty"`
+
 	Path string `json:"-"` // resolved program, set by the child
 }
 

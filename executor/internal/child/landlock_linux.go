@@ -95,9 +95,9 @@ func landlockRuleset(c *Config, abi int) (int, error) {
 
 // landlockRestrict enforces the ruleset on the calling thread (and what it
 // executes). no_new_privs must be set.
-func landlockRestrict(rs int) error {
+func landlockRestrict(rs int, all bool) error {
 	defer unix.Close(rs)
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); e != 0 {
+	if e := threadSyscall(all, unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); e != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", e)
 	}
 	return nil
