@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,4 +81,39 @@ func BenchmarkCompile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDecideEach measures each action of the mix on its own.
+func BenchmarkDecideEach(b *testing.B) {
+	eng, c := benchEngine(b)
+	ctx := context.Background()
+	for i, a := range benchActions {
+		b.Run(fmt.Sprintf("%02d-%s", i, benchName(a)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := eng.Decide(ctx, a, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchName(a Action) string {
+	s := a.Tool
+	for _, k := range []string{"command", "path", "url"} {
+		if v, ok := a.Args[k].(string); ok {
+			s += "_" + v
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '/' {
+			return '_'
+		}
+		return r
+	}, s)
+	if len(s) > 30 {
+		s = s[:30]
+	}
+	return s
 }

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -394,17 +393,34 @@ var (
 )
 
 // parseResult converts the policy's result document, refusing anything
-// malformed.
+// malformed: it reads the document the way a strict JSON decoder would
+// (unknown fields and wrong types are errors; null leaves a field empty),
+// without a JSON round trip.
 func parseResult(v any) (Decision, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return Decision{}, fmt.Errorf("policy result: %w", err)
-	}
 	var d Decision
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return Decision{}, fmt.Errorf("malformed policy result: %w", err)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Decision{}, fmt.Errorf("malformed policy result: %T is not an object", v)
+	}
+	for k, fv := range m {
+		var err error
+		switch k {
+		case "decision":
+			err = resultString(fv, &d.Decision)
+		case "risk":
+			err = resultString(fv, &d.Risk)
+		case "policy_digest":
+			err = resultString(fv, &d.PolicyDigest)
+		case "reasons":
+			d.Reasons, err = resultReasons(fv)
+		case "sandbox":
+			err = resultSandbox(fv, &d.Sandbox)
+		default:
+			err = fmt.Errorf("unknown field %q", k)
+		}
+		if err != nil {
+			return Decision{}, fmt.Errorf("malformed policy result: %s: %w", k, err)
+		}
 	}
 	if !validDecisions[d.Decision] {
 		return Decision{}, fmt.Errorf("policy result has invalid decision %q", d.Decision)
@@ -427,6 +443,112 @@ func parseResult(v any) (Decision, error) {
 		d.Sandbox.Write = []string{}
 	}
 	return d, nil
+}
+
+func resultString(v any, dst *string) error {
+	switch s := v.(type) {
+	case nil:
+		return nil
+	case string:
+		*dst = s
+		return nil
+	}
+	return fmt.Errorf("%T is not a string", v)
+}
+
+// resultArray returns v as an array; null is an empty one.
+func resultArray(v any) ([]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%T is not an array", v)
+	}
+	return a, nil
+}
+
+func resultStrings(v any) ([]string, error) {
+	a, err := resultArray(v)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	out := make([]string, len(a))
+	for i, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("element %d: %T is not a string", i, e)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func resultReasons(v any) ([]Reason, error) {
+	a, err := resultArray(v)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	out := make([]Reason, len(a))
+	for i, e := range a {
+		if e == nil {
+			continue
+		}
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("reason %d: %T is not an object", i, e)
+		}
+		for k, fv := range m {
+			var err error
+			switch k {
+			case "id":
+				err = resultString(fv, &out[i].ID)
+			case "severity":
+				err = resultString(fv, &out[i].Severity)
+			case "msg":
+				err = resultString(fv, &out[i].Msg)
+			default:
+				err = fmt.Errorf("unknown field %q", k)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reason %d: %s: %w", i, k, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func resultSandbox(v any, sb *SandboxPlan) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%T is not an object", v)
+	}
+	for k, fv := range m {
+		var err error
+		switch k {
+		case "read":
+			sb.Read, err = resultStrings(fv)
+		case "write":
+			sb.Write, err = resultStrings(fv)
+		case "net":
+			switch b := fv.(type) {
+			case nil:
+			case bool:
+				sb.Net = b
+			default:
+				err = fmt.Errorf("%T is not a boolean", fv)
+			}
+		default:
+			err = fmt.Errorf("unknown field %q", k)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // enforceInvariants holds the design's invariants even against a faulty

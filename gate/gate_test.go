@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,14 @@ func TestMalformedResultsDeny(t *testing.T) {
 		{name: "bad risk", v: map[string]any{"decision": "allow", "risk": "none", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{}}},
 		{name: "no reasons", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{}, "sandbox": map[string]any{}}},
 		{name: "unknown field", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{}, "extra": 1}},
+		{name: "unknown reason field", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x", "extra": 1}}, "sandbox": map[string]any{}}},
+		{name: "reason not an object", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{"x"}, "sandbox": map[string]any{}}},
+		{name: "reason without id", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"msg": "x"}}, "sandbox": map[string]any{}}},
+		{name: "decision not a string", v: map[string]any{"decision": true, "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{}}},
+		{name: "sandbox read not a list", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{"read": "/"}}},
+		{name: "sandbox write element not a string", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{"write": []any{1}}}},
+		{name: "sandbox net not a boolean", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{"net": "yes"}}},
+		{name: "unknown sandbox field", v: map[string]any{"decision": "allow", "risk": "low", "reasons": []any{map[string]any{"id": "x"}}, "sandbox": map[string]any{"exec": true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +158,23 @@ func TestMalformedResultsDeny(t *testing.T) {
 				t.Fatal("parseResult accepted a malformed result")
 			}
 		})
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	d, err := parseResult(map[string]any{
+		"decision": "ask",
+		"risk":     "medium",
+		"reasons":  []any{map[string]any{"id": "cmd.rm.workspace", "severity": "medium", "msg": "m"}},
+		"sandbox":  map[string]any{"read": []any{"/ws"}, "write": nil, "net": true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Decision{Decision: Ask, Risk: "medium", Reasons: []Reason{{ID: "cmd.rm.workspace", Severity: "medium", Msg: "m"}},
+		Sandbox: SandboxPlan{Read: []string{"/ws"}, Write: []string{}, Net: true}}
+	if !reflect.DeepEqual(d, want) {
+		t.Fatalf("got %+v, want %+v", d, want)
 	}
 }
 
