@@ -69,7 +69,7 @@ detail(d) := d if {
 forbidden_cmds contains c if {
 	input.kind == "shell"
 	some c in cmds
-	c.name in cfg.forbidden_commands
+	c.name in forbidden_commands
 }
 
 forbidden_cmds contains c if {
@@ -77,7 +77,7 @@ forbidden_cmds contains c if {
 	some c in cmds
 	i := indexof(c.name, ".")
 	i > 0
-	substring(c.name, 0, i) in cfg.forbidden_commands
+	substring(c.name, 0, i) in forbidden_commands
 }
 
 # rm_in_workspace(c): an rm whose every path lies inside the workspace and

@@ -16,27 +16,40 @@ import data.claw.lib
 # make every rule depend on itself. Booleans count only when they are
 # exactly true (or, for workspace_only, exactly false).
 
-config_defaults := {
-	"workspace_only": true,
-	"forbidden_paths": [],
-	"read_paths": [],
-	"forbidden_commands": ["rm", "shutdown", "reboot", "mkfs", "dd"],
-	"allowed_commands": [],
-	"allowed_domains": [],
-	"passphrase_enabled": false,
-	"passphrase_for": [],
-	"allow_privilege_escalation": false,
-}
+# Each setting is read on its own, over its default: a whole-object merge
+# would be built again for every decision.
 
-cfg := object.union(config_defaults, data.claw.config) if {
-	is_object(data.claw.config)
-} else := config_defaults
+default workspace_only := true
 
-workspace_only if cfg.workspace_only != false
+workspace_only := false if data.claw.config.workspace_only == false
 
-passphrase_enabled if cfg.passphrase_enabled == true
+passphrase_enabled if data.claw.config.passphrase_enabled == true
 
-allow_privilege_escalation if cfg.allow_privilege_escalation == true
+allow_privilege_escalation if data.claw.config.allow_privilege_escalation == true
+
+default forbidden_paths := []
+
+forbidden_paths := data.claw.config.forbidden_paths
+
+default read_paths := []
+
+read_paths := data.claw.config.read_paths
+
+default forbidden_commands := ["rm", "shutdown", "reboot", "mkfs", "dd"]
+
+forbidden_commands := data.claw.config.forbidden_commands
+
+default allowed_commands := []
+
+allowed_commands := data.claw.config.allowed_commands
+
+default allowed_domains := []
+
+allowed_domains := data.claw.config.allowed_domains
+
+default passphrase_for := []
+
+passphrase_for := data.claw.config.passphrase_for
 
 # ---------------------------------------------------------------------------
 # Input accessors. Rules test input.kind and input.context.autonomy
@@ -45,9 +58,7 @@ allow_privilege_escalation if cfg.allow_privilege_escalation == true
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-known_kinds := {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
-
-kind_known if input.kind in known_kinds
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -62,10 +73,11 @@ autonomy_label := input.context.autonomy if {
 # ws_valid: the workspace is a canonical absolute path other than "/".
 # Without it nothing counts as inside the workspace.
 ws_valid if {
-	is_string(input.context.workspace)
-	startswith(input.context.workspace, "/")
-	input.context.workspace != "/"
-	not endswith(input.context.workspace, "/")
+	w := input.context.workspace
+	is_string(w)
+	startswith(w, "/")
+	w != "/"
+	not endswith(w, "/")
 }
 
 workspace := input.context.workspace if {
@@ -134,15 +146,22 @@ user_msg(x) := x.msg if {
 # module's deny, ask and passphrase sets. Each set is referred to by name:
 # referring to data.claw.user as a whole would make the gate depend on
 # every user rule, tests included.
-user_items := array.concat(
-	array.concat(
-		[["deny", name, x] | some name; some x in data.claw.user[name].deny],
-		[["ask", name, x] | some name; some x in data.claw.user[name].ask],
-	),
-	[["passphrase", name, x] | some name; some x in data.claw.user[name].passphrase],
-)
+user_items contains ["deny", name, x] if {
+	some name
+	some x in data.claw.user[name].deny
+}
 
-has_user_items if count(user_items) > 0
+user_items contains ["ask", name, x] if {
+	some name
+	some x in data.claw.user[name].ask
+}
+
+user_items contains ["passphrase", name, x] if {
+	some name
+	some x in data.claw.user[name].passphrase
+}
+
+has_user_items if some _ in user_items
 
 user_reasons(key) := {user_reason(x) |
 	some [k, _, x] in user_items
@@ -150,9 +169,16 @@ user_reasons(key) := {user_reason(x) |
 	valid_reason(x)
 }
 
-user_passphrase := user_reasons("passphrase") if {
+user_passphrase := set() if {
+	not has_user_items
+} else := user_reasons("passphrase")
+
+# The rules on user items add to user_denials, which is only evaluated
+# when a user policy produced anything.
+deny contains r if {
 	has_user_items
-} else := set()
+	some r in user_denials
+}
 
 # METADATA
 # title: Malformed user policy reason
@@ -162,8 +188,7 @@ user_passphrase := user_reasons("passphrase") if {
 # custom:
 #   id: user.invalid_reason
 #   severity: high
-deny contains r if {
-	has_user_items
+user_denials contains r if {
 	some [key, name, x] in user_items
 	not valid_reason(x)
 	r := lib.reason(rego.metadata.rule(), sprintf("user policy %s: %s contains %v, not a reason {id, severity, msg}", [name, key, x]))
@@ -177,8 +202,7 @@ deny contains r if {
 # custom:
 #   id: passphrase.unavailable
 #   severity: high
-deny contains r if {
-	has_user_items
+user_denials contains r if {
 	not passphrase_enabled
 	some x in user_passphrase
 	r := lib.reason(rego.metadata.rule(), sprintf("%s requires the passphrase, but no passphrase is configured", [x.id]))
@@ -188,13 +212,13 @@ deny contains r if {
 # Risk: the maximum of the kind's base risk and the severities of every
 # rule reason.
 
-deny_reasons := deny | user_reasons("deny") if {
-	has_user_items
-} else := deny
+deny_reasons := deny if {
+	not has_user_items
+} else := deny | user_reasons("deny")
 
-ask_reasons := ask | user_reasons("ask") if {
-	has_user_items
-} else := ask
+ask_reasons := ask if {
+	not has_user_items
+} else := ask | user_reasons("ask")
 
 rule_reasons := (deny_reasons | ask_reasons) | user_passphrase
 
@@ -264,7 +288,7 @@ shell_plain if {
 	not input.parsed.dynamic
 	every c in cmds {
 		not c.dynamic
-		c.name in cfg.allowed_commands
+		c.name in allowed_commands
 	}
 }
 
@@ -279,10 +303,10 @@ shell_plain if {
 
 base_rank := 1 if input.kind == "tool"
 
-command_allowed(c) if c.name in cfg.allowed_commands
+command_allowed(c) if c.name in allowed_commands
 
 command_allowed(c) if {
-	"*" in cfg.allowed_commands
+	"*" in allowed_commands
 	c.name != ""
 }
 
@@ -352,7 +376,7 @@ by_autonomy := "allow" if {
 deny_to_passphrase if {
 	passphrase_enabled
 	every r in deny_reasons {
-		r.id in cfg.passphrase_for
+		r.id in passphrase_for
 		r.severity != "critical"
 	}
 	not readonly_blocks
@@ -360,16 +384,20 @@ deny_to_passphrase if {
 
 # The passphrase is wanted for a risk level or a reason id listed in
 # passphrase_for, or because a user policy asked for it.
-passphrase_wanted if risk in cfg.passphrase_for
+passphrase_wanted if risk in passphrase_for
 
 passphrase_wanted if {
 	some r in ask_reasons
-	r.id in cfg.passphrase_for
+	r.id in passphrase_for
 }
 
 passphrase_wanted if count(user_passphrase) > 0
 
-decision := "deny" if {
+# The common case first: nothing denies and no passphrase is configured.
+decision := by_autonomy if {
+	not data.claw.config.passphrase_enabled == true
+	count(deny_reasons) == 0
+} else := "deny" if {
 	count(deny_reasons) > 0
 	not deny_to_passphrase
 } else := "passphrase" if {
@@ -390,7 +418,7 @@ decision := "deny" if {
 #   id: allow.low_risk
 #   severity: low
 outcome contains r if {
-	input.context.autonomy != "full"
+	input.context.autonomy in {"readonly", "supervised"}
 	decision == "allow"
 	r := lib.reason(rego.metadata.rule(), sprintf("low-risk %s allowed at %s autonomy", [kind_label, autonomy_label]))
 }
@@ -448,6 +476,7 @@ outcome contains r if {
 #   id: passphrase.required
 #   severity: high
 outcome contains r if {
+	data.claw.config.passphrase_enabled == true
 	decision == "passphrase"
 	r := lib.reason(rego.metadata.rule(), sprintf("%s-risk %s needs the passphrase (passphrase_for)", [risk, kind_label]))
 }
@@ -491,6 +520,8 @@ read_permitted(p) if {
 }
 
 sandbox_read := workspace_list if {
+	not has_paths
+} else := workspace_list if {
 	count(outside_paths) == 0
 } else := sort({lib.glob_base(p) |
 	some p in outside_paths
@@ -518,12 +549,6 @@ sandbox_net if {
 	input.kind == "http"
 } else := false
 
-sandbox := {
-	"read": sandbox_read,
-	"write": sandbox_write,
-	"net": sandbox_net,
-}
-
 # ---------------------------------------------------------------------------
 # The result document Go reads.
 
@@ -531,5 +556,9 @@ result := {
 	"decision": decision,
 	"risk": risk,
 	"reasons": reasons,
-	"sandbox": sandbox,
+	"sandbox": {
+		"read": sandbox_read,
+		"write": sandbox_write,
+		"net": sandbox_net,
+	},
 }

@@ -15,7 +15,7 @@ http_method := upper(input.action.args.method) if {
 
 # allowed_hosts are the allowed_domains entries, lower case, without a
 # trailing dot.
-allowed_hosts := {trim_suffix(lower(d), ".") | some d in cfg.allowed_domains}
+allowed_hosts := {trim_suffix(lower(d), ".") | some d in allowed_domains}
 
 # host_allowed: "*" opens every public host, "*.example.com" its
 # subdomains at any depth (not example.com itself), anything else is an

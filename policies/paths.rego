@@ -11,52 +11,44 @@ import data.claw.lib
 
 # reads holds every path the action reads or names; writes every path
 # it would create, change or remove. Only the shell adds to input's.
-reads := shell_reads if {
-	input.kind == "shell"
-} else := {p | some p in input.paths}
+reads contains p if some p in input.paths
 
-writes := shell_writes if {
-	input.kind == "shell"
-} else := {p | some p in input.writes}
-
-shell_reads contains p if some p in input.paths
-
-shell_reads contains p if {
+reads contains p if {
 	input.kind == "shell"
 	some c in cmds
 	some p in c.paths
 }
 
-shell_reads contains r.target if {
+reads contains r.target if {
 	input.kind == "shell"
 	some r in redirects
 	not r.write
 	startswith(r.target, "/")
 }
 
-shell_writes contains p if some p in input.writes
+writes contains p if some p in input.writes
 
-shell_writes contains p if {
+writes contains p if {
 	input.kind == "shell"
 	some c in cmds
 	some p in c.writes
 }
 
-shell_writes contains r.target if {
+writes contains r.target if {
 	input.kind == "shell"
 	some r in redirects
 	r.write == true
 	startswith(r.target, "/")
 }
 
-shell_writes contains p if {
+writes contains p if {
 	input.kind == "shell"
 	some c in cmds
 	c.name in path_writers
 	some p in command_writes(c)
 }
 
-shell_writes contains p if {
+writes contains p if {
 	input.kind == "shell"
 	some c in cmds
 	startswith(c.name, "mkfs.")
@@ -116,9 +108,20 @@ copies_to_last := {"cp", "ln", "install", "rsync", "scp"}
 
 all_paths := reads | writes
 
-has_paths if {
-	some _ in all_paths
+# The path rules add to path_denials, which is only evaluated when the
+# action names paths at all.
+deny contains r if {
+	has_paths
+	some r in path_denials
 }
+
+# has_paths guards the path rules: a shell command may name paths in its
+# analysis; any other action names them in input.paths and input.writes.
+has_paths if input.kind == "shell"
+
+has_paths if some _ in input.paths
+
+has_paths if some _ in input.writes
 
 # outside_paths are the paths that are not the workspace or below it.
 outside_paths contains p if {
@@ -138,9 +141,9 @@ pattern_paths contains p if {
 # ---------------------------------------------------------------------------
 # Workspace confinement.
 
-read_prefixes := [concat("", [trim_suffix(d, "/"), "/"]) | some d in cfg.read_paths]
+read_prefixes := [concat("", [trim_suffix(d, "/"), "/"]) | some d in read_paths]
 
-under_read_paths(p) if p in cfg.read_paths
+under_read_paths(p) if p in read_paths
 
 under_read_paths(p) if strings.any_prefix_match(p, read_prefixes)
 
@@ -158,7 +161,7 @@ outside_msg(p) := sprintf("writing %s outside the workspace is not allowed", [p]
 # custom:
 #   id: path.outside_workspace
 #   severity: high
-deny contains r if {
+path_denials contains r if {
 	some p in outside_paths
 	workspace_only
 	not lib.safe_devices[p]
@@ -185,13 +188,13 @@ glob_escapes := {
 # Go may hand the glob over ready-made (policies.ForbiddenGlob) as
 # forbidden_glob, which saves building it for every decision; it must be
 # built from the same forbidden_paths.
-forbidden_glob := cfg.forbidden_glob if {
-	is_string(cfg.forbidden_glob)
-	cfg.forbidden_glob != ""
+forbidden_glob := data.claw.config.forbidden_glob if {
+	is_string(data.claw.config.forbidden_glob)
+	data.claw.config.forbidden_glob != ""
 } else := "**" if {
-	"/" in cfg.forbidden_paths
-} else := concat("", ["{", strings.replace_n(glob_escapes, concat("\u0000", cfg.forbidden_paths)), "}{,/**}"]) if {
-	count(cfg.forbidden_paths) > 0
+	"/" in forbidden_paths
+} else := concat("", ["{", strings.replace_n(glob_escapes, concat("\u0000", forbidden_paths)), "}{,/**}"]) if {
+	count(forbidden_paths) > 0
 }
 
 forbidden_path(p) if glob.match(forbidden_glob, ["/"], p)
@@ -203,16 +206,16 @@ forbidden_entry(p) := f if {
 	f := [a |
 		some n in numbers.range(count(parts), 2)
 		a := concat("/", array.slice(parts, 0, n))
-		a in cfg.forbidden_paths
+		a in forbidden_paths
 	][0]
 } else := f if {
 	f := [f |
-		some f in cfg.forbidden_paths
+		some f in forbidden_paths
 		contains(f, "*")
 		pattern_matches(f, p)
 	][0]
 } else := "/" if {
-	"/" in cfg.forbidden_paths
+	"/" in forbidden_paths
 } else := "forbidden_glob"
 
 pattern_matches(f, p) if glob.match(f, ["/"], p)
@@ -262,8 +265,8 @@ forbidden_msgs contains msg if {
 forbidden_msgs contains msg if {
 	some t in expanding_targets
 	not forbidden_path(t)
-	strings.any_prefix_match(cfg.forbidden_paths, lib.dir_slash(t))
-	f := [x | some x in cfg.forbidden_paths; startswith(x, lib.dir_slash(t))][0]
+	strings.any_prefix_match(forbidden_paths, lib.dir_slash(t))
+	f := [x | some x in forbidden_paths; startswith(x, lib.dir_slash(t))][0]
 	msg := sprintf("%s contains the forbidden path %s", [t, f])
 }
 
@@ -271,7 +274,7 @@ forbidden_msgs contains msg if {
 # forbidden when it may expand to a forbidden path or into one.
 forbidden_msgs contains msg if {
 	some p in pattern_paths
-	some f in cfg.forbidden_paths
+	some f in forbidden_paths
 	pattern_may_reach(p, f)
 	msg := sprintf("%s may expand to the forbidden path %s", [p, f])
 }
@@ -295,8 +298,7 @@ pattern_may_reach(p, f) if {
 # custom:
 #   id: path.forbidden
 #   severity: high
-deny contains r if {
-	has_paths
+path_denials contains r if {
 	some msg in forbidden_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }

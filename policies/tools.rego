@@ -9,14 +9,18 @@ import data.claw.lib
 
 input_ok if {
 	input.version == 1
-	input.kind in known_kinds
-	input.context.autonomy in {"readonly", "supervised", "full"}
+	kind_known
+	autonomy_known
 	not input.context.estop
 	ws_valid
 	not input.errors[0]
-	every p in all_paths {
-		regex.match(`^/$|^(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+))+$`, p)
-	}
+	not noncanonical_path
+}
+
+noncanonical_path if {
+	has_paths
+	some p in all_paths
+	not canonical(p)
 }
 
 deny contains r if {
