@@ -55,6 +55,22 @@
 // (the helper does not carry net/http). [SetHelper] names a helper
 // explicitly (tests).
 //
+// In the helper a file tool runs in the child itself, as the PID
+// namespace's init, rather than in a second program: the child applies
+// the capability drop, no_new_privs and Landlock on every thread
+// (syscall.AllThreadsSyscall, which a cgo program cannot use) and seccomp
+// with SECCOMP_FILTER_FLAG_TSYNC, then checks every thread's status in
+// /proc before the tool runs; [Applied].ToolInProcess reports it.
+//
+// # Prestarted children
+//
+// [Prestart] keeps one child started ahead of the next Run (cloned into
+// its namespaces, in its cgroup, with its home directory, and otherwise
+// idle, waiting for its config); Run hands it the next action without a
+// network grant and starts another once the action is over. Long-lived
+// programs call it; [StopPrestart] ends it. A prestarted child confines
+// itself exactly as one started on demand.
+//
 // # Fail closed
 //
 // [Check] probes the kernel once (it starts one child) and reports

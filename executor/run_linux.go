@@ -341,14 +341,12 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	s = withDefaults(s)
 
 	p := takeWarm(l, sup.ns, s.Net.On(), s.Limits)
-	if p != nil {
-		defer func() {
-			if p != nil { // not run: an error below
-				p.discard()
-			}
-			refill() // after the action, so that it does not compete with it
-		}()
-	}
+	defer func() {
+		if p != nil { // not run: an error below
+			p.discard()
+		}
+		refill() // after the action, so that it does not compete with it
+	}()
 	var home string
 	if p != nil {
 		home = p.home

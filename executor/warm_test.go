@@ -80,16 +80,12 @@ func TestStopPrestart(t *testing.T) {
 	}
 	before := homes()
 	Prestart()
-	warm.Lock()
-	ch := warm.next
-	warm.Unlock()
-	p := <-ch // wait for it, then hand it back
+	p := waitWarm()
 	if p == nil {
 		t.Fatal("no prestarted child")
 	}
 	pid := p.cmd.Process.Pid
 	cg := p.cg
-	ch <- p
 	n := warmTaken.Load()
 	res := run(t, Spec{Argv: []string{"/bin/true"}, Net: Net{Ports: []uint16{443}}})
 	if res.ExitCode != 0 || warmTaken.Load() != n {
@@ -172,4 +168,42 @@ func TestToolInProcess(t *testing.T) {
 	if res.Sandbox.ToolInProcess || res.Tool == nil || res.Tool.Error != "" {
 		t.Fatalf("self-exec: in process %v, tool %+v, stderr %q", res.Sandbox.ToolInProcess, res.Tool, res.Stderr)
 	}
+}
+
+// TestPrestartRecovers: a prestarted child that does not fit (here, the
+// helper changed since it started) is discarded, and the following
+// action gets a prestarted child again.
+func TestPrestartRecovers(t *testing.T) {
+	requireSandbox(t)
+	helper := filepath.Join(testBin, HelperName)
+	SetHelper("") // the self-exec fallback
+	Prestart()
+	defer StopPrestart()
+	if p := waitWarm(); p == nil || !p.l.self {
+		t.Fatal("no prestarted child of the self-exec fallback")
+	}
+	SetHelper(helper)
+	before := warmTaken.Load()
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	if n := warmTaken.Load() - before; n != 0 {
+		t.Fatalf("a child of another helper was taken")
+	}
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	if n := warmTaken.Load() - before; n != 1 {
+		t.Fatalf("after a discarded child, the next action took %d prestarted children", n)
+	}
+}
+
+// waitWarm waits until the prestarted child is ready and leaves it in
+// place.
+func waitWarm() *proc {
+	warm.Lock()
+	ch := warm.next
+	warm.Unlock()
+	if ch == nil {
+		return nil
+	}
+	p := <-ch
+	ch <- p
+	return p
 }

@@ -35,11 +35,7 @@ func BenchmarkFileRead(b *testing.B) {
 		{"prestarted-back-to-back", true, 0},
 	} {
 		b.Run(m.name, func(b *testing.B) {
-			if m.prestart {
-				executor.Prestart()
-				defer executor.StopPrestart()
-			}
-			benchAction(b, m.pause, func(r *rig) gate.Action {
+			benchAction(b, m.prestart, m.pause, func(r *rig) gate.Action {
 				p := filepath.Join(r.ws, "notes.txt")
 				if err := os.WriteFile(p, []byte("hello\n"), 0o644); err != nil {
 					b.Fatal(err)
@@ -53,12 +49,12 @@ func BenchmarkFileRead(b *testing.B) {
 // BenchmarkTime is the same path for an in-process tool: no sandbox
 // spawn, so it is the gate plus two durable receipts.
 func BenchmarkTime(b *testing.B) {
-	benchAction(b, 0, func(r *rig) gate.Action {
+	benchAction(b, false, 0, func(r *rig) gate.Action {
 		return gate.Action{Tool: "time", Args: map[string]any{}}
 	})
 }
 
-func benchAction(b *testing.B, pause time.Duration, setup func(*rig) gate.Action) {
+func benchAction(b *testing.B, prestart bool, pause time.Duration, setup func(*rig) gate.Action) {
 	requireSandbox(b)
 	// The sandbox child as installed: the small helper next to claw, not
 	// this (large) test binary re-executed.
@@ -71,6 +67,10 @@ func benchAction(b *testing.B, pause time.Duration, setup func(*rig) gate.Action
 	os.Chmod(filepath.Dir(helper), 0o755)
 	executor.SetHelper(helper)
 	defer executor.SetHelper("")
+	if prestart {
+		executor.Prestart()
+		defer executor.StopPrestart()
+	}
 	r := newRigWith(b, "supervised", nil, func(c *Config) {
 		c.InProcess = map[string]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{"t":1}`), nil }}
 	})
