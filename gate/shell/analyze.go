@@ -80,6 +80,7 @@ type analyzer struct {
 }
 
 func newAnalyzer(opts Options) *analyzer {
+	loadTables()
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}

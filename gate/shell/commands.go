@@ -2,7 +2,6 @@ package shell
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -19,7 +18,7 @@ var (
 	npmRunners = set("run run-script rum urn start test t tst exec x restart stop explore")
 )
 
-func init() {
+func initHandlers() {
 	handlers = map[string]func(*build){
 		"eval": (*build).eval, "source": (*build).source, ".": (*build).source,
 		"trap": (*build).trap, "alias": (*build).alias,
@@ -93,7 +92,7 @@ var writeOpts = map[string][]string{
 	"ld": {"o"}, "pandoc": {"o", "output"}, "ssh-keygen": {"f"}, "mktemp": {"p", "tmpdir"},
 }
 
-func init() {
+func initToolSpecs() {
 	for _, n := range []string{"gcc", "cc", "clang", "g++", "c++", "clang++", "ld"} {
 		specs[n] = spec("o: I: L: l: D: U: x:")
 	}
@@ -884,7 +883,7 @@ var gitSub = map[string]*optSpec{
 // make git run something else (hooks, config files, transports).
 var gitCommandKeys = set("core.sshcommand core.pager core.editor core.fsmonitor core.askpass core.gitproxy credential.helper sequence.editor diff.external gpg.program uploadpack.packobjectshook interactive.difffilter core.alternaterefscommand")
 var gitExecKeys = set("core.hookspath protocol.allow protocol.ext.allow include.path init.templatedir web.browser")
-var reGitKey = regexp.MustCompile(`^(credential\..+\.helper|pager\..+|diff\..+\.(textconv|command)|merge\..+\.driver|filter\..+\.(clean|smudge|process)|gpg\..+\.program|browser\..+\.cmd|man\..+\.cmd|difftool\..+\.cmd|mergetool\..+\.cmd|remote\..+\.(uploadpack|receivepack|proxy)|includeif\..+\.path|protocol\..+\.allow|url\..+\.insteadof)$`)
+var reGitKey = lazyRegexp(`^(credential\..+\.helper|pager\..+|diff\..+\.(textconv|command)|merge\..+\.driver|filter\..+\.(clean|smudge|process)|gpg\..+\.program|browser\..+\.cmd|man\..+\.cmd|difftool\..+\.cmd|mergetool\..+\.cmd|remote\..+\.(uploadpack|receivepack|proxy)|includeif\..+\.path|protocol\..+\.allow|url\..+\.insteadof)$`)
 
 // gitConfig checks one configuration assignment for programs git would run.
 func (b *build) gitConfig(key string, val field, hasVal bool, how string) {
@@ -899,7 +898,7 @@ func (b *build) gitConfig(key string, val field, hasVal bool, how string) {
 			}
 			b.lenientString(field{val: strings.TrimPrefix(val.val, "!")}, "git alias")
 		}
-	case gitCommandKeys[k] || reGitKey.MatchString(k) && !strings.HasPrefix(k, "url.") && !strings.HasSuffix(k, ".allow") && !strings.HasSuffix(k, ".path"):
+	case gitCommandKeys[k] || reGitKey().MatchString(k) && !strings.HasPrefix(k, "url.") && !strings.HasSuffix(k, ".allow") && !strings.HasSuffix(k, ".path"):
 		b.mark(MarkExecFlag, how+" "+key)
 		if !hasVal {
 			return
@@ -915,7 +914,7 @@ func (b *build) gitConfig(key string, val field, hasVal bool, how string) {
 			}
 		}
 		b.lenientString(field{val: strings.TrimPrefix(v, "!")}, "git "+key)
-	case gitExecKeys[k] || reGitKey.MatchString(k):
+	case gitExecKeys[k] || reGitKey().MatchString(k):
 		b.mark(MarkExecFlag, how+" "+key)
 	}
 }
@@ -1066,7 +1065,7 @@ func (b *build) optPathsOf(p parsed, write bool, names ...string) {
 
 func (b *build) tar() {
 	args := b.args
-	sp := specs["tar"]
+	sp := specs["tar"].load()
 	// Old-style keys: `tar xzf a.tar` is `tar -x -z -f a.tar`.
 	if len(args) > 1 && !args[1].dyn && args[1].val != "" && args[1].val[0] != '-' && isLetters(args[1].val) {
 		expanded := []field{args[0]}
@@ -1328,7 +1327,7 @@ func (b *build) jq() {
 		b.p.operands = append(b.p.operands, i)
 		if !filterSeen {
 			filterSeen = true
-			if f.dyn || reJqEnv.MatchString(v) {
+			if f.dyn || reJqEnv().MatchString(v) {
 				b.mark(MarkReadsEnv, "jq")
 			}
 			continue
@@ -1339,7 +1338,7 @@ func (b *build) jq() {
 	}
 }
 
-var reJqEnv = regexp.MustCompile(`\$ENV|\benv\b|\$__loc__|input_filename|\$__prog_args`)
+var reJqEnv = lazyRegexp(`\$ENV|\benv\b|\$__loc__|input_filename|\$__prog_args`)
 
 // --- permissions, devices, processes ---
 

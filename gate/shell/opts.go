@@ -1,8 +1,26 @@
 package shell
 
 import (
+	"regexp"
 	"strings"
+	"sync"
 )
+
+// The tables (option specs, command handlers, wrappers) and regular
+// expressions are built on first use rather than at package
+// initialisation: every claw process links this package, and most never
+// analyse a command.
+var loadTables = sync.OnceFunc(func() {
+	initHandlers()
+	initToolSpecs()
+	initSpecs()
+	initWrappers()
+})
+
+// lazyRegexp returns a function that compiles expr on its first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Option arity is described by a small spec language, one string per
 // command, with tokens separated by spaces:
@@ -18,7 +36,11 @@ import (
 // Unknown options take no value. Long options listed in a spec may be
 // abbreviated to any unique prefix, as getopt_long allows; the parser
 // reports the full name.
+//
+// A spec is parsed on its first use (see [optSpec.load]).
 type optSpec struct {
+	src   string
+	once  sync.Once
 	posix bool
 	short [128]uint8 // argNone, argRequired, argOptional
 	long  map[string]uint8
@@ -31,9 +53,17 @@ const (
 	argOptional
 )
 
-func spec(s string) *optSpec {
-	sp := &optSpec{long: map[string]uint8{}}
-	for _, tok := range strings.Fields(s) {
+func spec(s string) *optSpec { return &optSpec{src: s} }
+
+// load parses the spec on its first call and returns it.
+func (sp *optSpec) load() *optSpec {
+	sp.once.Do(sp.parse)
+	return sp
+}
+
+func (sp *optSpec) parse() {
+	sp.long = map[string]uint8{}
+	for _, tok := range strings.Fields(sp.src) {
 		switch {
 		case tok == "+":
 			sp.posix = true
@@ -60,12 +90,12 @@ func spec(s string) *optSpec {
 			}
 		}
 	}
-	return sp
 }
 
 // resolveLong returns the full name of a possibly abbreviated long option
 // and its arity.
 func (sp *optSpec) resolveLong(name string) (string, uint8) {
+	sp.load()
 	if kind, ok := sp.long[name]; ok {
 		return name, kind
 	}
@@ -148,6 +178,7 @@ func parseOpts(args []field, from int, sp *optSpec) parsed {
 	if sp == nil {
 		sp = emptySpec
 	}
+	sp.load()
 	p := parsed{afterDashDash: -1, end: len(args)}
 	dashdash := false
 	for i := from; i < len(args); i++ {
@@ -233,7 +264,7 @@ func isDigits(s string) bool {
 // otherwise be mistaken for an operand (a file, a pattern, a program).
 var specs = map[string]*optSpec{}
 
-func init() {
+func initSpecs() {
 	for names, s := range specSource {
 		sp := spec(s)
 		for _, n := range strings.Fields(names) {

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -168,42 +167,42 @@ func scanSed(s string, on func(kind, arg string)) {
 }
 
 var (
-	reAwkSystem  = regexp.MustCompile(`\bsystem\s*\(`)
-	reAwkSysLit  = regexp.MustCompile(`\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
-	reAwkGetline = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*\|&?\s*getline`)
-	reAwkPipeTo  = regexp.MustCompile(`\|&?\s*"((?:[^"\\]|\\.)*)"`)
-	reAwkPipe    = regexp.MustCompile(`[^|]\|&?[^|]|\|&`)
-	reAwkPrintTo = regexp.MustCompile(`\bprintf?\b[^;}\n]*?[^>]>>?\s*"((?:[^"\\]|\\.)*)"`)
+	reAwkSystem  = lazyRegexp(`\bsystem\s*\(`)
+	reAwkSysLit  = lazyRegexp(`\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"`)
+	reAwkGetline = lazyRegexp(`"((?:[^"\\]|\\.)*)"\s*\|&?\s*getline`)
+	reAwkPipeTo  = lazyRegexp(`\|&?\s*"((?:[^"\\]|\\.)*)"`)
+	reAwkPipe    = lazyRegexp(`[^|]\|&?[^|]|\|&`)
+	reAwkPrintTo = lazyRegexp(`\bprintf?\b[^;}\n]*?[^>]>>?\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // awkProgram marks an awk program that runs commands (system(), pipes to
 // or from commands) and records the files it prints to.
 func (b *build) awkProgram(prog string) {
 	runs := false
-	if reAwkSystem.MatchString(prog) {
+	if reAwkSystem().MatchString(prog) {
 		runs = true
 		b.mark(MarkExecFlag, "awk system()")
-		for _, m := range reAwkSysLit.FindAllStringSubmatch(prog, -1) {
+		for _, m := range reAwkSysLit().FindAllStringSubmatch(prog, -1) {
 			b.lenientString(field{val: awkUnquote(m[1])}, "awk system()")
 		}
 	}
-	if reAwkPipe.MatchString(" " + prog + " ") {
+	if reAwkPipe().MatchString(" " + prog + " ") {
 		runs = true
 		if strings.Contains(prog, "getline") {
 			b.mark(MarkExecFlag, "awk |getline")
 		}
 		b.mark(MarkExecFlag, "awk pipe")
-		for _, m := range reAwkGetline.FindAllStringSubmatch(prog, -1) {
+		for _, m := range reAwkGetline().FindAllStringSubmatch(prog, -1) {
 			b.lenientString(field{val: awkUnquote(m[1])}, "awk pipe")
 		}
-		for _, m := range reAwkPipeTo.FindAllStringSubmatch(prog, -1) {
+		for _, m := range reAwkPipeTo().FindAllStringSubmatch(prog, -1) {
 			b.lenientString(field{val: awkUnquote(m[1])}, "awk pipe")
 		}
 	}
 	if runs {
 		b.mark(MarkInlineCode, b.name+" program")
 	}
-	for _, m := range reAwkPrintTo.FindAllStringSubmatch(prog, -1) {
+	for _, m := range reAwkPrintTo().FindAllStringSubmatch(prog, -1) {
 		b.mark(MarkExecFlag, "awk print >")
 		if f := awkUnquote(m[1]); f != "/dev/stdout" && f != "/dev/stderr" && f != "-" {
 			b.write(field{val: f})

@@ -193,7 +193,7 @@ var wdefs = map[string]wdef{
 	"cgexec":          {spec: "+ g: --sticky"},
 }
 
-func init() {
+func initWrappers() {
 	wrappers = map[string]wrapperFn{
 		"sudo":        wrapSudo,
 		"su":          wrapSu,
