@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -432,8 +433,8 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// knownKeys lists every key path of Config.
-var knownKeys = func() []string {
+// knownKeys lists every key path of Config (built on first use).
+var knownKeys = sync.OnceValue(func() []string {
 	var out []string
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -453,14 +454,14 @@ var knownKeys = func() []string {
 	}
 	walk("", reflect.TypeFor[Config]())
 	return out
-}()
+})
 
 // suggest returns ` (did you mean "x"?)` for the known key closest to an
 // unknown key k in the table at path, or "".
 func suggest(table, k string) string {
 	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
 	best, bestD := "", math.MaxInt
-	for _, known := range knownKeys {
+	for _, known := range knownKeys() {
 		parent := parentPath(known)
 		leaf := known
 		if parent != "" {

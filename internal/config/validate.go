@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,12 +23,18 @@ const (
 	maxPids         = 1 << 22
 )
 
+// lazyRegexp returns a function that compiles expr on its first call:
+// every claw process links this package, few validate a config.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 var (
-	ruleIDRe  = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
-	runAsRe   = regexp.MustCompile(`^([a-z_][a-z0-9_-]{0,30}\$?|[0-9]{1,10})$`)
-	sizeRe    = regexp.MustCompile(`^([0-9]{1,19})([KMGT]?)$`)
-	labelRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	commandRe = regexp.MustCompile(`^[A-Za-z0-9._+-][A-Za-z0-9._+@:-]*$`)
+	ruleIDRe  = lazyRegexp(`^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
+	runAsRe   = lazyRegexp(`^([a-z_][a-z0-9_-]{0,30}\$?|[0-9]{1,10})$`)
+	sizeRe    = lazyRegexp(`^([0-9]{1,19})([KMGT]?)$`)
+	labelRe   = lazyRegexp(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	commandRe = lazyRegexp(`^[A-Za-z0-9._+-][A-Za-z0-9._+@:-]*$`)
 )
 
 // validate checks the values of every key present in the file. Defaults
@@ -64,7 +71,7 @@ func (s *source) validate(c *Config) {
 	if s.has("security.passphrase_for") {
 		for i, v := range sec.PassphraseFor {
 			p := fmt.Sprintf("security.passphrase_for[%d]", i)
-			if !slices.Contains(RiskLevels, v) && !ruleIDRe.MatchString(v) {
+			if !slices.Contains(RiskLevels, v) && !ruleIDRe().MatchString(v) {
 				s.errAtVal(p, "%s is neither a risk level (%s) nor a rule id (like \"cmd.rm.workspace\")",
 					show(p, v), strings.Join(RiskLevels, ", "))
 			}
@@ -73,7 +80,7 @@ func (s *source) validate(c *Config) {
 	s.checkDuration("security.gate_timeout", sec.GateTimeout, maxGateTimeout)
 
 	s.checkRange("sandbox.min_landlock_abi", sb.MinLandlockABI, 1, maxLandlockABI)
-	if s.has("sandbox.run_as") && sb.RunAs != "" && !runAsRe.MatchString(sb.RunAs) {
+	if s.has("sandbox.run_as") && sb.RunAs != "" && !runAsRe().MatchString(sb.RunAs) {
 		s.errAtVal("sandbox.run_as", "%s is not a user name or uid (\"\" stays the current user)", show("sandbox.run_as", sb.RunAs))
 	}
 	s.checkDuration("sandbox.timeout", sb.Timeout, maxShellTimeout)
@@ -134,9 +141,9 @@ func (s *source) validate(c *Config) {
 }
 
 var (
-	providerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
-	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	headerNameRe   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+	providerNameRe = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+	envNameRe      = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	headerNameRe   = lazyRegexp("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 )
 
 // hideUserinfo replaces the credentials of a URL, so an error never
@@ -181,7 +188,7 @@ func (s *source) validateProviders(c *Config) {
 		}
 		pv := c.Providers[n]
 		key := func(k string) string { return joinKey(base, k) }
-		if !providerNameRe.MatchString(n) {
+		if !providerNameRe().MatchString(n) {
 			s.errAtKey(base, "provider name %q must be letters, digits, - and _", n)
 		}
 		switch {
@@ -197,7 +204,7 @@ func (s *source) validateProviders(c *Config) {
 				s.errAtVal(key("base_url"), "%s is not an http(s) URL without credentials", show(key("base_url"), hideUserinfo(pv.BaseURL)))
 			}
 		}
-		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameRe.MatchString(pv.APIKeyEnv) {
+		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameRe().MatchString(pv.APIKeyEnv) {
 			// Never echo it: a pasted key is the usual mistake.
 			s.errAtVal(key("api_key_env"), "must name an environment variable (like \"OPENAI_API_KEY\"), not hold the key itself")
 		}
@@ -215,7 +222,7 @@ func (s *source) validateProviders(c *Config) {
 		}
 		for h := range pv.Headers {
 			hk := joinKey(key("headers"), h)
-			if !headerNameRe.MatchString(h) {
+			if !headerNameRe().MatchString(h) {
 				s.errAtKey(hk, "%q is not an HTTP header name", h)
 			}
 			if strings.EqualFold(h, "authorization") || strings.EqualFold(h, "x-api-key") {
@@ -330,7 +337,7 @@ func (s *source) checkCommands(path string, vs []string) {
 			s.errAtVal(p, "must not be empty")
 		case strings.Contains(v, "/"):
 			s.errAtVal(p, "%s is a path; write the command name only, like \"git\"", show(p, v))
-		case !commandRe.MatchString(v):
+		case !commandRe().MatchString(v):
 			s.errAtVal(p, "%s is not a command name (letters, digits, and . _ + - @ :)", show(p, v))
 		}
 	}
@@ -388,7 +395,7 @@ func checkDomain(d string) string {
 		return "is longer than 253 characters"
 	}
 	for _, l := range strings.Split(host, ".") {
-		if !labelRe.MatchString(l) {
+		if !labelRe().MatchString(l) {
 			return "is not a valid host name (labels of letters, digits and inner hyphens, separated by dots)"
 		}
 	}
@@ -438,7 +445,7 @@ func checkPHC(h string) string {
 // ParseSize parses a byte count with an optional K, M, G or T suffix (powers
 // of 1024), as sandbox.memory_max is written.
 func ParseSize(v string) (int64, error) {
-	m := sizeRe.FindStringSubmatch(v)
+	m := sizeRe().FindStringSubmatch(v)
 	if m == nil {
 		return 0, fmt.Errorf("is not a size: write bytes with an optional K, M, G or T suffix, like \"512M\"")
 	}
