@@ -4,24 +4,28 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Marker replaces every secret.
 const Marker = "[REDACTED]"
 
-// patterns match credentials by their form.
-var patterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}`),                     // OpenAI-style keys
-	regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}`),                         // Anthropic
-	regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`),                        // AWS access key ids
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),                       // GitHub tokens
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),                     // Slack
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),                         // GitLab
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*`),             // Authorization: Bearer
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END`), // PEM keys
-	regexp.MustCompile(`(?i)\b([A-Z0-9_]*(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_]*)=("[^"]*"|'[^']*'|\S+)`),
-	regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^@\s/]+@`), // userinfo passwords in URLs
-}
+// patterns match credentials by their form. They are compiled on first
+// use: every claw process links this package, and most never redact.
+var patterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}`),                     // OpenAI-style keys
+		regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}`),                         // Anthropic
+		regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`),                        // AWS access key ids
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),                       // GitHub tokens
+		regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),                     // Slack
+		regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),                         // GitLab
+		regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*`),             // Authorization: Bearer
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END`), // PEM keys
+		regexp.MustCompile(`(?i)\b([A-Z0-9_]*(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_]*)=("[^"]*"|'[^']*'|\S+)`),
+		regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^@\s/]+@`), // userinfo passwords in URLs
+	}
+})
 
 // minEnvSecret is the shortest environment value String removes: shorter
 // values ("1", "yes") would blank out ordinary words.
@@ -43,7 +47,7 @@ func Values(s string, secrets ...string) string {
 			s = strings.ReplaceAll(s, v, Marker)
 		}
 	}
-	for _, re := range patterns {
+	for _, re := range patterns() {
 		if !re.MatchString(s) {
 			continue
 		}
