@@ -66,9 +66,9 @@ type onboardAnswers struct {
 }
 
 var (
-	providerNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	envVarRE       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	modelRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
+	providerNameRE = lazyRegexp(`^[a-z][a-z0-9_-]{0,31}$`)
+	envVarRE       = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	modelRE        = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
 )
 
 // onboardDefaults are the suggested answers for each kind.
@@ -140,7 +140,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	}
 	def := onboardDefaults[a.Kind]
 	if a.Name, err = ask("name of this provider", def.Name, func(v string) error {
-		if !providerNameRE.MatchString(v) {
+		if !providerNameRE().MatchString(v) {
 			return errors.New("use lowercase letters, digits, - and _ (like openai or work-claude)")
 		}
 		return nil
@@ -152,7 +152,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 			return err
 		}
 		if a.KeyEnv, err = ask("NAME of the environment variable holding the key (not the key; empty: none)", def.KeyEnv, func(v string) error {
-			if v == "" || envVarRE.MatchString(v) {
+			if v == "" || envVarRE().MatchString(v) {
 				return nil
 			}
 			// Never repeat what was typed: it may be a pasted key.
@@ -162,7 +162,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 		}
 	}
 	if a.Model, err = ask("model", def.Model, func(v string) error {
-		if !modelRE.MatchString(v) {
+		if !modelRE().MatchString(v) {
 			return errors.New("a model name is letters, digits and . _ : / @ + -")
 		}
 		return nil
@@ -287,7 +287,7 @@ func applyOnboard(doc []byte, a onboardAnswers) ([]byte, error) {
 	return []byte(s), nil
 }
 
-var tableHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?\s*(#.*)?$`)
+var tableHeaderRE = lazyRegexp(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?\s*(#.*)?$`)
 
 // tableBounds returns the line range [start, end) of table's keys in lines
 // (start is the line after the header; for "" the top level), or -1.
@@ -297,7 +297,7 @@ func tableBounds(lines []string, table string) (start, end int) {
 		start = 0
 	}
 	for i, l := range lines {
-		m := tableHeaderRE.FindStringSubmatch(l)
+		m := tableHeaderRE().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -158,9 +157,9 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 }
 
 var (
-	tableHeader    = regexp.MustCompile(`^\s*\[`)
-	securityHeader = regexp.MustCompile(`^\s*\[\s*security\s*\]\s*(#.*)?$`)
-	hashLine       = regexp.MustCompile(`^\s*passphrase_hash\s*=`)
+	tableHeader    = lazyRegexp(`^\s*\[`)
+	securityHeader = lazyRegexp(`^\s*\[\s*security\s*\]\s*(#.*)?$`)
+	hashLine       = lazyRegexp(`^\s*passphrase_hash\s*=`)
 )
 
 // setHashLine returns the config text with passphrase_hash in [security]
@@ -173,12 +172,12 @@ func setHashLine(text []byte, hash string) []byte {
 	for i, l := range lines {
 		body := strings.TrimRight(l, "\r\n")
 		switch {
-		case securityHeader.MatchString(body):
+		case securityHeader().MatchString(body):
 			sec = i
-		case sec >= 0 && tableHeader.MatchString(body):
+		case sec >= 0 && tableHeader().MatchString(body):
 			// the next table: no passphrase_hash line in [security]
 			return []byte(strings.Join(insertAt(lines, sec+1, line+"\n"), ""))
-		case sec >= 0 && hashLine.MatchString(body):
+		case sec >= 0 && hashLine().MatchString(body):
 			lines[i] = line + l[len(body):]
 			return []byte(strings.Join(lines, ""))
 		}
