@@ -115,11 +115,14 @@ deny contains r if {
 	some r in path_denials
 }
 
-# has_paths guards the path rules: a shell command may name paths in its
-# analysis; any other action names them in input.paths and input.writes.
-has_paths if input.kind == "shell"
-
+# has_paths guards the path rules: any action names paths in input.paths
+# and input.writes; a shell command may name more in its analysis.
 has_paths if some _ in input.paths
+
+has_paths if {
+	input.kind == "shell"
+	some _ in all_paths
+}
 
 has_paths if some _ in input.writes
 
@@ -265,8 +268,9 @@ forbidden_msgs contains msg if {
 forbidden_msgs contains msg if {
 	some t in expanding_targets
 	not forbidden_path(t)
-	strings.any_prefix_match(forbidden_paths, lib.dir_slash(t))
-	f := [x | some x in forbidden_paths; startswith(x, lib.dir_slash(t))][0]
+	d := lib.dir_slash(t)
+	strings.any_prefix_match(forbidden_paths, d)
+	f := [x | some x in forbidden_paths; startswith(x, d)][0]
 	msg := sprintf("%s contains the forbidden path %s", [t, f])
 }
 
