@@ -266,6 +266,7 @@ forbidden_msgs contains msg if {
 }
 
 forbidden_msgs contains msg if {
+	input.kind == "shell"
 	some t in expanding_targets
 	not forbidden_path(t)
 	d := lib.dir_slash(t)
@@ -277,6 +278,7 @@ forbidden_msgs contains msg if {
 # A shell pattern the gate did not expand (/home/u/.s*/id_rsa) is
 # forbidden when it may expand to a forbidden path or into one.
 forbidden_msgs contains msg if {
+	input.kind == "shell"
 	some p in pattern_paths
 	some f in forbidden_paths
 	pattern_may_reach(p, f)

@@ -205,11 +205,15 @@
 // error is a denial. Two things matter for speed: keep data.claw.config in
 // the store as AST values (inmem.NewFromObjectWithOpts with
 // inmem.OptReturnASTValuesOnRead(true)), or every read converts the
-// forbidden list again; and set forbidden_glob. Rules are grouped into
-// families behind one cheap guard each (input_ok for tools.rego,
-// might_destroy for destructive.rego, has_marks for the marks), and test
-// input.kind and input.context.autonomy directly so that OPA's rule index
-// skips rules for other kinds.
+// forbidden list again; and set forbidden_glob. The cost of a decision is
+// mostly the number of rules OPA enters (a couple of microseconds each),
+// so rules are grouped into families behind one cheap guard each
+// (input_ok for tools.rego, has_paths for the path rules, might_destroy
+// for destructive.rego, has_marks for the marks, has_user_items for user
+// policies), each setting is read on its own rather than merged into one
+// object, and rules test input.kind, input.context.autonomy and
+// data.claw.config.passphrase_enabled directly so that OPA's rule index
+// skips rules that cannot apply.
 //
 // # User policies
 //
