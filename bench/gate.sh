@@ -3,7 +3,8 @@
 #   1. in-process decisions (BenchmarkDecide: prepared query, Go parsing);
 #   2. the anchor: one `opa eval` process per decision, on the same policies,
 #      data and input (the opa CLI is built from the module proxy);
-#   3. one whole `claw gate test` process (policy compile included).
+#   3. one whole `claw gate test` process (policy compile included), and
+#      `claw version` for the start-up floor.
 # Usage: bench/gate.sh [N]   (N processes per measured command, default 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ rm -rf "$CLAW_HOME" "$out/export"
 "$out/claw" gate export "$out/export" --autonomy full shell 'git status && git diff -- ./gate | head -n 50' >/dev/null
 
 # stats FILE: median and p99 of one-number-per-line milliseconds
-stats() { sort -n "$1" | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; p=a[int(NR*0.99+0.999)]; printf "%.2f %.2f", m, p}'; }
+stats() { sort -n "$1" | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; p=a[int(NR*0.99+0.999)]; printf "%.2f %.2f\n", m, p}'; }
 timeit() { # timeit FILE CMD…
 	: >"$1"; local f=$1; shift
 	for _ in $(seq "$N"); do
@@ -33,6 +34,7 @@ timeit() { # timeit FILE CMD…
 	done
 }
 
+echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== in-process (go test -bench BenchmarkDecide, 3 runs)"
 go test -run '^$' -bench 'BenchmarkDecide$|BenchmarkDecideParallel|BenchmarkCompile' -benchmem -count 3 ./gate | grep -E '^Benchmark' | tee "$out/gate-inproc.txt"
 
@@ -47,5 +49,11 @@ timeit "$out/claw-gate.ms" "$out/claw" gate test --autonomy full --workspace "$P
 read -r cl_med cl_p99 < <(stats "$out/claw-gate.ms")
 echo "claw gate test: median ${cl_med} ms, p99 ${cl_p99} ms"
 
+echo "== claw version, whole process ($N processes)"
+timeit "$out/claw-version.ms" "$out/claw" version
+read -r v_med v_p99 < <(stats "$out/claw-version.ms")
+echo "claw version: median ${v_med} ms, p99 ${v_p99} ms"
+
 p50=$(awk '/^BenchmarkDecide-/ {for (i=1;i<=NF;i++) if ($(i+1)=="p50-µs") print $i}' "$out/gate-inproc.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 awk -v o="$opa_med" -v p="$p50" 'BEGIN {printf "== ratio: opa eval median / in-process p50 = %.0fx\n", o*1000/p}'
+echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
