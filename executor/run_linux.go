@@ -532,6 +532,7 @@ type proc struct {
 	home           string // a prestarted child's private home directory
 	cfgW, stR      *os.File
 	stdinW         *os.File
+	outR, errR     *os.File // the child's stdout and stderr
 	stdout, stderr *capture
 	start          time.Time
 	done           chan struct{} // closed when the child has been waited for
@@ -569,7 +570,17 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		closeAll()
 		return nil, err
 	}
-	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW,
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW, outR: outR, errR: errR,
 		stdout: newCapture(DefaultMaxOutput), stderr: newCapture(DefaultMaxOutput), done: make(chan struct{})}
 	args := []string{l.argv0, child.EntrySandbox}
 	if prestarted {
@@ -581,11 +592,10 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		Env:         []string{},
 		Dir:         "/",
 		Stdin:       inR,
-		Stdout:      p.stdout,
-		Stderr:      p.stderr,
+		Stdout:      outW,
+		Stderr:      errW,
 		ExtraFiles:  []*os.File{cfgR, stW},
 		SysProcAttr: m.sysProcAttr(netOn),
-		WaitDelay:   500 * time.Millisecond,
 	}
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {
@@ -595,6 +605,8 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 	cfgR.Close()
 	stW.Close()
 	inR.Close()
+	outW.Close()
+	errW.Close()
 	if err := cg.add(p.cmd.Process.Pid); err != nil {
 		p.discard()
 		return nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
@@ -624,6 +636,8 @@ func (p *proc) discard() {
 	p.stdinW.Close()
 	p.cmd.Wait()
 	p.stR.Close()
+	p.outR.Close()
+	p.errR.Close()
 	close(p.done)
 	p.cg.remove()
 	if p.home != "" {
@@ -631,18 +645,26 @@ func (p *proc) discard() {
 	}
 }
 
+// earlyReturns counts the runs that ended on the child's exit report
+// rather than its exit.
+var earlyReturns atomic.Int64
+
+// outputGrace is how long the child's output may still arrive after it
+// was killed (a process outside a PID namespace may keep the pipes open).
+const outputGrace = 500 * time.Millisecond
+
 // run hands the child its config and stdin, waits for it, and collects
-// what happened.
+// what happened. The action is over when the child has exited, or, when
+// it stayed init, as soon as it reported the command's exit with no other
+// process left in its namespace and both output streams reached their
+// end: the child is then killed and reaped in the background, and its
+// namespace's teardown is not waited for.
 func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut int64) (Result, *child.Status, error) {
 	var res Result
-	defer close(p.done)
-	defer p.stR.Close()
 	defer p.cfgW.Close()
 	cfgData, err := json.Marshal(cfg)
 	if err != nil {
-		p.kill()
-		p.stdinW.Close()
-		p.cmd.Wait()
+		p.discard()
 		return res, nil, err
 	}
 	p.stdout.setMax(maxOut)
@@ -657,58 +679,134 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut 
 		}
 		p.stdinW.Close()
 	}()
-	statusCh := make(chan [2]*child.Status, 1)
+	copyOut := func(dst *capture, src *os.File) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			io.Copy(dst, src)
+			close(done)
+		}()
+		return done
+	}
+	outDone, errDone := copyOut(p.stdout, p.outR), copyOut(p.stderr, p.errR)
+
+	// the setup line ("ready", "probe" or a failure) and, when the child
+	// stayed init, the command's "exit" line or a later failure
+	var (
+		stMu        sync.Mutex
+		setup, last *child.Status
+	)
+	exitSeen, statusEOF := make(chan struct{}), make(chan struct{})
 	go func() {
-		// the setup line ("ready", "probe" or a failure) and, when the child
-		// stayed init, the command's "exit" line or a later failure
-		var setup, last *child.Status
+		defer close(statusEOF)
 		sc := bufio.NewScanner(io.LimitReader(p.stR, 64<<10))
+		seen := false
 		for sc.Scan() {
 			var s child.Status
 			if json.Unmarshal(sc.Bytes(), &s) != nil {
 				continue
 			}
+			stMu.Lock()
 			if setup == nil {
 				setup = &s
 			} else {
 				last = &s
 			}
+			stMu.Unlock()
+			if s.Stage == "exit" && s.Alone && !seen {
+				seen = true
+				close(exitSeen)
+			}
 		}
-		statusCh <- [2]*child.Status{setup, last}
 	}()
-	done := make(chan struct{})
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	finished := make(chan struct{}) // closed when run returns
+	defer close(finished)
 	go func() {
 		select {
 		case <-ctx.Done():
-			p.kill()
-		case <-done:
+			select {
+			case <-finished: // over: the child may already be reaped
+			default:
+				p.kill()
+			}
+		case <-finished:
 		}
 	}()
-	werr := p.cmd.Wait()
-	close(done)
+	reported := make(chan struct{}) // the exit line and both ends of output
+	go func() {
+		for _, c := range []<-chan struct{}{exitSeen, outDone, errDone} {
+			select {
+			case <-c:
+			case <-finished:
+				return
+			}
+		}
+		close(reported)
+	}()
+
+	var werr error
+	waited := false
+	select {
+	case werr = <-exited:
+		waited = true
+	case <-reported:
+	}
 	p.kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(p.start)
-	sts := <-statusCh
-	st := sts[0]
-	if sts[1] != nil && sts[1].Stage != "exit" {
-		st = sts[1] // the command could not be started after setup
+	finish := func() {
+		p.stR.Close()
+		p.outR.Close()
+		p.errR.Close()
+		close(p.done)
 	}
-	if werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
-			return res, st, fmt.Errorf("waiting for the sandbox: %w", werr)
+	if waited {
+		// the output may still be in the pipes, or held open by a process
+		// that left (without a PID namespace)
+		grace := time.NewTimer(outputGrace)
+		for _, c := range []<-chan struct{}{outDone, errDone, statusEOF} {
+			select {
+			case <-c:
+			case <-grace.C:
+				p.outR.Close()
+				p.errR.Close()
+				p.stR.Close()
+				<-c
+			}
+		}
+		grace.Stop()
+		finish()
+	} else {
+		earlyReturns.Add(1)
+		go func() {
+			<-exited
+			finish()
+		}()
+	}
+	stMu.Lock()
+	st, ex := setup, last
+	stMu.Unlock()
+	if ex != nil && ex.Stage != "exit" {
+		st = ex // the command could not be started after setup
+	}
+	if waited {
+		if werr != nil {
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) {
+				return res, st, fmt.Errorf("waiting for the sandbox: %w", werr)
+			}
+		}
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Signaled():
+				res.Signal = unix.SignalName(ws.Signal())
+				res.ExitCode = 128 + int(ws.Signal())
+			default:
+				res.ExitCode = ws.ExitStatus()
+			}
 		}
 	}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Signaled():
-			res.Signal = unix.SignalName(ws.Signal())
-			res.ExitCode = 128 + int(ws.Signal())
-		default:
-			res.ExitCode = ws.ExitStatus()
-		}
-	}
-	if ex := sts[1]; ex != nil && ex.Stage == "exit" && res.Signal == "" {
+	if ex != nil && ex.Stage == "exit" && res.Signal == "" {
 		res.ExitCode = ex.Exit
 		if ex.Signal != 0 {
 			res.Signal = unix.SignalName(syscall.Signal(ex.Signal))

@@ -207,3 +207,44 @@ func waitWarm() *proc {
 	ch <- p
 	return p
 }
+
+// TestEndsOnExitReport: an action is over when the child reported the
+// command's exit and the output ended, without waiting for the child's
+// own exit; the output is complete and the status right.
+func TestEndsOnExitReport(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	before := earlyReturns.Load()
+	res := run(t, Spec{Argv: bash("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2; exit 7")})
+	if res.ExitCode != 7 || res.StdoutBytes != 300000 || strings.TrimSpace(string(res.Stderr)) != "done" {
+		t.Fatalf("exit %d, %d bytes of stdout, stderr %q", res.ExitCode, res.StdoutBytes, res.Stderr)
+	}
+	b, _ := json.Marshal(map[string]any{"path": filepath.Join(f.ws, "f.txt")})
+	res = run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
+	if res.Tool == nil || res.Tool.Error != "" {
+		t.Fatalf("tool: %+v", res.Tool)
+	}
+	if n := earlyReturns.Load() - before; n != 2 {
+		t.Fatalf("%d of 2 runs ended on the exit report", n)
+	}
+	// a background process keeps the output open: the action ends when
+	// init exits and the kernel kills it
+	start := time.Now()
+	res = run(t, Spec{Argv: bash("sleep 1004.1 & echo started"), Timeout: 10 * time.Second})
+	if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "started" || time.Since(start) > 5*time.Second {
+		t.Fatalf("background: exit %d stdout %q after %v", res.ExitCode, res.Stdout, time.Since(start))
+	}
+	// one that let go of the output is still there when the command
+	// exits: the action is not over before init's exit killed it
+	early := earlyReturns.Load()
+	res = run(t, Spec{Argv: bash("setsid sleep 1004.2 </dev/null >/dev/null 2>&1 & echo started")})
+	if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "started" {
+		t.Fatalf("detached: exit %d stdout %q", res.ExitCode, res.Stdout)
+	}
+	if earlyReturns.Load() != early {
+		t.Fatal("ended on the exit report while another process was left in the namespace")
+	}
+	if s := survivors("1004."); len(s) > 0 {
+		t.Fatalf("survivors: %v", s)
+	}
+}

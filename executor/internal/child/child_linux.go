@@ -93,6 +93,7 @@ func initMain(c *Config, status *os.File) int {
 	if err != nil {
 		return report(status, execFailure(c, err))
 	}
+	releaseStdio() // the command has them; init needs only the status fd
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -105,7 +106,7 @@ func initMain(c *Config, status *os.File) int {
 		if wpid != pid {
 			continue
 		}
-		ex := Status{Stage: "exit", UID: -1}
+		ex := Status{Stage: "exit", UID: -1, Alone: alone()}
 		if ws.Signaled() {
 			ex.Signal = int(ws.Signal())
 			ex.Exit = 128 + ex.Signal
@@ -122,8 +123,41 @@ func initMain(c *Config, status *os.File) int {
 func toolHere(c *Config, status *os.File) int {
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	code := ToolMain(c.Argv[2:])
-	writeStatus(status, Status{Stage: "exit", UID: -1, Exit: code})
+	releaseStdio()
+	writeStatus(status, Status{Stage: "exit", UID: -1, Exit: code, Alone: alone()})
 	return code
+}
+
+// alone reports whether init is the only process left in its PID
+// namespace: every other one would be its child (orphans are reparented
+// to it), so it reaps the zombies and asks for more.
+func alone() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err == syscall.ECHILD:
+			return os.Getpid() == 1
+		case err != nil, pid == 0:
+			return false
+		}
+	}
+}
+
+// releaseStdio points this process's stdin, stdout and stderr at
+// /dev/null, so that the parent sees the end of the action's output
+// without waiting for this process to exit. If /dev/null cannot be opened
+// they stay, and the parent waits for the exit.
+func releaseStdio() {
+	fd, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	for i := 0; i <= 2; i++ {
+		unix.Dup3(fd, i, 0)
+	}
+	unix.Close(fd)
 }
 
 // threadSyscall makes a per-thread change on this thread, or on every

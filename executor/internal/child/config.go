@@ -109,6 +109,10 @@ type Status struct {
 	// With Stage "exit" (the child stayed PID 1 and ran the command):
 	Exit   int `json:"exit,omitempty"`
 	Signal int `json:"signal,omitempty"`
+	// Alone: init was the only process left in the PID namespace, so
+	// the action is over; otherwise the parent waits for init's exit
+	// (which kills the rest).
+	Alone bool `json:"alone,omitempty"`
 }
 
 // DecodeConfig reads one Config from r, bounded and strict.
