@@ -528,8 +528,9 @@ type proc struct {
 	m              nsMode
 	netOn          bool
 	cg             *jobCgroup
-	cgLimits       Limits // what the job cgroup was created with
-	home           string // a prestarted child's private home directory
+	cgLimits       Limits   // what the job cgroup was created with
+	home           string   // a prestarted child's private home directory
+	mounts         *os.File // a prestarted child's view: this namespace's mountinfo when it started
 	cfgW, stR      *os.File
 	stdinW         *os.File
 	outR, errR     *os.File // the child's stdout and stderr
@@ -640,6 +641,9 @@ func (p *proc) discard() {
 	p.errR.Close()
 	close(p.done)
 	p.cg.remove()
+	if p.mounts != nil {
+		p.mounts.Close()
+	}
 	if p.home != "" {
 		os.RemoveAll(p.home)
 	}
@@ -755,6 +759,9 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut 
 	p.kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(p.start)
 	finish := func() {
+		if p.mounts != nil {
+			p.mounts.Close()
+		}
 		p.stR.Close()
 		p.outR.Close()
 		p.errR.Close()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A warm child: Prestart keeps one sandbox child started ahead of the next
@@ -93,20 +95,30 @@ func spawnWarm(ch chan<- *proc) {
 			return
 		}
 	}
+	// the child's mount namespace is a copy of this one as it is now: a
+	// mount or unmount from here on makes it stale
+	mounts, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		cg.remove()
+		ch <- nil
+		return
+	}
 	home, err := os.MkdirTemp("", "claw-sandbox-")
 	if err != nil {
+		mounts.Close()
 		cg.remove()
 		ch <- nil
 		return
 	}
 	p, err := startProc(l, sup.ns, false, cg, true)
 	if err != nil {
+		mounts.Close()
 		cg.remove()
 		os.RemoveAll(home)
 		ch <- nil
 		return
 	}
-	p.cgLimits, p.home = limits, home
+	p.cgLimits, p.home, p.mounts = limits, home, mounts
 	ch <- p
 	<-p.done
 }
@@ -133,7 +145,7 @@ func takeWarm(l launcher, m nsMode, netOn bool, limits Limits) *proc {
 	if p == nil {
 		return nil
 	}
-	if p.l != l || p.m != m || p.netOn || !p.alive() {
+	if p.l != l || p.m != m || p.netOn || !p.alive() || mountsChanged(p.mounts) {
 		p.discard()
 		return nil
 	}
@@ -146,4 +158,17 @@ func takeWarm(l launcher, m nsMode, netOn bool, limits Limits) *proc {
 	p.start = time.Now()
 	warmTaken.Add(1)
 	return p
+}
+
+// mountsChanged reports whether anything was mounted or unmounted in this
+// mount namespace since f (its mountinfo) was opened: the kernel marks
+// the file with an exceptional condition then. When it cannot tell, the
+// answer is yes.
+func mountsChanged(f *os.File) bool {
+	if f == nil {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n != 0
 }

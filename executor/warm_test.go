@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // prestarted runs f with Prestart on and fails unless every Run in it
@@ -246,5 +248,32 @@ func TestEndsOnExitReport(t *testing.T) {
 	}
 	if s := survivors("1004."); len(s) > 0 {
 		t.Fatalf("survivors: %v", s)
+	}
+}
+
+// TestPrestartedMountsChange: a prestarted child's mount namespace is a
+// copy made when it started; after a mount on the host it is not used,
+// and the action sees the new mount.
+func TestPrestartedMountsChange(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	dir := t.TempDir()
+	Prestart()
+	defer StopPrestart()
+	if waitWarm() == nil {
+		t.Fatal("no prestarted child")
+	}
+	must(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	must(t, os.WriteFile(filepath.Join(dir, "on-tmpfs"), []byte("new mount\n"), 0o644))
+	before := warmTaken.Load()
+	res := run(t, Spec{Argv: []string{"cat", filepath.Join(dir, "on-tmpfs")}, Read: []string{dir}})
+	if warmTaken.Load() != before {
+		t.Error("a child prestarted before the mount was used")
+	}
+	if strings.TrimSpace(string(res.Stdout)) != "new mount" {
+		t.Errorf("the action did not see the new mount: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
