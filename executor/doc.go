@@ -69,7 +69,9 @@
 // idle, waiting for its config); Run hands it the next action without a
 // network grant and starts another once the action is over. Long-lived
 // programs call it; [StopPrestart] ends it. A prestarted child confines
-// itself exactly as one started on demand.
+// itself exactly as one started on demand. Its mount namespace is a copy
+// made when it started: after a mount or unmount in the parent's
+// namespace (seen by polling the parent's mountinfo) it is discarded.
 //
 // # Fail closed
 //
