@@ -72,22 +72,15 @@ func TestPrestartedTimeoutKillsTree(t *testing.T) {
 // namespace of its own to give up).
 func TestStopPrestart(t *testing.T) {
 	requireSandbox(t)
-	homes := func() map[string]bool {
-		m := map[string]bool{}
-		ds, _ := filepath.Glob(filepath.Join(os.TempDir(), "claw-sandbox-*"))
-		for _, d := range ds {
-			m[d] = true
-		}
-		return m
-	}
-	before := homes()
 	Prestart()
 	p := waitWarm()
 	if p == nil {
 		t.Fatal("no prestarted child")
 	}
-	pid := p.cmd.Process.Pid
-	cg := p.cg
+	pid, cg, home := p.cmd.Process.Pid, p.cg, p.home
+	if _, err := os.Stat(home); err != nil {
+		t.Fatalf("prestarted child's home: %v", err)
+	}
 	n := warmTaken.Load()
 	res := run(t, Spec{Argv: []string{"/bin/true"}, Net: Net{Ports: []uint16{443}}})
 	if res.ExitCode != 0 || warmTaken.Load() != n {
@@ -97,10 +90,8 @@ func TestStopPrestart(t *testing.T) {
 	if p.alive() {
 		t.Errorf("prestarted child %d still alive", pid)
 	}
-	for d := range homes() {
-		if !before[d] {
-			t.Errorf("left behind: %s", d)
-		}
+	if _, err := os.Stat(home); err == nil {
+		t.Errorf("left behind: %s", home)
 	}
 	if cg != nil {
 		for _, d := range cg.dirs {
@@ -216,23 +207,27 @@ func waitWarm() *proc {
 func TestEndsOnExitReport(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
+	// Whether a run ends on the report or on init's exit is a race (both
+	// are right); over ten runs the report should win at least once.
 	before := earlyReturns.Load()
-	res := run(t, Spec{Argv: bash("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2; exit 7")})
-	if res.ExitCode != 7 || res.StdoutBytes != 300000 || strings.TrimSpace(string(res.Stderr)) != "done" {
-		t.Fatalf("exit %d, %d bytes of stdout, stderr %q", res.ExitCode, res.StdoutBytes, res.Stderr)
-	}
 	b, _ := json.Marshal(map[string]any{"path": filepath.Join(f.ws, "f.txt")})
-	res = run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
-	if res.Tool == nil || res.Tool.Error != "" {
-		t.Fatalf("tool: %+v", res.Tool)
+	for range 5 {
+		res := run(t, Spec{Argv: bash("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2; exit 7")})
+		if res.ExitCode != 7 || res.StdoutBytes != 300000 || strings.TrimSpace(string(res.Stderr)) != "done" {
+			t.Fatalf("exit %d, %d bytes of stdout, stderr %q", res.ExitCode, res.StdoutBytes, res.Stderr)
+		}
+		res = run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
+		if res.Tool == nil || res.Tool.Error != "" {
+			t.Fatalf("tool: %+v", res.Tool)
+		}
 	}
-	if n := earlyReturns.Load() - before; n != 2 {
-		t.Fatalf("%d of 2 runs ended on the exit report", n)
+	if earlyReturns.Load() == before {
+		t.Fatal("no run ended on the exit report")
 	}
 	// a background process keeps the output open: the action ends when
 	// init exits and the kernel kills it
 	start := time.Now()
-	res = run(t, Spec{Argv: bash("sleep 1004.1 & echo started"), Timeout: 10 * time.Second})
+	res := run(t, Spec{Argv: bash("sleep 1004.1 & echo started"), Timeout: 10 * time.Second})
 	if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "started" || time.Since(start) > 5*time.Second {
 		t.Fatalf("background: exit %d stdout %q after %v", res.ExitCode, res.Stdout, time.Since(start))
 	}
