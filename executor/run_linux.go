@@ -528,9 +528,9 @@ type proc struct {
 	m              nsMode
 	netOn          bool
 	cg             *jobCgroup
-	cgLimits       Limits   // what the job cgroup was created with
-	home           string   // a prestarted child's private home directory
-	mounts         *os.File // a prestarted child's view: this namespace's mountinfo when it started
+	cgLimits       Limits // what the job cgroup was created with
+	home           string // a prestarted child's private home directory
+	mounts         int    // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
 	cfgW, stR      *os.File
 	stdinW         *os.File
 	outR, errR     *os.File // the child's stdout and stderr
@@ -581,7 +581,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		closeAll()
 		return nil, err
 	}
-	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW, outR: outR, errR: errR,
+	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW, outR: outR, errR: errR, mounts: -1,
 		stdout: newCapture(DefaultMaxOutput), stderr: newCapture(DefaultMaxOutput), done: make(chan struct{})}
 	args := []string{l.argv0, child.EntrySandbox}
 	if prestarted {
@@ -641,8 +641,9 @@ func (p *proc) discard() {
 	p.errR.Close()
 	close(p.done)
 	p.cg.remove()
-	if p.mounts != nil {
-		p.mounts.Close()
+	if p.mounts >= 0 {
+		unix.Close(p.mounts)
+		p.mounts = -1
 	}
 	if p.home != "" {
 		os.RemoveAll(p.home)
@@ -759,8 +760,9 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut 
 	p.kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(p.start)
 	finish := func() {
-		if p.mounts != nil {
-			p.mounts.Close()
+		if p.mounts >= 0 {
+			unix.Close(p.mounts)
+			p.mounts = -1
 		}
 		p.stR.Close()
 		p.outR.Close()

@@ -96,8 +96,10 @@ func spawnWarm(ch chan<- *proc) {
 		}
 	}
 	// the child's mount namespace is a copy of this one as it is now: a
-	// mount or unmount from here on makes it stale
-	mounts, err := os.Open("/proc/self/mountinfo")
+	// mount or unmount from here on makes it stale. A raw descriptor: the
+	// Go runtime's poller would register an *os.File with epoll, whose
+	// wake-ups read (and so clear) the kernel's change mark.
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		cg.remove()
 		ch <- nil
@@ -105,14 +107,14 @@ func spawnWarm(ch chan<- *proc) {
 	}
 	home, err := os.MkdirTemp("", "claw-sandbox-")
 	if err != nil {
-		mounts.Close()
+		unix.Close(mounts)
 		cg.remove()
 		ch <- nil
 		return
 	}
 	p, err := startProc(l, sup.ns, false, cg, true)
 	if err != nil {
-		mounts.Close()
+		unix.Close(mounts)
 		cg.remove()
 		os.RemoveAll(home)
 		ch <- nil
@@ -161,14 +163,14 @@ func takeWarm(l launcher, m nsMode, netOn bool, limits Limits) *proc {
 }
 
 // mountsChanged reports whether anything was mounted or unmounted in this
-// mount namespace since f (its mountinfo) was opened: the kernel marks
+// mount namespace since fd (its mountinfo) was opened: the kernel marks
 // the file with an exceptional condition then. When it cannot tell, the
 // answer is yes.
-func mountsChanged(f *os.File) bool {
-	if f == nil {
+func mountsChanged(fd int) bool {
+	if fd < 0 {
 		return true
 	}
-	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLPRI}}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
 	n, err := unix.Poll(fds, 0)
 	return err != nil || n != 0
 }
