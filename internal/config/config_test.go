@@ -21,7 +21,7 @@ const testHome = "/home/u/.claw"
 func testEnv(k string) string {
 	return map[string]string{
 		"HOME":      "/home/u",
-		"WS":        "/work/space",
+		"WS":        "/srv/space",
 		"DATA":      "/data",
 		"CLAW_HOME": testHome,
 	}[k]
@@ -78,7 +78,7 @@ func TestParseValid(t *testing.T) {
 			name: "every key",
 			file: string(readTestdata(t, "full.toml")),
 			want: func(c *Config) {
-				c.WorkspaceDir = "/work/space/agent"
+				c.WorkspaceDir = "/srv/space/agent"
 				c.DefaultProvider, c.DefaultModel = "openai", "gpt-test"
 				s := &c.Security
 				s.Autonomy = AutonomyFull
@@ -134,7 +134,7 @@ func TestParseValid(t *testing.T) {
 		{
 			name: "dollar escape and braces",
 			file: "workspace_dir = \"/srv/a$$b/${WS}x\"\n",
-			want: func(c *Config) { c.WorkspaceDir = "/srv/a$b/work/spacex" },
+			want: func(c *Config) { c.WorkspaceDir = "/srv/a$b/srv/spacex" },
 		},
 		{
 			name: "paths are cleaned",
