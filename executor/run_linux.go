@@ -544,43 +544,31 @@ type proc struct {
 // child's parent-death signal fires when that thread ends. A prestarted
 // child is told so: it prepares what it can while it waits.
 func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool) (*proc, error) {
-	var files []*os.File
+	// config, status, stdin, stdout, stderr: the child's ends are closed
+	// here once it has them
+	var ends [5][2]*os.File
 	closeAll := func() {
-		for _, f := range files {
-			f.Close()
+		for _, e := range ends {
+			for _, f := range e {
+				if f != nil {
+					f.Close()
+				}
+			}
 		}
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
+	for i := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, err
 		}
-		return r, w, err
+		ends[i] = [2]*os.File{r, w}
 	}
-	cfgR, cfgW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	stR, stW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	inR, inW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
+	cfgR, cfgW := ends[0][0], ends[0][1]
+	stR, stW := ends[1][0], ends[1][1]
+	inR, inW := ends[2][0], ends[2][1]
+	outR, outW := ends[3][0], ends[3][1]
+	errR, errW := ends[4][0], ends[4][1]
 	p := &proc{l: l, m: m, netOn: netOn, cg: cg, cfgW: cfgW, stR: stR, stdinW: inW, outR: outR, errR: errR, mounts: -1,
 		stdout: newCapture(DefaultMaxOutput), stderr: newCapture(DefaultMaxOutput), done: make(chan struct{})}
 	args := []string{l.argv0, child.EntrySandbox}
