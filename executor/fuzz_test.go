@@ -51,10 +51,15 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"probe","argv":null,"env":null,"dir":"","min_abi":0,"uid":-1,"gid":-1}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"ro":["relative"]}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"bpf":"AAA="}`))
+	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
+	f.Add([]byte(`{"mode":"exec","argv":["x"],"in_process":true}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := child.ParseConfig(data)
 		if err != nil {
 			return
+		}
+		if c.InProcess && (len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
+			t.Fatalf("accepted in_process with argv %q", c.Argv)
 		}
 		if len(c.BPF)%8 != 0 {
 			t.Fatalf("accepted a malformed program of %d bytes", len(c.BPF))

@@ -147,6 +147,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("sandbox config: unknown mode %q", c.Mode)
 	}
+	if c.InProcess && (c.Mode != ModeExec || len(c.Argv) != 3 || c.Argv[1] != EntryTool || c.Argv[2] == "") {
+		return nil, errors.New("sandbox config: in_process needs argv [program, " + EntryTool + ", TOOL]")
+	}
 	if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
 		return nil, errors.New("sandbox config: malformed seccomp program")
 	}
