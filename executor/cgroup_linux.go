@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -195,5 +196,20 @@ func (j *jobCgroup) remove() {
 	}
 	for _, d := range j.dirs {
 		os.Remove(d)
+	}
+}
+
+// removeWhenEmpty deletes the job's cgroups once the processes in them,
+// which were killed, are gone; it gives up after about a second.
+func (j *jobCgroup) removeWhenEmpty() {
+	if j == nil {
+		return
+	}
+	for i := 0; i < 50; i++ {
+		j.remove()
+		if _, err := os.Stat(j.dirs[0]); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

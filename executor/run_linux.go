@@ -49,34 +49,38 @@ func (m nsMode) names(net bool) []string {
 	return n
 }
 
-func (m nsMode) sysProcAttr(netOn bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+// bits are the namespaces a child is cloned into, for child.CloneAttr.
+func (m nsMode) bits(netOn bool) int {
+	var ns int
 	if m.user {
-		a.Cloneflags |= syscall.CLONE_NEWUSER
-		uid, gid := os.Getuid(), os.Getgid()
-		if uid == 0 {
-			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-			a.GidMappingsEnableSetgroups = true
-		} else {
-			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-			// keep the capabilities the helper needs to mount and then drop
-			// everything, without pretending to be root inside
-			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-		}
+		ns |= child.NSUser
 	}
 	if m.pid {
-		a.Cloneflags |= syscall.CLONE_NEWPID
+		ns |= child.NSPID
 	}
 	if m.mount {
-		a.Cloneflags |= syscall.CLONE_NEWNS
+		ns |= child.NSMount
 	}
 	if m.net && !netOn {
-		a.Cloneflags |= syscall.CLONE_NEWNET
+		ns |= child.NSNet
 	}
+	return ns
+}
+
+func (m nsMode) sysProcAttr(netOn bool) *syscall.SysProcAttr {
+	a := child.CloneAttr(m.bits(netOn))
+	a.Setsid = true
 	return a
 }
+
+// relayed reports whether the child is cloned by the helper's relay
+// rather than by this process: a clone into a new user namespace copies
+// the cloning process's page tables and costs it a page fault on its next
+// write to each page, which claw, with its large heap, would pay on every
+// action (see child.Relay). claw itself (the self re-exec) is too large to
+// be a cheap relay; without a user namespace the clone shares memory
+// until the exec and needs none.
+func relayed(l launcher, m nsMode) bool { return m.user && !l.self }
 
 var (
 	checkOnce    sync.Once
@@ -438,15 +442,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		res, st, err = launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, cfg.Net)
 	}
 	if cg != nil {
-		go func() { // the namespace's processes are dying; retry briefly
-			for i := 0; i < 50; i++ {
-				cg.remove()
-				if _, err := os.Stat(cg.dirs[0]); err != nil {
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		}()
+		go cg.removeWhenEmpty() // the namespace's processes are dying
 		res.Sandbox.Cgroup = cgroupDetected.version
 	}
 	if err != nil {
@@ -467,6 +463,10 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.TimedOut = true
+	}
+	if st != nil && st.Stage == "start" {
+		// the relay could not clone the child: nothing ran
+		return res, fmt.Errorf("%w: %w: %s", ErrUnavailable, errStart, st.Err)
 	}
 	if st != nil && st.Code != 0 {
 		res.ExitCode = st.Code
@@ -586,9 +586,25 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		ExtraFiles:  []*os.File{cfgR, stW},
 		SysProcAttr: m.sysProcAttr(netOn),
 	}
+	var goW *os.File // the relay's go-ahead
+	if relayed(l, m) {
+		goR, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		goW = w
+		defer goR.Close()
+		p.cmd.Args = append([]string{l.argv0, child.EntryRelay, strconv.Itoa(m.bits(netOn))}, args[1:]...)
+		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, goR)
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		closeAll()
+		if goW != nil {
+			goW.Close()
+		}
 		return nil, fmt.Errorf("%w: %w: %v", ErrUnavailable, errStart, err)
 	}
 	cfgR.Close()
@@ -596,7 +612,14 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	if err := cg.add(p.cmd.Process.Pid); err != nil {
+	err := cg.add(p.cmd.Process.Pid)
+	if goW != nil {
+		if err == nil {
+			_, err = goW.Write([]byte{1})
+		}
+		goW.Close()
+	}
+	if err != nil {
 		p.discard()
 		return nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
 	}
@@ -628,7 +651,8 @@ func (p *proc) discard() {
 	p.outR.Close()
 	p.errR.Close()
 	close(p.done)
-	p.cg.remove()
+	// the relay is gone; the child it cloned may still be exiting
+	p.cg.removeWhenEmpty()
 	if p.mounts >= 0 {
 		unix.Close(p.mounts)
 		p.mounts = -1

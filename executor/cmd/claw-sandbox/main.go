@@ -17,6 +17,8 @@ func main() {
 		switch os.Args[1] {
 		case child.EntrySandbox:
 			os.Exit(child.Main(os.Args[2:]))
+		case child.EntryRelay:
+			os.Exit(child.Relay(os.Args[2:]))
 		case child.EntryTool:
 			os.Exit(child.ToolMain(os.Args[2:]))
 		}

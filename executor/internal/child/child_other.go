@@ -21,3 +21,6 @@ const (
 	CodeSetup    = 126
 	CodeNotFound = 127
 )
+
+// Relay refuses: the sandbox exists only on Linux.
+func Relay(args []string) int { return Main(args) }

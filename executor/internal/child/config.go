@@ -16,11 +16,17 @@ import (
 //
 //	argv0 EntrySandbox            (config on fd 3, status on fd 4)
 //
+// or, to clone it into a new user namespace without forking its own
+// (large) address space, starts the helper as a relay that does the clone
+//
+//	argv0 EntryRelay NS EntrySandbox …   (as above, plus the go-ahead on fd 5)
+//
 // and a tool runs as the sandboxed program
 //
 //	argv0 EntryTool NAME          (arguments as JSON on stdin)
 const (
 	EntrySandbox = "__sandbox"
+	EntryRelay   = "__sandbox-relay"
 	EntryTool    = "__sandbox-tool"
 )
 
@@ -38,6 +44,7 @@ func warmDecoder() {
 const (
 	ConfigFD = 3 // the Config, JSON, then EOF
 	StatusFD = 4 // status lines written by the child, closed on exec
+	GoFD     = 5 // the relay's go-ahead: one byte once it is in its cgroup
 )
 
 // MaxConfigBytes bounds the config the child reads.
@@ -98,7 +105,7 @@ type Rlimit struct {
 
 // Status is one line the child writes on the status fd.
 type Status struct {
-	Stage string `json:"stage"`           // "ready" before exec, "exit" after the command, or the failing step
+	Stage string `json:"stage"`           // "ready" before exec, "exit" after the command, or the failing step ("start": the relay could not clone the child)
 	Code  int    `json:"code,omitempty"`  // 126 setup failed, 127 not found
 	Err   string `json:"err,omitempty"`   // what failed
 	ABI   int    `json:"abi,omitempty"`   // Landlock ABI enforced (0: none)
