@@ -383,9 +383,9 @@ func credentials(c *Config, st *Status, all bool) error {
 			return fmt.Errorf("setgid: %w", err)
 		}
 	}
-	// keep capabilities across setuid long enough to drop them explicitly
-	_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_KEEPCAPS, 1, 0)
 	if c.UID >= 0 {
+		// keep capabilities across setuid long enough to drop them explicitly
+		_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_KEEPCAPS, 1, 0)
 		if err := setresuid(c.UID, c.UID, c.UID); err != nil {
 			return fmt.Errorf("setuid: %w", err)
 		}
@@ -411,7 +411,11 @@ func credentials(c *Config, st *Status, all bool) error {
 			}
 		}
 	}
-	_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0)
+	// The capset below empties the ambient set too (the kernel keeps it a
+	// subset of permitted and inheritable): clearing it here is for this
+	// thread only, and costs the other threads of an in-process tool no
+	// stop-the-world (their ambient sets are checked before it runs).
+	_ = threadSyscall(false, unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if e := threadSyscall(all, unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
