@@ -76,11 +76,14 @@ func (m nsMode) sysProcAttr(netOn bool) *syscall.SysProcAttr {
 // relayed reports whether the child is cloned by the helper's relay
 // rather than by this process: a clone into a new user namespace copies
 // the cloning process's page tables and costs it a page fault on its next
-// write to each page, which claw, with its large heap, would pay on every
-// action (see child.Relay). claw itself (the self re-exec) is too large to
-// be a cheap relay; without a user namespace the clone shares memory
-// until the exec and needs none.
-func relayed(l launcher, m nsMode) bool { return m.user && !l.self }
+// write to each page, which claw, with its large heap, pays in whatever
+// it does next (see child.Relay). The relay is one more program start on
+// the way to the child, so only a prestarted child, whose start is off the
+// action's path, takes it; an action started on demand is quicker cloned
+// directly. claw itself (the self re-exec) is too large to be a cheap
+// relay; without a user namespace the clone shares memory until the exec
+// and needs none.
+func relayed(l launcher, m nsMode, prestarted bool) bool { return prestarted && m.user && !l.self }
 
 var (
 	checkOnce    sync.Once
@@ -587,7 +590,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		SysProcAttr: m.sysProcAttr(netOn),
 	}
 	var goW *os.File // the relay's go-ahead
-	if relayed(l, m) {
+	if relayed(l, m, prestarted) {
 		goR, w, err := os.Pipe()
 		if err != nil {
 			closeAll()
