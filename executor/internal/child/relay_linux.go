@@ -69,7 +69,7 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 func Relay(args []string) int {
 	runtime.LockOSThread() // the child's parent-death signal follows this thread
 	ns, err := strconv.Atoi(firstArg(args))
-	if err != nil || len(args) < 2 || args[1] != EntrySandbox {
+	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet) != 0 || len(args) < 2 || args[1] != EntrySandbox {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: relay: bad arguments")
 		return CodeSetup
 	}
