@@ -73,6 +73,16 @@
 // made when it started: after a mount or unmount in the parent's
 // namespace (seen by polling the parent's mountinfo) it is discarded.
 //
+// A prestarted child is cloned by the helper acting as a relay
+// (child.EntryRelay): the executor starts the relay with a clone that
+// shares its memory until the exec, attaches it to the cgroup, then sends
+// the go-ahead; the relay clones the child into its namespaces and exits
+// with its status, and its death kills the child. Cloning into a new user
+// namespace straight from the executor's process would copy its page
+// tables and cost it a page fault on its next write to every page of its
+// heap; a child started on demand is still cloned directly, since the
+// relay's own start would then be on the action's path.
+//
 // # Fail closed
 //
 // [Check] probes the kernel once (it starts one child) and reports
