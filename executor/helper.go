@@ -53,6 +53,27 @@ func ChildMain(args []string) int { return child.Main(args) }
 // inside the sandbox.
 func ToolMain(args []string) int { return child.ToolMain(args) }
 
+// EnterChild runs the entry point args[1] names ([ChildEntry] or
+// [ToolEntry]) with the arguments after it and returns its exit code; ok
+// is false when args name neither. A program that calls [AllowSelfExec]
+// (a test binary, say) calls it first thing:
+//
+//	if code, ok := executor.EnterChild(os.Args); ok {
+//		os.Exit(code)
+//	}
+func EnterChild(args []string) (code int, ok bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	switch args[1] {
+	case ChildEntry:
+		return ChildMain(args[2:]), true
+	case ToolEntry:
+		return ToolMain(args[2:]), true
+	}
+	return 0, false
+}
+
 // launcher is how the child is started: the program and its argv[0].
 type launcher struct {
 	path  string

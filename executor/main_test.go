@@ -14,13 +14,8 @@ import (
 // TestMain builds the cgo-free helper once (the production path) and lets
 // the test binary also act as the child (the self-exec fallback).
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 {
-		switch os.Args[1] {
-		case ChildEntry:
-			os.Exit(ChildMain(os.Args[2:]))
-		case ToolEntry:
-			os.Exit(ToolMain(os.Args[2:]))
-		}
+	if code, ok := EnterChild(os.Args); ok {
+		os.Exit(code)
 	}
 	AllowSelfExec()
 	dir, err := os.MkdirTemp("", "claw-executor-test-")

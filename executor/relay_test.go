@@ -153,3 +153,24 @@ func TestRelayRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestEnterChild: only the two child entry points are taken; anything
+// else is left to the program.
+func TestEnterChild(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "no arguments", args: nil},
+		{name: "program only", args: []string{"claw"}},
+		{name: "a command", args: []string{"claw", "version"}},
+		{name: "the relay (only the helper has it)", args: []string{"claw", child.EntryRelay, "0", ChildEntry}},
+		{name: "entry as a later argument", args: []string{"claw", "run", ChildEntry}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, ok := EnterChild(tc.args); ok {
+				t.Fatalf("EnterChild(%q) = %d, true", tc.args, code)
+			}
+		})
+	}
+}

@@ -21,13 +21,8 @@ import (
 var helperDir string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 {
-		switch os.Args[1] {
-		case executor.ChildEntry:
-			os.Exit(executor.ChildMain(os.Args[2:]))
-		case executor.ToolEntry:
-			os.Exit(executor.ToolMain(os.Args[2:]))
-		}
+	if code, ok := executor.EnterChild(os.Args); ok {
+		os.Exit(code)
 	}
 	executor.AllowSelfExec()
 	dir, err := os.MkdirTemp("", "claw-bench-")

@@ -10,6 +10,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestBrokerThroughQueue takes an action that asks through the real gate
@@ -21,20 +22,8 @@ func TestBrokerThroughQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := receipts.GenerateKey(receipts.Ed25519)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := receipts.NewSigner(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(root, "receipts")
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := receiptstest.NewLog(t, dir)
 	q := NewQueue(time.Minute)
 	ran := false
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: root,

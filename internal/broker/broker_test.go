@@ -12,17 +12,13 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestMain lets this test binary act as the sandboxed child, as claw does.
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 {
-		switch os.Args[1] {
-		case executor.ChildEntry:
-			os.Exit(executor.ChildMain(os.Args[2:]))
-		case executor.ToolEntry:
-			os.Exit(executor.ToolMain(os.Args[2:]))
-		}
+	if code, ok := executor.EnterChild(os.Args); ok {
+		os.Exit(code)
 	}
 	executor.AllowSelfExec()
 	os.Exit(m.Run())
@@ -96,20 +92,8 @@ func newRigWith(t testing.TB, autonomy string, pol func(*gate.Policy), cfg func(
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := receipts.GenerateKey(receipts.Ed25519)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := receipts.NewSigner(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(root, "receipts")
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := receiptstest.NewLog(t, dir)
 	c := Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "test",
 		EstopFile: filepath.Join(root, "ESTOP"), Sandbox: Sandbox{RunAs: ""}}
 	if cfg != nil {

@@ -16,9 +16,11 @@ type rule struct {
 	// mayUse lists the claw packages (prefixes, relative to the module)
 	// the package may depend on, directly or not. nil means any.
 	mayUse []string
-	// never lists standard packages the package's own code must not
-	// import, with why. (Third-party libraries may import them for code
-	// paths claw never calls, e.g. mvdan.cc/sh's LookPath.)
+	// never lists packages the package's own code must not import, with
+	// why: standard ones (third-party libraries may import them for code
+	// paths claw never calls, e.g. mvdan.cc/sh's LookPath), and claw ones
+	// it may reach only through others; a key ending in "/..." covers a
+	// package and everything under it.
 	never map[string]string
 }
 
@@ -35,6 +37,36 @@ var rules = map[string]rule{
 	"internal/redact": {mayUse: []string{"internal/redact"}},
 	"internal/logx":   {mayUse: []string{"internal/logx", "internal/redact"}},
 	"internal/config": {mayUse: []string{"internal/config"}},
+	"internal/approvals": {never: map[string]string{
+		"os/exec":             "approvals route answers; they run nothing",
+		module + "/agent/...": "approvals reach the agent only through the functions they are given",
+		module + "/cmd/...":   "the daemon's code is a library of the CLI, not the other way round",
+	}},
+	"internal/serve": {never: map[string]string{
+		"os/exec":             "the daemon runs actions only through the broker",
+		module + "/agent/...": "the daemon reaches the agent only through the functions it is given",
+		module + "/cmd/...":   "the daemon's code is a library of the CLI, not the other way round",
+	}},
+	"internal/hook": {never: map[string]string{
+		"os/exec":                   "the agent runs the tool, not the hook",
+		"net/http":                  "the hook never reaches the network",
+		module + "/executor":        "the hook never runs an action",
+		module + "/agent":           "the hook guards other agents, not claw's",
+		module + "/internal/broker": "the hook decides and records; it has no approval or execution path",
+	}},
+}
+
+// forbidden returns why imp is in never, if it is.
+func forbidden(never map[string]string, imp string) (string, bool) {
+	if why, ok := never[imp]; ok {
+		return why, true
+	}
+	for k, why := range never {
+		if prefix, ok := strings.CutSuffix(k, "/..."); ok && under(imp, prefix) {
+			return why, true
+		}
+	}
+	return "", false
 }
 
 type pkg struct {
@@ -101,7 +133,7 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 				}
 			}
 			for _, imp := range p.Imports {
-				if why, no := r.never[imp]; no {
+				if why, no := forbidden(r.never, imp); no {
 					bad = append(bad, me+" imports "+imp+": "+why)
 				}
 			}
@@ -142,6 +174,10 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "receipts imports gate", pkg: pkg{ImportPath: module + "/receipts", Deps: []string{module + "/gate"}}, want: "gate"},
 		{name: "policies imports claw", pkg: pkg{ImportPath: module + "/policies", Deps: []string{module + "/gate/shell"}}, want: "gate/shell"},
 		{name: "testing in production", pkg: pkg{ImportPath: module + "/executor", Imports: []string{"testing"}}, want: "testing"},
+		{name: "daemon imports the agent", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{module + "/agent/provider"}}, want: "agent/provider"},
+		{name: "daemon runs a process", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{"os/exec"}}, want: "os/exec"},
+		{name: "approvals import the CLI", pkg: pkg{ImportPath: module + "/internal/approvals", Imports: []string{module + "/cmd/claw"}}, want: "cmd/claw"},
+		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,7 +187,10 @@ func TestViolationsAreFound(t *testing.T) {
 			}
 		})
 	}
-	ok, _ := violations([]pkg{{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}}})
+	ok, _ := violations([]pkg{
+		{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}},
+		{ImportPath: module + "/internal/serve", Imports: []string{module + "/internal/broker", module + "/agentic"}},
+	})
 	if len(ok) != 0 {
 		t.Fatalf("allowed dependency reported: %q", ok)
 	}

@@ -14,17 +14,13 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestMain lets this test binary act as the sandboxed child, as claw does.
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 {
-		switch os.Args[1] {
-		case executor.ChildEntry:
-			os.Exit(executor.ChildMain(os.Args[2:]))
-		case executor.ToolEntry:
-			os.Exit(executor.ToolMain(os.Args[2:]))
-		}
+	if code, ok := executor.EnterChild(os.Args); ok {
+		os.Exit(code)
 	}
 	executor.AllowSelfExec()
 	code := m.Run()
@@ -77,20 +73,8 @@ func newRig(t testing.TB, autonomy string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := receipts.GenerateKey(receipts.Ed25519)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := receipts.NewSigner(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(root, "receipts")
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := receiptstest.NewLog(t, dir)
 	return &rig{
 		cfg: broker.Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "mcp",
 			EstopFile: filepath.Join(root, "ESTOP"), InProcess: map[string]broker.ToolFunc{"time": TimeTool}},

@@ -22,6 +22,7 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 const token = "tok-0123456789abcdef0123456789abcdef"
@@ -54,20 +55,8 @@ func newRig(t *testing.T, mutate func(*Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := receipts.GenerateKey(receipts.Ed25519)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := receipts.NewSigner(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdir := filepath.Join(home, "receipts")
-	log, err := receipts.Open(rdir, signer, receipts.Options{CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := receiptstest.NewLog(t, rdir)
 	q := approvals.NewQueue(time.Minute)
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: home,
 		Home: filepath.Join(home, "user"), Channel: "serve", EstopFile: filepath.Join(home, EstopFile),

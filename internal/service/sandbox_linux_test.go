@@ -62,12 +62,11 @@ type runReport struct {
 }
 
 func TestMain(m *testing.M) {
+	if code, ok := executor.EnterChild(os.Args); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) >= 2 {
 		switch os.Args[1] {
-		case executor.ChildEntry:
-			os.Exit(executor.ChildMain(os.Args[2:]))
-		case executor.ToolEntry:
-			os.Exit(executor.ToolMain(os.Args[2:]))
 		case modeFilter:
 			os.Exit(filterMain(os.Args[2:]))
 		case modeRun:
