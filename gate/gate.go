@@ -161,13 +161,24 @@ func (e *Engine) UserTests() map[string]string { return e.cur.Load().tests }
 func (e *Engine) Data() map[string]any { return e.cur.Load().data }
 
 func compile(ctx context.Context, opts Options) (*compiled, error) {
-	mods, err := policies.Modules()
+	return compileWith(ctx, opts, false)
+}
+
+// compileWith compiles the built-in and user policies: the built-ins
+// parsed ahead (see Prefetch), and without the compiler's check stages
+// when there are no user policies (see checkStages). With plain set it
+// compiles them the way OPA does on its own, every stage over modules it
+// parses itself: the reference the tests compare with.
+func compileWith(ctx context.Context, opts Options, plain bool) (*compiled, error) {
+	all, err := builtinSources()
 	if err != nil {
-		return nil, fmt.Errorf("%w: built-in policies: %v", ErrPolicy, err)
+		return nil, err
 	}
-	all := make(map[string]string, len(mods))
-	for n, s := range mods {
-		all["policies/"+n] = s
+	var parsed map[string]*ast.Module
+	if !plain {
+		if parsed, err = parsedBuiltins(all); err != nil {
+			return nil, err
+		}
 	}
 	userMods, userTests, err := LoadUserPolicies(opts.UserPolicyDir)
 	if err != nil {
@@ -193,9 +204,18 @@ func compile(ctx context.Context, opts Options) (*compiled, error) {
 		rego.StrictBuiltinErrors(true),
 		rego.SetRegoVersion(ast.RegoV1),
 	}
+	if len(userMods) == 0 && !plain {
+		regoOpts = append(regoOpts, rego.CompilerHook(func(c *ast.Compiler) {
+			c.WithSkipStages(checkStages...)
+		}))
+	}
 	for _, n := range names {
 		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", n, len(all[n]), all[n])
-		regoOpts = append(regoOpts, rego.Module(n, all[n]))
+		if m, ok := parsed[n]; ok {
+			regoOpts = append(regoOpts, rego.ParsedModule(m))
+		} else {
+			regoOpts = append(regoOpts, rego.Module(n, all[n]))
+		}
 	}
 	dj, _ := json.Marshal(data)
 	h.Write(dj)

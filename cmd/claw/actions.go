@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/receipts"
@@ -44,6 +45,7 @@ func (o *actionOptions) addFlags(fs interface {
 // (approver, channel, in-process tools) before the broker is made; the
 // default approver asks on the terminal when standard input is one.
 func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*broker.Config, *env)) (b *broker.Broker, close func(), err error) {
+	gate.Prefetch()
 	e, err := loadEnv(g)
 	if err != nil {
 		return nil, nil, err

@@ -130,6 +130,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	}
 	if !o.rego && o.cases == "" && !o.bypassSuite {
 		oneShotGC()
+		gate.Prefetch()
 	}
 	e, err := loadEnv(g)
 	if err != nil {

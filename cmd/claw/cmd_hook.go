@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/hook"
 	"github.com/clawsec/claw/receipts"
@@ -128,6 +129,7 @@ dontAsk permission modes, which do not ask, it is a deny.
 // openHookGuard loads what one hook decision needs. It never prompts: a
 // hook has no terminal it may use.
 func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard, func(), error) {
+	gate.Prefetch()
 	e, err := loadEnv(g)
 	if err != nil {
 		return nil, nil, err
