@@ -12,6 +12,7 @@ N=${1:-40}
 OPA_VERSION=v1.22.2
 out=bench/out
 mkdir -p "$out"
+scripts/deps.sh hyperfine
 export CLAW_HOME="$PWD/$out/gate-home"
 
 go build -trimpath -o "$out/claw" ./cmd/claw
@@ -26,12 +27,13 @@ rm -rf "$CLAW_HOME" "$out/export"
 
 # stats FILE: median and p99 of one-number-per-line milliseconds
 stats() { sort -n "$1" | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; p=a[int(NR*0.99+0.999)]; printf "%.2f %.2f\n", m, p}'; }
-timeit() { # timeit FILE CMD…
-	: >"$1"; local f=$1; shift
-	for _ in $(seq "$N"); do
-		s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N)
-		awk -v s="$s" -v e="$e" 'BEGIN {printf "%.3f\n", (e-s)/1000000}' >>"$f"
-	done
+# timeit FILE CMD…: N runs of CMD after 3 warm-ups, timed by hyperfine
+# without a shell (a fork of date(1) around each run would add 1-2 ms),
+# one wall time in milliseconds per line of FILE
+timeit() {
+	local f=$1; shift
+	hyperfine -N -i -w 3 -r "$N" --export-json "$f.json" -- "$(printf '%q ' "$@")" >/dev/null 2>&1
+	awk '/"times"/ {on=1; next} on && /\]/ {on=0} on {gsub(/[ ,]/, ""); printf "%.3f\n", $0*1000}' "$f.json" >"$f"
 }
 
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
