@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,77 @@ type cgroupKind struct {
 }
 
 var cgroupSeq atomic.Uint64
+
+var cgroups struct {
+	once sync.Once
+	kind cgroupKind
+}
+
+// jobCgroups returns where this process creates job cgroups, found once.
+// The first call also sweeps the groups that claw processes which died
+// without cleaning up (SIGKILL, a crash, a power cut of the service) left
+// behind.
+func jobCgroups() cgroupKind {
+	cgroups.once.Do(func() {
+		cgroups.kind = detectCgroup()
+		sweepStaleCgroups(cgroups.kind)
+	})
+	return cgroups.kind
+}
+
+// sweepStaleCgroups kills what is left in every job group named
+// claw-PID-N whose PID is no longer a running process, and removes the
+// group once it is empty (in the background: a killed process takes a
+// moment to leave). A group whose PID is running is left alone, even if
+// that PID now belongs to another program. It returns the groups it
+// found stale.
+func sweepStaleCgroups(k cgroupKind) []string {
+	var stale []string
+	for _, base := range k.bases {
+		ents, err := os.ReadDir(base)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			pid, ok := jobOwner(e.Name())
+			if !ok || !e.IsDir() || pid == os.Getpid() || processRunning(pid) {
+				continue
+			}
+			j := &jobCgroup{version: k.version, dirs: []string{filepath.Join(base, e.Name())}}
+			stale = append(stale, j.dirs[0])
+			j.kill()
+			go j.removeWhenEmpty()
+		}
+	}
+	return stale
+}
+
+// jobOwner parses a job group's name, claw-PID-N, into PID.
+func jobOwner(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "claw-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	if _, err := strconv.ParseUint(n, 10, 64); err != nil {
+		return 0, false
+	}
+	return pid, true
+}
+
+// processRunning reports whether pid is a process (kill 0 succeeds, or
+// fails for lack of permission only).
+func processRunning(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || err == unix.EPERM
+}
 
 // detectCgroup finds where claw may create job cgroups.
 func detectCgroup() cgroupKind {

@@ -108,4 +108,9 @@
 // never applies to uid 0; as root the process count is bounded by a pids
 // cgroup when one is writable (v2 delegated or v1), and always by the wall
 // timeout. Landlock cannot deny a path inside a granted tree.
+//
+// Job cgroups are named claw-PID-N. Each claw process, the first time it
+// looks for its cgroups (its kernel check or its first action), sweeps
+// the groups whose PID no longer runs (a claw killed with SIGKILL): what
+// is left in them is killed and the groups removed.
 package executor

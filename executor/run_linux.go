@@ -172,12 +172,9 @@ func staticSupport() Support {
 		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", errors.Join(perr, nerr)))
 	}
 	s.Seccomp = perr == nil && nerr == nil
-	cgroupOnce.Do(func() { cgroupDetected = detectCgroup() })
-	s.Cgroup = cgroupDetected.version
+	s.Cgroup = jobCgroups().version
 	return s
 }
-
-var cgroupOnce sync.Once
 
 func probe() Support {
 	s := staticSupport()
@@ -215,8 +212,6 @@ func probe() Support {
 	}
 	return s
 }
-
-var cgroupDetected cgroupKind
 
 type probeResult struct{ seccomp bool }
 
@@ -436,8 +431,8 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		res, st, err = p.run(ctx, cfg, stdin, maxOut)
 		p = nil
 	} else {
-		if cgroupDetected.version != "" {
-			if cg, err = newJobCgroup(cgroupDetected, s.Limits); err != nil {
+		if k := jobCgroups(); k.version != "" {
+			if cg, err = newJobCgroup(k, s.Limits); err != nil {
 				warnings = append(warnings, err.Error())
 				cg = nil
 			}
@@ -446,7 +441,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	}
 	if cg != nil {
 		go cg.removeWhenEmpty() // the namespace's processes are dying
-		res.Sandbox.Cgroup = cgroupDetected.version
+		res.Sandbox.Cgroup = cg.version
 	}
 	if err != nil {
 		return res, err
@@ -615,16 +610,20 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	err := cg.add(p.cmd.Process.Pid)
-	if goW != nil {
-		if err == nil {
-			_, err = goW.Write([]byte{1})
+	if err := cg.add(p.cmd.Process.Pid); err != nil {
+		if goW != nil {
+			goW.Close()
 		}
-		goW.Close()
-	}
-	if err != nil {
 		p.discard()
 		return nil, &SetupError{Stage: "cgroup", Msg: err.Error()}
+	}
+	if goW != nil {
+		_, err := goW.Write([]byte{1})
+		goW.Close()
+		if err != nil {
+			p.discard()
+			return nil, &SetupError{Stage: "start", Msg: "the sandbox relay exited before its go-ahead: " + err.Error()}
+		}
 	}
 	return p, nil
 }

@@ -450,7 +450,7 @@ func TestCancelKillsTree(t *testing.T) {
 	for _, m := range modes {
 		for _, c := range cases {
 			t.Run(m.name+"/"+c.name, func(t *testing.T) {
-				if m.name != "default" && c.name == "setsid background" && cgroupDetected.version == "" {
+				if m.name != "default" && c.name == "setsid background" && jobCgroups().version == "" {
 					t.Skip("no delegated cgroup: a setsid'd process outside a PID namespace is only bounded by the session")
 				}
 				cancelKillsTree(t, m.run, c.script, c.marker)

@@ -87,10 +87,9 @@ func spawnWarm(ch chan<- *proc) {
 		return
 	}
 	limits := withDefaults(Spec{}).Limits
-	cgroupOnce.Do(func() { cgroupDetected = detectCgroup() })
 	var cg *jobCgroup
-	if cgroupDetected.version != "" {
-		if cg, err = newJobCgroup(cgroupDetected, limits); err != nil {
+	if k := jobCgroups(); k.version != "" {
+		if cg, err = newJobCgroup(k, limits); err != nil {
 			ch <- nil // Run starts one on demand and reports why
 			return
 		}

@@ -25,7 +25,7 @@ var benchActions = []Action{
 	{Tool: "time", Args: map[string]any{}},
 }
 
-func benchEngine(b *testing.B) (*Engine, Context) {
+func benchEngine(b testing.TB) (*Engine, Context) {
 	b.Helper()
 	eng, err := New(context.Background(), Options{Policy: testPolicy(), Home: "/home/u"})
 	if err != nil {
