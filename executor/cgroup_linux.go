@@ -33,9 +33,9 @@ var cgroups struct {
 }
 
 // jobCgroups returns where this process creates job cgroups, found once.
-// The first call also sweeps the groups that claw processes which died
-// without cleaning up (SIGKILL, a crash, a power cut of the service) left
-// behind.
+// The first call also sweeps the empty groups that claw processes which
+// died without cleaning up (SIGKILL, a crash, a power cut of the service)
+// left behind.
 func jobCgroups() cgroupKind {
 	cgroups.once.Do(func() {
 		cgroups.kind = detectCgroup()
@@ -44,14 +44,16 @@ func jobCgroups() cgroupKind {
 	return cgroups.kind
 }
 
-// sweepStaleCgroups kills what is left in every job group named
-// claw-PID-N whose PID is no longer a running process, and removes the
-// group once it is empty (in the background: a killed process takes a
-// moment to leave). A group whose PID is running is left alone, even if
-// that PID now belongs to another program. It returns the groups it
-// found stale.
+// sweepStaleCgroups removes every empty job group named claw-PID-N whose
+// PID is no longer a running process, and returns the groups it removed.
+// A group that still holds a process is left alone: its PID may only
+// look dead from here (another claw in another PID namespace sharing this
+// cgroup parent), and a sandbox whose claw died is killed by its own
+// parent-death signal and PID namespace, not by a sweep. A group whose
+// PID is running is left alone, even if that PID now belongs to another
+// program.
 func sweepStaleCgroups(k cgroupKind) []string {
-	var stale []string
+	var removed []string
 	for _, base := range k.bases {
 		ents, err := os.ReadDir(base)
 		if err != nil {
@@ -62,13 +64,13 @@ func sweepStaleCgroups(k cgroupKind) []string {
 			if !ok || !e.IsDir() || pid == os.Getpid() || processRunning(pid) {
 				continue
 			}
-			j := &jobCgroup{version: k.version, dirs: []string{filepath.Join(base, e.Name())}}
-			stale = append(stale, j.dirs[0])
-			j.kill()
-			go j.removeWhenEmpty()
+			d := filepath.Join(base, e.Name())
+			if os.Remove(d) == nil { // EBUSY while a process is in it
+				removed = append(removed, d)
+			}
 		}
 	}
-	return stale
+	return removed
 }
 
 // jobOwner parses a job group's name, claw-PID-N, into PID.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -32,10 +33,10 @@ func TestJobOwner(t *testing.T) {
 	}
 }
 
-// TestSweepStaleCgroups plants the job group a SIGKILLed claw would
-// leave, with a process still in it, next to a group of this (running)
-// process: the sweep kills the process and removes the dead owner's
-// group, and leaves the live one alone.
+// TestSweepStaleCgroups plants the empty job group a SIGKILLed claw
+// would leave, a group of a dead PID that still holds a process, and a
+// group of this (running) process: the sweep removes only the first, and
+// kills nothing.
 func TestSweepStaleCgroups(t *testing.T) {
 	k := jobCgroups()
 	if k.version == "" {
@@ -51,12 +52,12 @@ func TestSweepStaleCgroups(t *testing.T) {
 	}
 	deadPID := gone.Process.Pid
 	stale := filepath.Join(k.bases[0], fmt.Sprintf("claw-%d-1", deadPID))
+	busy := filepath.Join(k.bases[0], fmt.Sprintf("claw-%d-2", deadPID))
 	live := filepath.Join(k.bases[0], fmt.Sprintf("claw-%d-%d", os.Getpid(), 1<<40))
-	for _, d := range []string{stale, live} {
+	for _, d := range []string{stale, busy, live} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.Remove(d) })
 	}
 	sleeper := exec.Command("/bin/sleep", "60")
 	if err := sleeper.Start(); err != nil {
@@ -64,41 +65,36 @@ func TestSweepStaleCgroups(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- sleeper.Wait() }()
-	t.Cleanup(func() { sleeper.Process.Kill() })
-	if err := (&jobCgroup{version: k.version, dirs: []string{stale}}).add(sleeper.Process.Pid); err != nil {
+	busyGroup := &jobCgroup{version: k.version, dirs: []string{busy}}
+	t.Cleanup(func() {
+		sleeper.Process.Kill()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+		}
+		busyGroup.removeWhenEmpty()
+		os.Remove(stale)
+		os.Remove(live)
+	})
+	if err := busyGroup.add(sleeper.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 
 	got := sweepStaleCgroups(k)
-	found := false
-	for _, d := range got {
-		if d == live {
-			t.Errorf("the sweep took the group of a running process: %s", d)
-		}
-		found = found || d == stale
+	if !slices.Contains(got, stale) || slices.Contains(got, busy) || slices.Contains(got, live) {
+		t.Fatalf("the sweep removed %v, want %s and neither %s nor %s", got, stale, busy, live)
 	}
-	if !found {
-		t.Fatalf("the sweep did not find %s (found %v)", stale, got)
+	for _, d := range []string{busy, live} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s is gone: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", stale, err)
 	}
 	select {
 	case err := <-waited:
-		if err == nil {
-			t.Fatal("the leftover process exited on its own; it was meant to be killed")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the leftover process is still running 5 s after the sweep")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(stale); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still exists 5 s after the sweep", stale)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Fatalf("the live group is gone: %v", err)
+		t.Fatalf("the process in a group of a dead PID ended (%v); the sweep must not kill", err)
+	default:
 	}
 }

@@ -111,6 +111,6 @@
 //
 // Job cgroups are named claw-PID-N. Each claw process, the first time it
 // looks for its cgroups (its kernel check or its first action), sweeps
-// the groups whose PID no longer runs (a claw killed with SIGKILL): what
-// is left in them is killed and the groups removed.
+// the empty groups whose PID no longer runs (a claw killed with SIGKILL);
+// a group that still holds a process is never touched.
 package executor
