@@ -349,13 +349,14 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		}
 		refill() // after the action, so that it does not compete with it
 	}()
-	var home string
+	var h *sandboxHome
 	if p != nil {
-		home = p.home
-	} else if home, err = os.MkdirTemp("", "claw-sandbox-"); err != nil {
-		return Result{}, fmt.Errorf("sandbox home: %w", err)
+		h = p.home
+	} else if h, err = newHome(); err != nil {
+		return Result{}, err
 	}
-	defer os.RemoveAll(home)
+	defer h.remove()
+	home := h.dir
 
 	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
 		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount}
@@ -526,9 +527,9 @@ type proc struct {
 	m              nsMode
 	netOn          bool
 	cg             *jobCgroup
-	cgLimits       Limits // what the job cgroup was created with
-	home           string // a prestarted child's private home directory
-	mounts         int    // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
+	cgLimits       Limits       // what the job cgroup was created with
+	home           *sandboxHome // a prestarted child's private home directory
+	mounts         int          // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
 	cfgW, stR      *os.File
 	stdinW         *os.File
 	outR, errR     *os.File // the child's stdout and stderr
@@ -659,9 +660,7 @@ func (p *proc) discard() {
 		unix.Close(p.mounts)
 		p.mounts = -1
 	}
-	if p.home != "" {
-		os.RemoveAll(p.home)
-	}
+	p.home.remove()
 }
 
 // earlyReturns counts the runs that ended on the child's exit report

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -104,7 +103,7 @@ func spawnWarm(ch chan<- *proc) {
 		ch <- nil
 		return
 	}
-	home, err := os.MkdirTemp("", "claw-sandbox-")
+	home, err := newHome()
 	if err != nil {
 		unix.Close(mounts)
 		cg.remove()
@@ -115,7 +114,7 @@ func spawnWarm(ch chan<- *proc) {
 	if err != nil {
 		unix.Close(mounts)
 		cg.remove()
-		os.RemoveAll(home)
+		home.remove()
 		ch <- nil
 		return
 	}

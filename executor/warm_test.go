@@ -77,7 +77,7 @@ func TestStopPrestart(t *testing.T) {
 	if p == nil {
 		t.Fatal("no prestarted child")
 	}
-	pid, cg, home := p.cmd.Process.Pid, p.cg, p.home
+	pid, cg, home := p.cmd.Process.Pid, p.cg, p.home.dir
 	if _, err := os.Stat(home); err != nil {
 		t.Fatalf("prestarted child's home: %v", err)
 	}
