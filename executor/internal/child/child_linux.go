@@ -32,6 +32,9 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: not started by the executor")
 		return CodeSetup
 	}
+	if orphaned() {
+		return CodeSetup // nobody is left to hear a report
+	}
 	if len(args) > 0 && args[0] == ArgPrestarted {
 		warmDecoder()
 	}
@@ -65,6 +68,21 @@ func Main(args []string) int {
 	// a successful exec closes it with nothing more written.
 	err = syscall.Exec(c.Path, c.Argv, c.Env)
 	return report(status, execFailure(c, err))
+}
+
+// orphaned reports whether the relay that cloned this child is already
+// dead (its life pipe hung up), and closes the pipe. The parent-death
+// signal is in place by now, so a relay that dies later kills the child;
+// one that died before is seen here. A child cloned directly by claw has
+// no life pipe (fd 5 is not open) and is never orphaned this way.
+func orphaned() bool {
+	if _, err := unix.FcntlInt(LifeFD, unix.F_GETFD, 0); err != nil {
+		return false
+	}
+	defer unix.Close(LifeFD)
+	fds := []unix.PollFd{{Fd: LifeFD, Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
 }
 
 func execFailure(c *Config, err error) Status {

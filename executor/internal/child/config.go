@@ -45,6 +45,9 @@ const (
 	ConfigFD = 3 // the Config, JSON, then EOF
 	StatusFD = 4 // status lines written by the child, closed on exec
 	GoFD     = 5 // the relay's go-ahead: one byte once it is in its cgroup
+	// LifeFD, in a child the relay cloned, is the read end of a pipe whose
+	// only write end the relay holds: it hangs up when the relay dies.
+	LifeFD = 5
 )
 
 // MaxConfigBytes bounds the config the child reads.

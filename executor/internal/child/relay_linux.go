@@ -80,12 +80,23 @@ func Relay(args []string) int {
 		return CodeSetup // the parent gave up before the clone
 	}
 	attr := CloneAttr(ns)
+	// The child's parent-death signal is set only after its id maps are
+	// written, and inside a PID namespace the child cannot tell that its
+	// parent died before that (getppid is always 0 there). The life pipe
+	// closes the gap: its write end dies with the relay, and the child
+	// looks at the read end once its parent-death signal is in place.
+	var life [2]int
+	if err := unix.Pipe2(life[:], unix.O_CLOEXEC); err != nil {
+		writeStatus(os.NewFile(StatusFD, "status"), Status{Stage: "start", Code: CodeSetup, UID: -1, Err: "life pipe: " + err.Error()})
+		return CodeSetup
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{os.Args[0]}, args[1:]...), &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   []string{},
-		Files: []uintptr{0, 1, 2, ConfigFD, StatusFD},
+		Files: []uintptr{0, 1, 2, ConfigFD, StatusFD, uintptr(life[0])},
 		Sys:   attr,
 	})
+	unix.Close(life[0])
 	if err != nil {
 		writeStatus(os.NewFile(StatusFD, "status"), Status{Stage: "start", Code: CodeSetup, UID: -1, Err: "cannot clone the sandbox: " + err.Error()})
 		return CodeSetup
