@@ -2,11 +2,15 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 )
 
 // benchActions is the mix BenchmarkDecide measures: the kinds of actions an
@@ -116,4 +120,78 @@ func benchName(a Action) string {
 		s = s[:30]
 	}
 	return s
+}
+
+// floorModule is the least a policy can do: one rule that returns a result
+// of the gate's shape, reading the input (so the input is really passed).
+const floorModule = `package floor
+
+result := {
+	"decision": "allow",
+	"risk": "low",
+	"reasons": [{"id": "floor", "severity": "low", "msg": input.kind}],
+	"sandbox": {"read": [input.context.workspace], "write": [], "net": false},
+}
+`
+
+// BenchmarkDecideFloor measures, over the same mix as BenchmarkDecide and
+// in the same run, the parts of a decision that no policy change can take
+// away: "input" builds the input (shell analysis, canonical paths) and
+// converts it to an OPA value; "one-rule" adds evaluating a one-rule
+// policy through a prepared query and reading its result back as a
+// Decision, which is what Decide does around the real policies; "full" is
+// BenchmarkDecide itself. Each reports p50 and p99 per decision.
+func BenchmarkDecideFloor(b *testing.B) {
+	eng, c := benchEngine(b)
+	ctx := context.Background()
+	pq, err := rego.New(rego.Query("data.floor.result"), rego.Module("floor.rego", floorModule),
+		rego.SetRegoVersion(ast.RegoV1)).PrepareForEval(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		run  func(a Action) error
+	}{
+		{name: "input", run: func(a Action) error {
+			_, err := inputValue(BuildInput(a, c))
+			return err
+		}},
+		{name: "one-rule", run: func(a Action) error {
+			v, err := inputValue(BuildInput(a, c))
+			if err != nil {
+				return err
+			}
+			rs, err := pq.Eval(ctx, rego.EvalParsedInput(v))
+			if err != nil {
+				return err
+			}
+			if len(rs) == 0 {
+				return errors.New("floor policy undefined")
+			}
+			_, err = parseResult(rs[0].Expressions[0].Value)
+			return err
+		}},
+		{name: "full", run: func(a Action) error {
+			_, err := eng.Decide(ctx, a, c)
+			return err
+		}},
+	}
+	for _, st := range steps {
+		b.Run(st.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if err := st.run(benchActions[i%len(benchActions)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }
