@@ -26,7 +26,12 @@
 //
 // A [Message] has a [Role] (system, user, assistant, tool). An assistant
 // message may carry [ToolCall]s (id, name, arguments as JSON); a tool
-// message answers one of them by ToolCallID and ToolName. [Store.Append]
+// message answers one of them by ToolCallID and ToolName, and IsError
+// marks a result that reports a failure or a denial. TurnID groups the
+// messages of one receive→reply cycle (the person's message, the tool
+// calls and their results, the answer; [NewTurnID] makes one), and
+// Metadata holds string annotations such as a result's status and action
+// id, stored as a JSON object of at most [MaxMetadataBytes]. [Store.Append]
 // stores several messages in one transaction, so an assistant's calls and
 // their results land together. [Store.Recent] returns the newest messages
 // oldest first and never starts with an orphaned tool result, so the
@@ -34,13 +39,14 @@
 //
 // # Secrets and limits
 //
-// [WithRedactor] sets a function applied to every content, summary, and
-// every string inside tool call arguments (after JSON decoding, so \u
-// escapes do not hide a key) before anything reaches the file. Content over
-// [MaxContentBytes] and summaries over [MaxSummaryBytes] are truncated
-// after redaction and end in "[truncated]"; names, tool calls and
-// arguments over their caps are refused with a [*LimitError] (errors.Is
-// [ErrTooLarge]). Malformed arguments are stored as a JSON string.
+// [WithRedactor] sets a function applied to every content, summary,
+// metadata key and value, and every string inside tool call arguments
+// (after JSON decoding, so \u escapes do not hide a key) before anything
+// reaches the file. Content over [MaxContentBytes] and summaries over
+// [MaxSummaryBytes] are truncated after redaction and end in
+// "[truncated]"; names, tool calls, arguments and metadata over their caps
+// are refused with a [*LimitError] (errors.Is [ErrTooLarge]). Malformed
+// arguments are stored as a JSON string.
 //
 // [Store.Clear] deletes everything, rebuilds the search index and vacuums,
 // and the database runs with secure_delete, so cleared text is gone from

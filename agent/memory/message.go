@@ -37,36 +37,56 @@ type Message struct {
 	// ToolCalls are set on assistant messages only.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and ToolName are set on tool messages only.
-	ToolCallID string    `json:"tool_call_id,omitempty"`
-	ToolName   string    `json:"tool_name,omitempty"`
-	Provider   string    `json:"provider,omitempty"`
-	Model      string    `json:"model,omitempty"`
-	CreatedAt  time.Time `json:"created_at"` // set by the store
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
+	// IsError marks a tool message that reports a failure or a denial.
+	IsError bool `json:"is_error,omitempty"`
+	// TurnID groups the messages of one receive→reply cycle: the
+	// person's message, the assistant's tool calls and their results, and
+	// the final answer. Empty on messages stored before turns existed.
+	TurnID   string `json:"turn_id,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Metadata holds annotations of the message (a tool result's status
+	// and action id, an answer's finish reason), stored as a JSON object.
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	CreatedAt time.Time         `json:"created_at"` // set by the store
+}
+
+// NewTurnID returns a random turn id: 16 lowercase hex digits.
+func NewTurnID() string { return newID() }
+
+// storedRow is a message as it goes into its row: the tool calls and the
+// metadata encoded.
+type storedRow struct {
+	m        Message
+	calls    string
+	metadata string
 }
 
 // prepare validates m and returns it as it will be stored: redacted,
-// truncated, arguments re-encoded.
-func (s *Store) prepare(m Message) (Message, string, error) {
+// truncated, arguments and metadata re-encoded.
+func (s *Store) prepare(m Message) (storedRow, error) {
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
 	default:
-		return m, "", fmt.Errorf("role %q: %w", m.Role, ErrInvalid)
+		return storedRow{}, fmt.Errorf("role %q: %w", m.Role, ErrInvalid)
 	}
 	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return m, "", fmt.Errorf("tool calls on a %s message: %w", m.Role, ErrInvalid)
+		return storedRow{}, fmt.Errorf("tool calls on a %s message: %w", m.Role, ErrInvalid)
 	}
-	if (m.ToolCallID != "" || m.ToolName != "") && m.Role != RoleTool {
-		return m, "", fmt.Errorf("tool call id or name on a %s message: %w", m.Role, ErrInvalid)
+	if (m.ToolCallID != "" || m.ToolName != "" || m.IsError) && m.Role != RoleTool {
+		return storedRow{}, fmt.Errorf("tool call id, name or error flag on a %s message: %w", m.Role, ErrInvalid)
 	}
 	if len(m.ToolCalls) > MaxToolCalls {
-		return m, "", &LimitError{What: "tool calls", Max: MaxToolCalls, Got: len(m.ToolCalls)}
+		return storedRow{}, &LimitError{What: "tool calls", Max: MaxToolCalls, Got: len(m.ToolCalls)}
 	}
 	for _, f := range []struct{ what, v string }{
 		{"tool call id", m.ToolCallID}, {"tool name", m.ToolName},
-		{"provider", m.Provider}, {"model", m.Model},
+		{"provider", m.Provider}, {"model", m.Model}, {"turn id", m.TurnID},
 	} {
 		if err := checkName(f.what, f.v); err != nil {
-			return m, "", err
+			return storedRow{}, err
 		}
 	}
 	m.Content = truncate(s.opt.redact(m.Content), MaxContentBytes)
@@ -76,24 +96,41 @@ func (s *Store) prepare(m Message) (Message, string, error) {
 		out := make([]ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
 			if err := checkName("tool call id", c.ID); err != nil {
-				return m, "", err
+				return storedRow{}, err
 			}
 			if err := checkName("tool name", c.Name); err != nil {
-				return m, "", err
+				return storedRow{}, err
 			}
 			if len(c.Arguments) > MaxArgumentsBytes {
-				return m, "", &LimitError{What: "tool call arguments", Max: MaxArgumentsBytes, Got: len(c.Arguments)}
+				return storedRow{}, &LimitError{What: "tool call arguments", Max: MaxArgumentsBytes, Got: len(c.Arguments)}
 			}
 			c.Arguments = redactJSON(s.opt.redact, c.Arguments)
 			out[i] = c
 		}
 		b, err := encodeJSON(out)
 		if err != nil {
-			return m, "", fmt.Errorf("failed to encode tool calls: %w", err)
+			return storedRow{}, fmt.Errorf("failed to encode tool calls: %w", err)
 		}
 		m.ToolCalls, calls = out, string(b)
 	}
-	return m, calls, nil
+
+	metadata := "{}"
+	if len(m.Metadata) > 0 {
+		clean := func(v string) string { return toValidUTF8(s.opt.redact(v)) }
+		md := make(map[string]string, len(m.Metadata))
+		for k, v := range m.Metadata {
+			md[clean(k)] = clean(v)
+		}
+		b, err := encodeJSON(md)
+		if err != nil {
+			return storedRow{}, fmt.Errorf("failed to encode metadata: %w", err)
+		}
+		if len(b) > MaxMetadataBytes {
+			return storedRow{}, &LimitError{What: "metadata", Max: MaxMetadataBytes, Got: len(b)}
+		}
+		m.Metadata, metadata = md, string(b)
+	}
+	return storedRow{m: m, calls: calls, metadata: metadata}, nil
 }
 
 // redactJSON redacts every string (keys too) of a JSON value after
@@ -183,17 +220,13 @@ func toValidUTF8(s string) string {
 // in order, and returns them as stored: with ids and times set, content
 // redacted and truncated. Either all are stored or none.
 func (s *Store) Append(ctx context.Context, conv string, msgs ...Message) ([]Message, error) {
-	type row struct {
-		m     Message
-		calls string
-	}
-	rows := make([]row, len(msgs))
+	rows := make([]storedRow, len(msgs))
 	for i, m := range msgs {
-		p, calls, err := s.prepare(m)
+		r, err := s.prepare(m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		rows[i] = row{p, calls}
+		rows[i] = r
 	}
 	out := make([]Message, len(msgs))
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -206,16 +239,17 @@ func (s *Store) Append(ctx context.Context, conv string, msgs ...Message) ([]Mes
 			return fmt.Errorf("conversation %q: %w", conv, ErrNotFound)
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
-			(conversation_id, role, content, tool_calls, tool_call_id, tool_name, provider, model, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(conversation_id, turn_id, role, content, tool_calls, tool_call_id, tool_name, is_error,
+			 provider, model, metadata, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for i, r := range rows {
 			m := r.m
-			res, err := stmt.ExecContext(ctx, conv, string(m.Role), m.Content, r.calls,
-				m.ToolCallID, m.ToolName, m.Provider, m.Model, now)
+			res, err := stmt.ExecContext(ctx, conv, m.TurnID, string(m.Role), m.Content, r.calls,
+				m.ToolCallID, m.ToolName, m.IsError, m.Provider, m.Model, r.metadata, now)
 			if err != nil {
 				return err
 			}
@@ -262,20 +296,21 @@ func (s *Store) Recent(ctx context.Context, conv string, n int) ([]Message, erro
 	return msgs, nil
 }
 
-const messageColumns = `m.id, m.conversation_id, m.role, m.content, m.tool_calls, m.tool_call_id,
-	m.tool_name, m.provider, m.model, m.created_at`
+const messageColumns = `m.id, m.conversation_id, m.turn_id, m.role, m.content, m.tool_calls, m.tool_call_id,
+	m.tool_name, m.is_error, m.provider, m.model, m.metadata, m.created_at`
 
 // messageRow holds one row of messageColumns as scanned.
 type messageRow struct {
-	m       Message
-	role    string
-	calls   string
-	created int64
+	m        Message
+	role     string
+	calls    string
+	metadata string
+	created  int64
 }
 
 func (r *messageRow) dest() []any {
-	return []any{&r.m.ID, &r.m.ConversationID, &r.role, &r.m.Content, &r.calls, &r.m.ToolCallID,
-		&r.m.ToolName, &r.m.Provider, &r.m.Model, &r.created}
+	return []any{&r.m.ID, &r.m.ConversationID, &r.m.TurnID, &r.role, &r.m.Content, &r.calls, &r.m.ToolCallID,
+		&r.m.ToolName, &r.m.IsError, &r.m.Provider, &r.m.Model, &r.metadata, &r.created}
 }
 
 func (r *messageRow) message() (Message, error) {
@@ -284,6 +319,11 @@ func (r *messageRow) message() (Message, error) {
 	if r.calls != "" {
 		if err := json.Unmarshal([]byte(r.calls), &m.ToolCalls); err != nil {
 			return m, fmt.Errorf("message %d: malformed tool calls: %w", m.ID, err)
+		}
+	}
+	if r.metadata != "" && r.metadata != "{}" {
+		if err := json.Unmarshal([]byte(r.metadata), &m.Metadata); err != nil {
+			return m, fmt.Errorf("message %d: malformed metadata: %w", m.ID, err)
 		}
 	}
 	return m, nil

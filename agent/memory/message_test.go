@@ -26,14 +26,17 @@ func TestAppendRoundTrip(t *testing.T) {
 	}
 	in := []Message{
 		{Role: RoleSystem, Content: "you are careful"},
-		{Role: RoleUser, Content: "list my notes"},
-		{Role: RoleAssistant, Content: "", Provider: "mock", Model: "m1", ToolCalls: []ToolCall{
+		{Role: RoleUser, Content: "list my notes", TurnID: "t1"},
+		{Role: RoleAssistant, Content: "", Provider: "mock", Model: "m1", TurnID: "t1", ToolCalls: []ToolCall{
 			{ID: "call_1", Name: "file_list", Arguments: json.RawMessage(`{"path":"notes"}`)},
-			{ID: "call_2", Name: "time", Arguments: nil},
+			{ID: "call_2", Name: "shell", Arguments: nil},
 		}},
-		{Role: RoleTool, ToolCallID: "call_1", ToolName: "file_list", Content: "a.txt\nb.txt"},
-		{Role: RoleTool, ToolCallID: "call_2", ToolName: "time", Content: "03:00"},
-		{Role: RoleAssistant, Content: "two notes, at 03:00", Provider: "mock", Model: "m1"},
+		{Role: RoleTool, ToolCallID: "call_1", ToolName: "file_list", Content: "a.txt\nb.txt", TurnID: "t1",
+			Metadata: map[string]string{"status": "ok", "action_id": "a1"}},
+		{Role: RoleTool, ToolCallID: "call_2", ToolName: "shell", Content: "error: denied", TurnID: "t1", IsError: true,
+			Metadata: map[string]string{"status": "denied"}},
+		{Role: RoleAssistant, Content: "two notes; the shell was denied", Provider: "mock", Model: "m1", TurnID: "t1",
+			Metadata: map[string]string{"finish_reason": "stop"}},
 	}
 	stored, err := s.Append(ctx, c.ID, in...)
 	if err != nil {
@@ -58,7 +61,8 @@ func TestAppendRoundTrip(t *testing.T) {
 		t.Errorf("conversation = %+v", got)
 	}
 	for i, m := range msgs {
-		if m.Role != in[i].Role || m.Content != in[i].Content || m.ConversationID != c.ID {
+		if m.Role != in[i].Role || m.Content != in[i].Content || m.ConversationID != c.ID ||
+			m.TurnID != in[i].TurnID || m.IsError != in[i].IsError || !cmp.Equal(m.Metadata, in[i].Metadata) {
 			t.Errorf("message %d = %+v, want %+v", i, m, in[i])
 		}
 	}
@@ -86,6 +90,9 @@ func TestAppendRefuses(t *testing.T) {
 		{name: "tool calls on a user message", msg: Message{Role: RoleUser, ToolCalls: []ToolCall{{ID: "1", Name: "shell"}}}, wantErr: ErrInvalid},
 		{name: "tool call id on an assistant message", msg: Message{Role: RoleAssistant, ToolCallID: "1"}, wantErr: ErrInvalid},
 		{name: "tool name on a user message", msg: Message{Role: RoleUser, ToolName: "shell"}, wantErr: ErrInvalid},
+		{name: "error flag on an assistant message", msg: Message{Role: RoleAssistant, IsError: true}, wantErr: ErrInvalid},
+		{name: "turn id too long", msg: Message{Role: RoleUser, TurnID: strings.Repeat("t", MaxNameBytes+1)}, wantErr: ErrTooLarge},
+		{name: "metadata too large", msg: Message{Role: RoleUser, Metadata: map[string]string{"k": strings.Repeat("v", MaxMetadataBytes)}}, wantErr: ErrTooLarge},
 		{name: "too many tool calls", msg: Message{Role: RoleAssistant, ToolCalls: tooManyCalls}, wantErr: ErrTooLarge},
 		{name: "arguments too large", msg: Message{Role: RoleAssistant, ToolCalls: []ToolCall{
 			{ID: "1", Name: "file_write", Arguments: json.RawMessage(`"` + strings.Repeat("a", MaxArgumentsBytes) + `"`)}}}, wantErr: ErrTooLarge},
@@ -381,7 +388,8 @@ func TestRedactorKeepsPlantedKeyOffDisk(t *testing.T) {
 			{ID: "2", Name: "shell", Arguments: json.RawMessage(`{"command":"echo ` + plantedKey)}, // malformed
 			{ID: "3", Name: "shell", Arguments: json.RawMessage(`{"` + plantedKey + `":1}`)},       // in a key
 		}},
-		Message{Role: RoleTool, ToolCallID: "1", ToolName: "http", Content: "echoed " + plantedKey},
+		Message{Role: RoleTool, ToolCallID: "1", ToolName: "http", Content: "echoed " + plantedKey,
+			Metadata: map[string]string{"header": plantedKey, plantedKey: "as a key"}},
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,8 @@ const (
 	MaxSummaryBytes   = 64 << 10  // a conversation's summary
 	MaxArgumentsBytes = 256 << 10 // one tool call's arguments JSON
 	MaxToolCalls      = 64        // tool calls on one assistant message
-	MaxNameBytes      = 256       // channel, tool name, tool call id, provider, model
+	MaxMetadataBytes  = 16 << 10  // one message's metadata, as JSON
+	MaxNameBytes      = 256       // channel, tool name, tool call id, turn id, provider, model
 	MaxQueryBytes     = 1024      // a search query
 	MaxQueryTerms     = 32        // terms in a search query
 	MaxRecent         = 1000      // messages one Recent call returns

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // openTest opens a store in a fresh directory and closes it with the test.
@@ -157,6 +159,82 @@ func TestMigrateFromEmptyFileAndReopen(t *testing.T) {
 		if v := userVersion(t, path); v != len(ms) {
 			t.Fatalf("open %d: user_version = %d, want %d", i, v, len(ms))
 		}
+	}
+}
+
+// TestMigrateFromFirstSchema: a file written by the first schema gets the
+// turn, metadata and error columns; its rows survive with the defaults and
+// stay searchable.
+func TestMigrateFromFirstSchema(t *testing.T) {
+	ctx := context.Background()
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "memory.sqlite")
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, db, ms[:1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO conversations(id, channel, created_at, updated_at) VALUES ('0123456789abcdef', 'cli', 1, 1)`,
+		`INSERT INTO messages(conversation_id, role, content, created_at) VALUES ('0123456789abcdef', 'user', 'remove the Aardvark build', 1)`,
+		`INSERT INTO messages(conversation_id, role, content, tool_calls, created_at) VALUES ('0123456789abcdef', 'assistant', '',
+			'[{"id":"c1","name":"shell","arguments":{"command":"rm -rf build"}}]', 1)`,
+		`INSERT INTO messages(conversation_id, role, content, tool_call_id, tool_name, created_at) VALUES ('0123456789abcdef', 'tool',
+			'error: denied', 'c1', 'shell', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if v := userVersion(t, path); v != 1 {
+		t.Fatalf("user_version = %d before the upgrade, want 1", v)
+	}
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v := userVersion(t, path); v != len(ms) || len(ms) < 2 {
+		t.Fatalf("user_version = %d after the upgrade, want %d (> 1)", v, len(ms))
+	}
+	_, msgs, err := s.Get(ctx, "0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 3 || msgs[0].Content != "remove the Aardvark build" || len(msgs[1].ToolCalls) != 1 || msgs[2].ToolCallID != "c1" {
+		t.Fatalf("rows after the upgrade: %+v", msgs)
+	}
+	for _, m := range msgs {
+		if m.TurnID != "" || m.IsError || m.Metadata != nil {
+			t.Errorf("message %d: turn %q, error %v, metadata %v; want the defaults", m.ID, m.TurnID, m.IsError, m.Metadata)
+		}
+	}
+	var metadata string
+	var isError int
+	if err := s.db.QueryRow(`SELECT metadata, is_error FROM messages WHERE role = 'tool'`).Scan(&metadata, &isError); err != nil {
+		t.Fatal(err)
+	}
+	if metadata != "{}" || isError != 0 {
+		t.Errorf("stored defaults: metadata %q, is_error %d; want {} and 0", metadata, isError)
+	}
+	if hits, err := s.Search(ctx, "aardvark", 5); err != nil || len(hits) != 1 {
+		t.Errorf("search after the upgrade: %d hits, %v", len(hits), err)
+	}
+	// new rows carry the new columns
+	out, err := s.Append(ctx, "0123456789abcdef", Message{Role: RoleTool, ToolCallID: "c1", ToolName: "shell",
+		Content: "error: denied", TurnID: "t2", IsError: true, Metadata: map[string]string{"status": "denied"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, msgs, _ = s.Get(ctx, "0123456789abcdef"); !cmp.Equal(msgs[3], out[0]) {
+		t.Errorf("new row read back as %+v, want %+v", msgs[3], out[0])
 	}
 }
 
