@@ -51,7 +51,13 @@
 //	[providers.auto]
 //	kind = "router"
 //	default = "main"
-//	routes = { fast = "openai", offline = "local" }
+//	routes = { summary = "local", serve = "openai" }
+//
+// A router looks up the request's route hint, then its purpose ("chat",
+// "summary" when older messages are compacted, "probe" for `claw provider
+// test`), then its channel ("cli", "serve", "mcp") among its route names;
+// the first that is one picks the member, and the rest go to default. Above,
+// compaction runs on the local model and the daemon's turns on openai.
 //
 // api_key_env names an environment variable; the key is read from there
 // and from nowhere else, and [New] refuses a value that is not a variable

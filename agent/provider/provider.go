@@ -149,6 +149,6 @@ type ChatResponse struct {
 func Probe(ctx context.Context, p Provider) (ChatResponse, error) {
 	return p.Chat(ctx, ChatRequest{
 		Messages: []Message{{Role: RoleUser, Content: "Reply with the single word: ok"}},
-		Metadata: map[string]string{"purpose": "probe"},
+		Metadata: map[string]string{PurposeKey: PurposeProbe},
 	})
 }

@@ -166,3 +166,39 @@ func TestRouter(t *testing.T) {
 		t.Error("router without default accepted")
 	}
 }
+
+// TestRouterPurposeAndChannel: routes may be named after a purpose or a
+// channel; an explicit hint comes first, then the purpose, then the
+// channel.
+func TestRouterPurposeAndChannel(t *testing.T) {
+	r, err := NewRouter(nil, scripted(t, "main", "default: {reply: main}"), map[string]Provider{
+		"fast":    scripted(t, "fast", "default: {reply: fast}"),
+		"summary": scripted(t, "cheap", "default: {reply: cheap}"),
+		"serve":   scripted(t, "daemon", "default: {reply: daemon}"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		meta map[string]string
+		want string
+	}{
+		{name: "chat on cli", meta: map[string]string{PurposeKey: PurposeChat, ChannelKey: "cli"}, want: "main"},
+		{name: "summary on cli", meta: map[string]string{PurposeKey: PurposeSummary, ChannelKey: "cli"}, want: "cheap"},
+		{name: "chat on serve", meta: map[string]string{PurposeKey: PurposeChat, ChannelKey: "serve"}, want: "daemon"},
+		{name: "purpose before channel", meta: map[string]string{PurposeKey: PurposeSummary, ChannelKey: "serve"}, want: "cheap"},
+		{name: "hint before purpose", meta: map[string]string{RouteKey: "fast", PurposeKey: PurposeSummary}, want: "fast"},
+		{name: "unknown hint, known purpose", meta: map[string]string{RouteKey: "slow", PurposeKey: PurposeSummary}, want: "cheap"},
+		{name: "probe", meta: map[string]string{PurposeKey: PurposeProbe}, want: "main"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := userReq("x")
+			req.Metadata = tt.meta
+			if resp, err := r.Chat(bg(), req); err != nil || resp.Text != tt.want {
+				t.Errorf("resp = %+v, err = %v; want %s", resp, err, tt.want)
+			}
+		})
+	}
+}

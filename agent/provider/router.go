@@ -8,13 +8,36 @@ import (
 	"strings"
 )
 
-// RouteKey is the ChatRequest.Metadata key a [Router] reads.
-const RouteKey = "route"
+// The ChatRequest.Metadata keys a [Router] reads, in the order it tries
+// them.
+const (
+	// RouteKey names a route outright ("fast", "local").
+	RouteKey = "route"
+	// PurposeKey says what the request is for: [PurposeChat],
+	// [PurposeSummary] or [PurposeProbe].
+	PurposeKey = "purpose"
+	// ChannelKey names the channel the conversation came from: "cli",
+	// "serve", "mcp".
+	ChannelKey = "channel"
+)
 
-// Router sends each request to the provider its route hint names:
-// Metadata["route"], for example "fast" or "local". A request without a
-// hint, or with a hint no route names, goes to the default provider (the
-// latter is logged at debug level).
+// The values of Metadata[PurposeKey] that claw sets.
+const (
+	PurposeChat    = "chat"    // a turn of a conversation
+	PurposeSummary = "summary" // compacting older messages into a summary
+	PurposeProbe   = "probe"   // the round trip of `claw provider test`
+)
+
+// routeKeys are the metadata keys a Router tries, in order.
+var routeKeys = [...]string{RouteKey, PurposeKey, ChannelKey}
+
+// Router sends each request to the provider its metadata names. The
+// values of Metadata["route"], then "purpose", then "channel" are looked
+// up in turn among the route names, and the first that names a route
+// wins: with routes {summary: cheap, serve: fast}, compaction goes to
+// cheap on every channel, the daemon's chat to fast, and everything else
+// to the default provider. A route hint no route names is logged at debug
+// level.
 type Router struct {
 	def    Provider
 	routes map[string]Provider
@@ -66,14 +89,16 @@ func (r *Router) Capabilities() Capabilities { return r.def.Capabilities() }
 
 // Route returns the provider a request goes to.
 func (r *Router) Route(req ChatRequest) Provider {
-	hint := req.Metadata[RouteKey]
-	if hint == "" {
-		return r.def
+	for _, k := range routeKeys {
+		if v := req.Metadata[k]; v != "" {
+			if p, ok := r.routes[v]; ok {
+				return p
+			}
+		}
 	}
-	if p, ok := r.routes[hint]; ok {
-		return p
+	if hint := req.Metadata[RouteKey]; hint != "" {
+		r.log.Debug("unknown route hint, using the default provider", slog.String("route", excerpt(hint)), slog.String("provider", r.def.Name()))
 	}
-	r.log.Debug("unknown route hint, using the default provider", slog.String("route", excerpt(hint)), slog.String("provider", r.def.Name()))
 	return r.def
 }
 
