@@ -26,11 +26,17 @@
 //
 // # Memory and compaction
 //
-// Every message is persisted in the memory store. When the messages not yet
+// Every message is persisted in the memory store with the id of its turn
+// (the person's message, the tool calls and their results, the answer), a
+// tool result with its error flag, status and action id, so a resumed
+// conversation goes back to the model as it was. When the messages not yet
 // covered by the conversation's summary exceed HistoryBudget bytes, the
 // older ones are summarised by the model into the conversation's summary,
 // which the system prompt carries from then on; the full log stays in the
 // store. A restarted REPL resumes the channel's latest conversation.
+//
+// Each request carries the metadata a router provider picks its member by:
+// the purpose ("chat", or "summary" for compaction) and the channel.
 package agent
 
 import (
@@ -40,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -203,7 +210,9 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 	}
 	res.Conversation = conv.ID
 	st := a.cfg.Memory
-	if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg}); err != nil {
+	// Every message of this receive→reply cycle carries its turn id.
+	turn := memory.NewTurnID()
+	if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg, TurnID: turn}); err != nil {
 		return res, fmt.Errorf("saving the message: %w", err)
 	}
 	a.log.Info("message persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "user")
@@ -221,7 +230,7 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 	system := a.systemPrompt(conv.Summary)
 	for round := 0; ; round++ {
 		req := provider.ChatRequest{System: system, Messages: history, Tools: schemas, Model: a.cfg.Model,
-			Metadata: map[string]string{"channel": a.cfg.Channel}}
+			Metadata: a.routeHints(provider.PurposeChat)}
 		last := round >= a.cfg.MaxToolRounds
 		if last {
 			// Out of tool rounds: ask for an answer with what it has.
@@ -242,19 +251,22 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		res.Provider, res.Model = resp.Provider, resp.Model
 		text := clipText(resp.Text, a.cfg.MaxResponseBytes)
 		calls := resp.ToolCalls
+		meta := replyMetadata(resp)
 		if len(calls) == 0 && !last {
 			var recovered []provider.ToolCall
 			recovered, text = RecoverToolCalls(text, active)
 			if len(recovered) > 0 {
 				a.log.Info("recovered tool calls written as text", "event", "tool_calls_recovered", "conversation", conv.ID, "count", len(recovered))
 				calls = recovered
+				meta["tool_calls_recovered"] = strconv.Itoa(len(recovered))
 			}
 		}
 		if last {
 			calls = nil
 		}
 		if len(calls) == 0 {
-			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, Provider: resp.Provider, Model: resp.Model}); err != nil {
+			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, TurnID: turn,
+				Provider: resp.Provider, Model: resp.Model, Metadata: meta}); err != nil {
 				return res, fmt.Errorf("saving the reply: %w", err)
 			}
 			a.log.Info("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
@@ -270,7 +282,8 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			}
 		}
 		assistant := provider.Message{Role: provider.RoleAssistant, Content: text, ToolCalls: calls}
-		stored := []memory.Message{{Role: memory.RoleAssistant, Content: text, ToolCalls: memCalls(calls), Provider: resp.Provider, Model: resp.Model}}
+		stored := []memory.Message{{Role: memory.RoleAssistant, Content: text, ToolCalls: memCalls(calls), TurnID: turn,
+			Provider: resp.Provider, Model: resp.Model, Metadata: meta}}
 		history = append(history, assistant)
 		for _, c := range calls {
 			a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
@@ -297,7 +310,8 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			}
 			a.logOutcome(conv.ID, c.Name, out)
 			history = append(history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
-			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content})
+			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content,
+				IsError: out.IsError, TurnID: turn, Metadata: resultMetadata(out)})
 			if ctx.Err() != nil {
 				break
 			}
@@ -407,7 +421,7 @@ func (a *Agent) history(ctx context.Context, conv *memory.Conversation, status f
 	}
 	out := make([]provider.Message, 0, len(fresh))
 	for _, m := range fresh {
-		pm := provider.Message{Role: provider.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		pm := provider.Message{Role: provider.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, IsError: m.IsError}
 		for _, c := range m.ToolCalls {
 			pm.ToolCalls = append(pm.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -429,7 +443,11 @@ func (a *Agent) summarise(ctx context.Context, prev string, msgs []memory.Messag
 		}
 		switch m.Role {
 		case memory.RoleTool:
-			fmt.Fprintf(&b, "[tool %s result] %s\n", m.ToolName, c)
+			kind := "result"
+			if m.IsError {
+				kind = "error"
+			}
+			fmt.Fprintf(&b, "[tool %s %s] %s\n", m.ToolName, kind, c)
 		default:
 			fmt.Fprintf(&b, "[%s] %s\n", m.Role, c)
 			for _, tc := range m.ToolCalls {
@@ -441,7 +459,7 @@ func (a *Agent) summarise(ctx context.Context, prev string, msgs []memory.Messag
 		System:   "You compress conversations. Write a short factual summary of the conversation below: what the user wants, decisions made, facts learned, files touched, and what was denied and why. No preamble.",
 		Messages: []provider.Message{{Role: provider.RoleUser, Content: b.String()}},
 		Model:    a.cfg.Model,
-		Metadata: map[string]string{"channel": a.cfg.Channel, "purpose": "summary"},
+		Metadata: a.routeHints(provider.PurposeSummary),
 	})
 	if err != nil {
 		return "", err
@@ -469,6 +487,38 @@ func (a *Agent) systemPrompt(summary string) string {
 		b.WriteString("\n## Earlier in this conversation\n" + summary + "\n")
 	}
 	return b.String()
+}
+
+// routeHints is the metadata of a request for purpose: what a router
+// provider picks its member by.
+func (a *Agent) routeHints(purpose string) map[string]string {
+	return map[string]string{provider.PurposeKey: purpose, provider.ChannelKey: a.cfg.Channel}
+}
+
+// replyMetadata is what the memory keeps about an answer besides its text.
+func replyMetadata(resp provider.ChatResponse) map[string]string {
+	meta := map[string]string{}
+	if resp.FinishReason != "" {
+		meta["finish_reason"] = string(resp.FinishReason)
+	}
+	if u := resp.Usage; u != nil {
+		meta["input_tokens"] = strconv.Itoa(u.InputTokens)
+		meta["output_tokens"] = strconv.Itoa(u.OutputTokens)
+	}
+	return meta
+}
+
+// resultMetadata is what the memory keeps about a tool result besides its
+// content: the broker's status and the receipts' action id.
+func resultMetadata(out tool.Result) map[string]string {
+	meta := map[string]string{}
+	if out.Status != "" {
+		meta["status"] = out.Status
+	}
+	if out.ActionID != "" {
+		meta["action_id"] = out.ActionID
+	}
+	return meta
 }
 
 func activeNames(tools []tool.Spec) []string {
