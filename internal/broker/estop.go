@@ -30,8 +30,14 @@ var estopInotify = true
 type running struct {
 	mu      sync.Mutex
 	next    uint64
-	cancels map[uint64]context.CancelCauseFunc
+	cancels map[uint64]inflight
 	stop    chan struct{} // closed to end the current watcher
+}
+
+// inflight is one action in flight: its context and how to cancel it.
+type inflight struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // track registers an action in flight. The returned context is cancelled
@@ -44,11 +50,11 @@ func (b *Broker) track(ctx context.Context) (context.Context, func()) {
 	r := &b.running
 	r.mu.Lock()
 	if r.cancels == nil {
-		r.cancels = map[uint64]context.CancelCauseFunc{}
+		r.cancels = map[uint64]inflight{}
 	}
 	id := r.next
 	r.next++
-	r.cancels[id] = cancel
+	r.cancels[id] = inflight{ctx, cancel}
 	if r.stop == nil {
 		r.stop = make(chan struct{})
 		b.startWatcher(r.stop)
@@ -81,13 +87,25 @@ func (b *Broker) estopEngaged() bool {
 	return err == nil || !errors.Is(err, os.ErrNotExist)
 }
 
-// cancelAll cancels every action in flight with ErrEstop.
+// cancelAll cancels every action in flight with ErrEstop. When that stops
+// any that were still running, it logs estop_triggered (the event
+// logx.EventEstopTriggered names; the broker does not import logx), once:
+// a later poll finds them cancelled already.
 func (b *Broker) cancelAll() {
 	r := &b.running
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, c := range r.cancels {
-		c(ErrEstop)
+	n := 0
+	for _, a := range r.cancels {
+		if a.ctx.Err() == nil {
+			n++
+		}
+	}
+	if n > 0 {
+		b.cfg.Logger.Warn("emergency stop: cancelling the actions in flight", "event", "estop_triggered", "actions", n)
+	}
+	for _, a := range r.cancels {
+		a.cancel(ErrEstop)
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,6 +234,80 @@ func TestEstopCancelsAllInFlight(t *testing.T) {
 	if err != nil || out.Status != StatusOK {
 		t.Fatalf("after clearing: %s %v", out.Status, err)
 	}
+}
+
+// TestEstopLogsTriggered: cancelling the actions in flight is logged as
+// estop_triggered, once, with how many were stopped.
+func TestEstopLogsTriggered(t *testing.T) {
+	const n = 2
+	started := make(chan struct{}, n)
+	var logs lockedBuffer
+	r := newRigWith(t, "full", nil, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return json.RawMessage(`{}`), nil
+		}}
+	})
+	outs := make(chan *Outcome, n)
+	for range n {
+		go func() {
+			out, _ := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+			outs <- out
+		}()
+	}
+	for range n {
+		<-started
+	}
+	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		select {
+		case out := <-outs:
+			if out.Status != StatusEstop {
+				t.Fatalf("status %s (%v)", out.Status, out.Err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("not every action was cancelled within 5 s")
+		}
+	}
+	var triggered []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, line)
+		}
+		if rec["event"] == "estop_triggered" {
+			triggered = append(triggered, rec)
+		}
+	}
+	if len(triggered) != 1 {
+		t.Fatalf("%d estop_triggered records, want 1:\n%s", len(triggered), logs.String())
+	}
+	if rec := triggered[0]; rec["level"] != "WARN" || rec["actions"] != float64(n) {
+		t.Errorf("estop_triggered record = %v, want level WARN and actions %d", rec, n)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's writes from the
+// watcher's goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestEstopUnreadable: a stop file that cannot be checked counts as
