@@ -32,8 +32,9 @@ func procsWith(marker string) []string {
 }
 
 // TestEstopCancelsRunning starts a process tree through the broker, engages
-// the emergency stop, and checks that Invoke returns "estop" promptly and
-// that nothing of the tree survives.
+// the emergency stop, and checks that the whole tree is gone within a
+// second of the ESTOP file's creation (the promise of claw estop), that
+// Invoke returns "estop", and that nothing new starts.
 func TestEstopCancelsRunning(t *testing.T) {
 	requireSandbox(t)
 	r := newRigWith(t, "full", func(p *gate.Policy) {
@@ -68,29 +69,35 @@ func TestEstopCancelsRunning(t *testing.T) {
 	if err := os.WriteFile(r.b.cfg.EstopFile, []byte("test\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Watch the tree go for up to 5 s, so a slow kill is measured rather
+	// than only reported late; the bound is 1 s.
+	var gone time.Duration
+	for {
+		left := append(procsWith(child), procsWith(parent)...)
+		if len(left) == 0 {
+			gone = time.Since(engaged)
+			break
+		}
+		if time.Since(engaged) > 5*time.Second {
+			t.Fatalf("processes of the tree survived the stop by 5 s: %v", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	var res result
 	select {
 	case res = <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Invoke did not return within 5 s of the emergency stop")
 	}
-	t.Logf("estop cancel latency (ESTOP created → Invoke returned): %v", res.at.Sub(engaged))
+	t.Logf("ESTOP created → process tree gone: %v; → Invoke returned: %v", gone, res.at.Sub(engaged))
+	if gone >= time.Second {
+		t.Errorf("the process tree outlived the stop by %v; the bound is 1 s", gone)
+	}
 	if res.err != nil || res.out.Status != StatusEstop {
 		t.Fatalf("status %s, err %v", res.out.Status, res.err)
 	}
 	if got := types(r.bodies(t, res.out.ActionID)); got != "decision outcome:estop" {
 		t.Fatalf("receipts = %q", got)
-	}
-	// the whole tree is gone within a second
-	for end := time.Now().Add(time.Second); ; {
-		left := append(procsWith(child), procsWith(parent)...)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("processes of the tree survived the stop: %v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	// and nothing new starts while it is engaged
 	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
