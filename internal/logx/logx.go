@@ -29,7 +29,8 @@ const (
 	EventToolFailed          = "tool_failed"
 	EventReceiptWritten      = "receipt_written"
 	EventMemoryPersisted     = "memory_persisted"
-	EventEstopTriggered      = "estop_triggered"
+	EventEstopTriggered      = "estop_triggered" // engaged, and actions in flight cancelled
+	EventEstopCleared        = "estop_cleared"
 )
 
 // Events lists every event name, in the order of a typical run.
@@ -38,6 +39,7 @@ var Events = []string{
 	EventChannelStarted, EventConversationStarted, EventToolRequested,
 	EventToolApproved, EventToolDenied, EventToolCompleted, EventToolFailed,
 	EventReceiptWritten, EventMemoryPersisted, EventEstopTriggered,
+	EventEstopCleared,
 }
 
 // Event returns the attribute that names an event.

@@ -148,8 +148,8 @@ func TestEventsUnique(t *testing.T) {
 		}
 		seen[e] = true
 	}
-	if len(Events) != 14 {
-		t.Errorf("%d events, want 14", len(Events))
+	if len(Events) != 15 {
+		t.Errorf("%d events, want 15", len(Events))
 	}
 }
 

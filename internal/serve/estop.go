@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -59,7 +60,7 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 		case err == nil:
 			_, werr := f.WriteString(content)
 			if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-				s.log.Warn("writing the ESTOP details failed; the stop is engaged", "event", "estop", "error", err.Error())
+				s.log.Warn("writing the ESTOP details failed; the stop is engaged", "error", err.Error())
 			}
 		case errors.Is(err, os.ErrExist):
 		default:
@@ -70,7 +71,7 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 			writeError(w, http.StatusInternalServerError, "receipt", "the stop is engaged, but its receipt could not be written")
 			return
 		}
-		s.log.Warn("emergency stop engaged", "event", "estop", "active", true)
+		s.log.Warn("emergency stop engaged", logx.Event(logx.EventEstopTriggered), "active", true)
 		writeJSON(w, http.StatusOK, map[string]bool{"estop": true})
 		return
 	}
@@ -86,7 +87,7 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 		writeError(w, http.StatusInternalServerError, "estop", "failed to remove the ESTOP file")
 		return
 	}
-	s.log.Warn("emergency stop cleared", "event", "estop", "active", false)
+	s.log.Warn("emergency stop cleared", logx.Event(logx.EventEstopCleared), "active", false)
 	writeJSON(w, http.StatusOK, map[string]bool{"estop": false})
 }
 
