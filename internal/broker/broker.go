@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -518,6 +519,10 @@ func (s Sandbox) timeoutFor(tool string) time.Duration {
 	return s.Timeout
 }
 
+// geteuid is os.Geteuid; tests replace it to build specs as root and as
+// another user.
+var geteuid = os.Geteuid
+
 // spec builds the executor's Spec from the decision's sandbox plan.
 func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.Spec, error) {
 	s := b.cfg.Sandbox
@@ -528,9 +533,13 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		Timeout:        s.timeoutFor(a.Tool),
 		MaxOutput:      s.MaxOutput,
 		Limits:         s.Limits,
-		RunAs:          s.RunAs,
 		MinLandlockABI: s.MinLandlockABI,
 		Degraded:       s.Degraded,
+	}
+	if geteuid() == 0 {
+		// run_as is for a claw that runs as root; any other claw's actions
+		// keep its own uid (the executor cannot switch it)
+		spec.RunAs = s.RunAs
 	}
 	switch a.Tool {
 	case "shell":
