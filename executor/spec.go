@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,6 +155,37 @@ type Applied struct {
 type ToolResult struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	Error   string          `json:"error,omitempty"`
+}
+
+// httpPolicyArgs are the http tool's arguments that carry policy, not the
+// request: only [HTTPArgs]'s caller sets them.
+var httpPolicyArgs = []string{"allow_hosts", "allow_schemes", "allow_private"}
+
+// HTTPArgs returns the http tool's Args for a request (url, method,
+// headers, body, max_bytes, timeout_ms) with the host allowlist set to
+// allowHosts, in the forms of the gate's allowed_domains ("example.com",
+// "*.example.com", "*"). Every initial URL and redirect target is checked
+// against it, and every address against the public ones. The policy
+// arguments (allow_hosts, allow_schemes, allow_private) are dropped from
+// request in every spelling the tool's decoder would accept, so that
+// whoever wrote the request cannot widen them. An empty allowHosts is an
+// error: the tool would take it for no limit.
+func HTTPArgs(request map[string]any, allowHosts []string) (json.RawMessage, error) {
+	if len(allowHosts) == 0 {
+		return nil, fmt.Errorf("%w: http tool without a host allowlist", ErrInvalidSpec)
+	}
+	args := make(map[string]any, len(request)+1)
+	for k, v := range request {
+		if !slices.ContainsFunc(httpPolicyArgs, func(p string) bool { return strings.EqualFold(k, p) }) {
+			args[k] = v
+		}
+	}
+	args["allow_hosts"] = allowHosts
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("%w: http args: %v", ErrInvalidSpec, err)
+	}
+	return raw, nil
 }
 
 // ErrInvalidSpec is returned (wrapped) for a Spec that cannot be run.

@@ -46,8 +46,9 @@ type HTTPArgs struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
-	// AllowHosts is the plan's host allowlist (exact names, or ".suffix"
-	// for subdomains); empty allows any public host.
+	// AllowHosts is the host allowlist, in the forms of the gate's
+	// allowed_domains (see [HostAllowed]); empty allows any host. The
+	// integrator sets it, never the request's author.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
 	// AllowSchemes defaults to https and http.
 	AllowSchemes []string `json:"allow_schemes,omitempty"`
@@ -180,16 +181,33 @@ func (a *HTTPArgs) checkURL(u *url.URL) error {
 	if host == "" {
 		return errors.New("url has no host")
 	}
-	if len(a.AllowHosts) == 0 {
+	if len(a.AllowHosts) == 0 || HostAllowed(host, a.AllowHosts) {
 		return nil
 	}
-	for _, h := range a.AllowHosts {
+	return fmt.Errorf("host %q is not in the allowlist", host)
+}
+
+// HostAllowed reports whether host is on the allowlist, matched the way the
+// gate matches allowed_domains: "*" is any host, "*.example.com" the
+// subdomains of example.com at any depth (not example.com itself), any
+// other entry that exact host. Case and a trailing dot are ignored. Which
+// addresses a host may reach is the dialer's check, not this one: "*"
+// opens no private address.
+func HostAllowed(host string, allow []string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "" {
+		return false
+	}
+	for _, h := range allow {
 		h = strings.ToLower(strings.TrimSuffix(h, "."))
-		if h == host || (strings.HasPrefix(h, ".") && strings.HasSuffix(host, h)) {
-			return nil
+		switch {
+		case h == "*", h == host:
+			return true
+		case strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]):
+			return true
 		}
 	}
-	return fmt.Errorf("host %q is not in the allowlist", host)
+	return false
 }
 
 // control runs after name resolution, on the exact address being

@@ -1,0 +1,151 @@
+package executor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clawsec/claw/executor/internal/child"
+	"github.com/clawsec/claw/executor/internal/httptool"
+)
+
+// The http tool matches hosts as the gate matches allowed_domains
+// (policies/network.rego): exact hosts, "*.example.com" for subdomains
+// only, "*" for any host.
+func TestHostAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		host  string
+		allow []string
+		want  bool
+	}{
+		{name: "exact", host: "api.example.com", allow: []string{"api.example.com"}, want: true},
+		{name: "exact is not a suffix", host: "evil-api.example.com", allow: []string{"api.example.com"}, want: false},
+		{name: "exact is not a subdomain", host: "x.api.example.com", allow: []string{"api.example.com"}, want: false},
+		{name: "case and trailing dot", host: "API.Example.COM.", allow: []string{"api.example.com."}, want: true},
+		{name: "wildcard subdomain", host: "a.example.com", allow: []string{"*.example.com"}, want: true},
+		{name: "wildcard deep subdomain", host: "a.b.example.com", allow: []string{"*.example.com"}, want: true},
+		{name: "wildcard is not the domain", host: "example.com", allow: []string{"*.example.com"}, want: false},
+		{name: "wildcard is not a suffix", host: "evilexample.com", allow: []string{"*.example.com"}, want: false},
+		{name: "wildcard other domain", host: "example.com.evil.net", allow: []string{"*.example.com"}, want: false},
+		{name: "star", host: "anything.net", allow: []string{"*"}, want: true},
+		{name: "star needs a host", host: "", allow: []string{"*"}, want: false},
+		{name: "leading dot is not a wildcard", host: "a.example.com", allow: []string{".example.com"}, want: false},
+		{name: "star in the middle is literal", host: "a.b.com", allow: []string{"a.*.com"}, want: false},
+		{name: "second entry", host: "b.org", allow: []string{"a.org", "b.org"}, want: true},
+		{name: "empty list", host: "a.org", allow: nil, want: false},
+		{name: "ip literal", host: "93.184.215.14", allow: []string{"93.184.215.14"}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := httptool.HostAllowed(tc.host, tc.allow); got != tc.want {
+				t.Errorf("HostAllowed(%q, %q) = %v, want %v", tc.host, tc.allow, got, tc.want)
+			}
+		})
+	}
+}
+
+// HTTPArgs sets the allowlist and drops every policy argument of the
+// request, in every spelling the tool's decoder accepts (it matches field
+// names case-insensitively, with Unicode folding).
+func TestHTTPArgs(t *testing.T) {
+	allow := []string{"api.example.com", "*.example.org"}
+	for _, tc := range []struct {
+		name    string
+		request map[string]any
+	}{
+		{name: "request only", request: map[string]any{"url": "https://api.example.com/"}},
+		{name: "policy arguments", request: map[string]any{"url": "https://api.example.com/", "allow_hosts": []string{"*"}, "allow_private": true, "allow_schemes": []string{"file"}}},
+		{name: "other spellings", request: map[string]any{"url": "https://api.example.com/", "ALLOW_HOSTS": []string{"*"}, "Allow_Private": true, "allow_ſchemes": []string{"file"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := HTTPArgs(tc.request, allow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got httptool.HTTPArgs
+			if err := child.StrictJSON(raw, &got); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			want := httptool.HTTPArgs{URL: "https://api.example.com/", AllowHosts: allow}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("args %s decode to %+v, want %+v", raw, got, want)
+			}
+		})
+	}
+	if _, err := HTTPArgs(map[string]any{"url": "https://api.example.com/"}, nil); !errors.Is(err, ErrInvalidSpec) {
+		t.Errorf("empty allowlist: %v", err)
+	}
+	// every allow_ argument of the tool is policy, so HTTPArgs drops it
+	typ := reflect.TypeFor[httptool.HTTPArgs]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if strings.HasPrefix(name, "allow_") && !slices.Contains(httpPolicyArgs, name) {
+			t.Errorf("http tool argument %s is not among the policy arguments HTTPArgs drops", name)
+		}
+	}
+}
+
+// A redirect from a host on the allowlist to one that is not is refused
+// before anything is sent to it.
+func TestHTTPToolRedirectOffAllowlist(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/off":
+			http.Redirect(w, r, fmt.Sprintf("http://localhost:%d/landed", port), http.StatusFound)
+		case "/on":
+			http.Redirect(w, r, "/landed", http.StatusFound)
+		default:
+			fmt.Fprintf(w, "reached %s via %s", r.URL.Path, r.Host)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	for _, tc := range []struct {
+		name      string
+		path      string
+		allow     []string
+		wantBody  string
+		wantError string
+	}{
+		{name: "redirect on the list", path: "/on", allow: []string{"127.0.0.1"}, wantBody: "reached /landed via " + ln.Addr().String()},
+		{name: "redirect off the list", path: "/off", allow: []string{"127.0.0.1"}, wantError: `host "localhost" is not in the allowlist`},
+		{name: "wildcard does not cover the domain", path: "/off", allow: []string{"127.0.0.1", "*.localhost"}, wantError: `host "localhost" is not in the allowlist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := HTTPArgs(map[string]any{"url": base + tc.path}, tc.allow)
+			must(t, err)
+			// the test server is on loopback: the tool's own switch for
+			// private addresses, which HTTPArgs never sets
+			var args map[string]any
+			must(t, json.Unmarshal(raw, &args))
+			args["allow_private"] = true
+			raw, _ = json.Marshal(args)
+			res := run(t, Spec{Tool: ToolHTTP, Args: raw, Net: Net{Ports: []uint16{uint16(port)}}})
+			if res.Tool == nil {
+				t.Fatalf("no tool result: %+v %q", res, res.Stderr)
+			}
+			if tc.wantError != "" {
+				if !strings.Contains(res.Tool.Error, tc.wantError) {
+					t.Fatalf("error %q, want %q", res.Tool.Error, tc.wantError)
+				}
+				return
+			}
+			var out httptool.HTTPResult
+			if res.Tool.Error != "" || json.Unmarshal(res.Tool.Payload, &out) != nil || out.Body != tc.wantBody {
+				t.Fatalf("result %+v %s, want body %q", res.Tool, res.Tool.Payload, tc.wantBody)
+			}
+		})
+	}
+}
