@@ -563,7 +563,9 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		spec.Tool, spec.Args = a.Tool, raw
 		return spec, nil
 	case "http":
-		raw, err := json.Marshal(a.Args)
+		// the tool checks the URL and every redirect against the list
+		// the gate judged the URL with; nothing the model wrote widens it
+		raw, err := executor.HTTPArgs(a.Args, allowedDomains(b.cfg.Gate))
 		if err != nil {
 			return spec, err
 		}
@@ -572,6 +574,23 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		return spec, nil
 	}
 	return spec, fmt.Errorf("tool %q has no executor", a.Tool)
+}
+
+// allowedDomains is the gate's allowed_domains, as its policies see it;
+// nil when it cannot be read, which the executor refuses.
+func allowedDomains(g *gate.Engine) []string {
+	claw, _ := g.Data()["claw"].(map[string]any)
+	cfg, _ := claw["config"].(map[string]any)
+	list, _ := cfg["allowed_domains"].([]any)
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		d, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func httpPorts(cfg []uint16, in *gate.Input) []uint16 {

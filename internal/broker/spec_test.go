@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawsec/claw/executor"
@@ -54,5 +58,61 @@ func TestSpecRunAs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The http tool gets the gate's allowed_domains as its host allowlist, and
+// no argument of the model's can widen it.
+func TestSpecHTTPAllowlist(t *testing.T) {
+	domains := []string{"api.example.com", "*.example.org"}
+	r := newRigWith(t, "full", func(p *gate.Policy) { p.AllowedDomains = domains }, nil)
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{name: "plain", args: map[string]any{"url": "https://api.example.com/v1"}},
+		{name: "model allowlist", args: map[string]any{"url": "https://api.example.com/v1", "allow_hosts": []any{"*"}}},
+		{name: "model switches in other spellings", args: map[string]any{
+			"url": "https://api.example.com/v1", "ALLOW_HOSTS": []any{"*"}, "Allow_Private": true,
+			"allow_ſchemes": []any{"file"}, "allow_schemes": []any{"gopher"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := specFor(t, r, gate.Action{Tool: "http", Args: tc.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Tool != executor.ToolHTTP || !s.Net.On() {
+				t.Fatalf("spec %+v", s)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(s.Args, &got); err != nil {
+				t.Fatal(err)
+			}
+			for k := range got {
+				if k != "allow_hosts" && strings.HasPrefix(strings.ToLower(k), "allow_") {
+					t.Errorf("the model's %s reached the tool: %s", k, s.Args)
+				}
+			}
+			var hosts []string
+			if b, _ := json.Marshal(got["allow_hosts"]); json.Unmarshal(b, &hosts) != nil || !slices.Equal(hosts, domains) {
+				t.Errorf("allow_hosts %v, want %v (args %s)", got["allow_hosts"], domains, s.Args)
+			}
+			if got["url"] != "https://api.example.com/v1" {
+				t.Errorf("url %v", got["url"])
+			}
+		})
+	}
+}
+
+// With no allowed_domains there is no allowlist to give the tool (to which
+// an empty one means any host): the spec is refused, whatever the gate said.
+func TestSpecHTTPNoDomains(t *testing.T) {
+	r := newRigWith(t, "full", nil, nil)
+	a := gate.Action{Tool: "http", Args: map[string]any{"url": "https://api.example.com/", "allow_hosts": []any{"*"}}}
+	in := gate.BuildInput(a, gate.Context{Autonomy: "full", Workspace: r.ws, Cwd: r.ws})
+	_, err := r.b.spec(a, in, gate.Decision{Decision: gate.Allow})
+	if !errors.Is(err, executor.ErrInvalidSpec) {
+		t.Fatalf("spec without allowed_domains: %v", err)
 	}
 }
