@@ -1,19 +1,24 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
 	"github.com/clawsec/claw/executor/internal/httptool"
+	"golang.org/x/sys/unix"
 )
 
 // The http tool matches hosts as the gate matches allowed_domains
@@ -148,4 +153,84 @@ func TestHTTPToolRedirectOffAllowlist(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNetGrantSockets is the escape suite for an action with a network
+// grant of one TCP port: that port is reachable and nothing else is, but
+// UDP to port 53 (name resolution), and below Landlock ABI 10 UDP to any
+// port, which neither Landlock nor seccomp can tell apart there (see the
+// README's "Network").
+func TestNetGrantSockets(t *testing.T) {
+	requireSandbox(t)
+	granted, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { granted.Close() })
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { other.Close() })
+	accepted := make(chan string, 16)
+	go accept(granted, accepted, "granted")
+	go accept(other, accepted, "other")
+	unixPath := filepath.Join(t.TempDir(), "agent.sock")
+	ul, err := net.Listen("unix", unixPath)
+	must(t, err)
+	t.Cleanup(func() { ul.Close() })
+	go accept(ul, accepted, "unix")
+	port := granted.Addr().(*net.TCPAddr).Port
+	grantedAddr := granted.Addr().String()
+
+	udpOther := "denied"
+	if Check().LandlockABI < 10 {
+		udpOther = "allowed"
+	}
+	for _, tc := range []struct {
+		name     string
+		argv     []string
+		want     string // "allowed", "denied" or "denied ERRNO"
+		accepted string // the listener that must have accepted, if any
+	}{
+		{name: "tcp to the granted port", argv: probeArgv("tcp", grantedAddr), want: "allowed", accepted: "granted"},
+		{name: "tcp to another port", argv: probeArgv("tcp", other.Addr().String()), want: "denied EACCES"},
+		{name: "raw socket", argv: probeArgv("raw"), want: "denied EPERM"},
+		{name: "mptcp to the granted port", argv: probeArgv("mptcp", grantedAddr), want: "denied EPERM"},
+		{name: "unix socket", argv: probeArgv("unix", unixPath), want: "denied EAFNOSUPPORT"},
+		{name: "netlink raw socket", argv: probeArgv("netlink"), want: "denied"},
+		{name: "netlink datagram socket", argv: perlSocket(unix.AF_NETLINK, unix.SOCK_DGRAM), want: "denied " + strconv.Itoa(int(unix.EAFNOSUPPORT))},
+		{name: "unix datagram socket", argv: perlSocket(unix.AF_UNIX, unix.SOCK_DGRAM), want: "denied " + strconv.Itoa(int(unix.EAFNOSUPPORT))},
+		{name: "listen", argv: probeArgv("listen"), want: "denied"},
+		{name: "udp to port 53", argv: probeArgv("udp", "127.0.0.1:53"), want: "allowed"},
+		{name: "udp to another port", argv: probeArgv("udp", "127.0.0.1:9"), want: udpOther},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := os.Stat(tc.argv[0]); err != nil {
+				t.Skip(err)
+			}
+			res := run(t, Spec{Argv: tc.argv, Read: []string{testBin}, Net: Net{Ports: []uint16{uint16(port)}}})
+			out := string(bytes.TrimSpace(res.Stdout))
+			if out != tc.want && !(tc.want == "denied" && strings.HasPrefix(out, "denied ")) {
+				t.Errorf("got %q, want %q (stderr %q)", out, tc.want, res.Stderr)
+			}
+			var got string
+			if tc.accepted != "" {
+				select {
+				case got = <-accepted:
+				case <-time.After(5 * time.Second):
+				}
+			} else {
+				select {
+				case got = <-accepted:
+				default:
+				}
+			}
+			if got != tc.accepted {
+				t.Errorf("listener that accepted: %q, want %q", got, tc.accepted)
+			}
+		})
+	}
+}
+
+// perlSocket is a probe for the socket types the probe program does not
+// make: it prints "allowed" or "denied ERRNO" (the errno's number).
+func perlSocket(family, typ int) []string {
+	return []string{"/usr/bin/perl", "-e", fmt.Sprintf(`if (socket(my $s, %d, %d, 0)) { print "allowed\n" } else { printf "denied %%d\n", $!+0 }`, family, typ)}
 }
