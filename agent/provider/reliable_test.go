@@ -132,46 +132,11 @@ func (f providerFunc) Chat(ctx context.Context, req ChatRequest) (ChatResponse, 
 	return f(ctx, req)
 }
 
+// TestRouter: a route may be named after an explicit hint, a purpose or a
+// channel; the hint comes first, then the purpose, then the channel.
 func TestRouter(t *testing.T) {
 	def := scripted(t, "main", "default: {reply: main}")
-	fast := scripted(t, "fast", "default: {reply: fast}")
-	r, err := NewRouter(nil, def, map[string]Provider{"fast": fast})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		meta map[string]string
-		want string
-	}{
-		{name: "no metadata", want: "main"},
-		{name: "hint", meta: map[string]string{"route": "fast"}, want: "fast"},
-		{name: "unknown hint", meta: map[string]string{"route": "slow"}, want: "main"},
-		{name: "other keys", meta: map[string]string{"x": "fast"}, want: "main"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := userReq("x")
-			req.Metadata = tt.meta
-			resp, err := r.Chat(bg(), req)
-			if err != nil || resp.Text != tt.want || resp.Provider != tt.want {
-				t.Errorf("resp = %+v, err = %v; want %s", resp, err, tt.want)
-			}
-		})
-	}
-	if r.Name() != "router(main;fast=fast)" {
-		t.Errorf("name = %q", r.Name())
-	}
-	if _, err := NewRouter(nil, nil, nil); err == nil {
-		t.Error("router without default accepted")
-	}
-}
-
-// TestRouterPurposeAndChannel: routes may be named after a purpose or a
-// channel; an explicit hint comes first, then the purpose, then the
-// channel.
-func TestRouterPurposeAndChannel(t *testing.T) {
-	r, err := NewRouter(nil, scripted(t, "main", "default: {reply: main}"), map[string]Provider{
+	r, err := NewRouter(nil, def, map[string]Provider{
 		"fast":    scripted(t, "fast", "default: {reply: fast}"),
 		"summary": scripted(t, "cheap", "default: {reply: cheap}"),
 		"serve":   scripted(t, "daemon", "default: {reply: daemon}"),
@@ -184,6 +149,10 @@ func TestRouterPurposeAndChannel(t *testing.T) {
 		meta map[string]string
 		want string
 	}{
+		{name: "no metadata", want: "main"},
+		{name: "hint", meta: map[string]string{"route": "fast"}, want: "fast"},
+		{name: "unknown hint", meta: map[string]string{"route": "slow"}, want: "main"},
+		{name: "other keys", meta: map[string]string{"x": "fast"}, want: "main"},
 		{name: "chat on cli", meta: map[string]string{PurposeKey: PurposeChat, ChannelKey: "cli"}, want: "main"},
 		{name: "summary on cli", meta: map[string]string{PurposeKey: PurposeSummary, ChannelKey: "cli"}, want: "cheap"},
 		{name: "chat on serve", meta: map[string]string{PurposeKey: PurposeChat, ChannelKey: "serve"}, want: "daemon"},
@@ -196,9 +165,16 @@ func TestRouterPurposeAndChannel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := userReq("x")
 			req.Metadata = tt.meta
-			if resp, err := r.Chat(bg(), req); err != nil || resp.Text != tt.want {
+			resp, err := r.Chat(bg(), req)
+			if err != nil || resp.Text != tt.want || resp.Provider != tt.want {
 				t.Errorf("resp = %+v, err = %v; want %s", resp, err, tt.want)
 			}
 		})
+	}
+	if r.Name() != "router(main;fast=fast,serve=daemon,summary=cheap)" {
+		t.Errorf("name = %q", r.Name())
+	}
+	if _, err := NewRouter(nil, nil, nil); err == nil {
+		t.Error("router without default accepted")
 	}
 }
