@@ -195,10 +195,11 @@ func BenchmarkEstopCancel(b *testing.B) {
 	}
 }
 
-// TestEstopCancelsAllInFlight: every action in flight is cancelled, and a
-// stop cleared afterwards lets new actions run with a fresh watcher.
-func TestEstopCancelsAllInFlight(t *testing.T) {
-	const n = 8
+// stopInFlight starts n actions whose in-process tool waits for its
+// context, engages the emergency stop once all of them run, and checks
+// that each ends as estop within 5 s. cfg, when set, adjusts the rig.
+func stopInFlight(t *testing.T, n int, cfg func(*Config)) *rig {
+	t.Helper()
 	started := make(chan struct{}, n)
 	r := newRigWith(t, "full", nil, func(c *Config) {
 		c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
@@ -206,6 +207,9 @@ func TestEstopCancelsAllInFlight(t *testing.T) {
 			<-ctx.Done()
 			return json.RawMessage(`{}`), nil
 		}}
+		if cfg != nil {
+			cfg(c)
+		}
 	})
 	outs := make(chan *Outcome, n)
 	for range n {
@@ -230,6 +234,13 @@ func TestEstopCancelsAllInFlight(t *testing.T) {
 			t.Fatal("not every action was cancelled within 5 s")
 		}
 	}
+	return r
+}
+
+// TestEstopCancelsAllInFlight: every action in flight is cancelled, and a
+// stop cleared afterwards lets new actions run with a fresh watcher.
+func TestEstopCancelsAllInFlight(t *testing.T) {
+	r := stopInFlight(t, 8, nil)
 	if err := os.Remove(r.b.cfg.EstopFile); err != nil {
 		t.Fatal(err)
 	}
@@ -247,39 +258,8 @@ func TestEstopCancelsAllInFlight(t *testing.T) {
 // estop_triggered, once, with how many were stopped.
 func TestEstopLogsTriggered(t *testing.T) {
 	const n = 2
-	started := make(chan struct{}, n)
 	var logs lockedBuffer
-	r := newRigWith(t, "full", nil, func(c *Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-		c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
-			started <- struct{}{}
-			<-ctx.Done()
-			return json.RawMessage(`{}`), nil
-		}}
-	})
-	outs := make(chan *Outcome, n)
-	for range n {
-		go func() {
-			out, _ := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
-			outs <- out
-		}()
-	}
-	for range n {
-		<-started
-	}
-	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for range n {
-		select {
-		case out := <-outs:
-			if out.Status != StatusEstop {
-				t.Fatalf("status %s (%v)", out.Status, out.Err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("not every action was cancelled within 5 s")
-		}
-	}
+	stopInFlight(t, n, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	var triggered []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var rec map[string]any
