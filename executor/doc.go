@@ -104,7 +104,10 @@
 //
 // Landlock below ABI 9 does not cover pathname unix sockets and below 10
 // not UDP; seccomp refuses every socket when the network is off and only
-// allows AF_INET/AF_INET6 (no raw, no MPTCP) when it is on. RLIMIT_NPROC
+// allows AF_INET/AF_INET6 (no raw, no MPTCP) when it is on. With a network
+// grant there is no network namespace, so UDP is open: to port 53 only on
+// ABI 10 or later, to any port and address below it (names are resolved
+// inside the sandbox, over UDP, so it cannot simply be refused). RLIMIT_NPROC
 // never applies to uid 0; as root the process count is bounded by a pids
 // cgroup when one is writable (v2 delegated or v1), and always by the wall
 // timeout. Landlock cannot deny a path inside a granted tree.
