@@ -152,8 +152,8 @@ type Config struct {
 	// OnDecision, when set, is told how long each gate decision took
 	// (the daemon's decision latency histogram).
 	OnDecision func(time.Duration)
-	// Logger receives the receipt_written, tool_approved and tool_denied
-	// events; nil discards them. What an action did is in the receipts;
+	// Logger receives the receipt_written, tool_approved, tool_denied and
+	// estop_triggered events; nil discards them. What an action did is in the receipts;
 	// the log is for operators.
 	Logger *slog.Logger
 	// Redact removes secrets from text that goes into receipts.
