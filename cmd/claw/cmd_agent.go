@@ -361,17 +361,26 @@ func replCommand(ctx context.Context, g *globals, rt *agentRuntime, line string,
 // plainly otherwise. Approvals and ask_user read through it too, so one
 // reader owns the terminal.
 type lineInput struct {
-	mu      sync.Mutex
-	tty     bool // standard input is a terminal
-	st      *liner.State
-	plain   *plainLines
-	hist    string
-	redact  func(string) string
-	stdout  io.Writer
-	history []string
+	mu     sync.Mutex
+	tty    bool       // standard input is a terminal
+	st     lineEditor // nil: plain
+	plain  *plainLines
+	hist   string
+	redact func(string) string
+	stdout io.Writer
 
 	staleMu sync.Mutex
-	stale   chan lineReply // a read given up on (a timed-out prompt), still in flight
+	stale   staleRead // a read given up on (a timed-out prompt), still in flight
+}
+
+// lineEditor is the line editor on a terminal (liner).
+type lineEditor interface {
+	Prompt(p string) (string, error)
+	PasswordPrompt(p string) (string, error)
+	AppendHistory(item string)
+	ReadHistory(r io.Reader) (int, error)
+	WriteHistory(w io.Writer) (int, error)
+	Close() error
 }
 
 type lineReply struct {
@@ -379,14 +388,25 @@ type lineReply struct {
 	err error
 }
 
+// staleRead is a read whose prompt timed out.
+type staleRead struct {
+	ch     chan lineReply
+	secret bool // the passphrase prompt: what it reads is never used
+}
+
+// errTerminalBusy is ask's answer while a read given up on is still in
+// flight.
+var errTerminalBusy = errors.New("the terminal is still reading an answer to a prompt that timed out; press Enter and try again")
+
 func newLineInput(g *globals) *lineInput {
 	// A person at a terminal can approve; line editing also needs the
 	// terminal on the output side.
 	in := &lineInput{tty: isTTY(g.stdin), stdout: g.stderr}
 	if in.tty && isTTY(g.stdout) {
-		in.st = liner.NewLiner()
-		in.st.SetCtrlCAborts(true)
-		in.st.SetMultiLineMode(true)
+		st := liner.NewLiner()
+		st.SetCtrlCAborts(true)
+		st.SetMultiLineMode(true)
+		in.st = st
 	} else {
 		in.plain = newPlainLines(g.stdin)
 	}
@@ -399,13 +419,12 @@ func (in *lineInput) Close() {
 	}
 }
 
-// prompt reads one line.
-// ask reads one line, or gives up when ctx ends. A read given up on stays
-// in flight (a terminal read cannot be taken back); next deals with the
-// line it returns.
+// ask reads one line (without echo when password is set), or gives up
+// when ctx ends. A read given up on stays in flight (a terminal read
+// cannot be taken back); next deals with the line it returns.
 func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, error) {
 	if in.busy() {
-		return "", errors.New("the terminal is still reading an answer to a prompt that timed out; press Enter and try again")
+		return "", errTerminalBusy
 	}
 	ch := make(chan lineReply, 1)
 	go func() {
@@ -420,7 +439,7 @@ func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, 
 	select {
 	case <-ctx.Done():
 		in.staleMu.Lock()
-		in.stale = ch
+		in.stale = staleRead{ch: ch, secret: password}
 		in.staleMu.Unlock()
 		return "", ctx.Err()
 	case r := <-ch:
@@ -431,28 +450,41 @@ func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, 
 func (in *lineInput) busy() bool {
 	in.staleMu.Lock()
 	defer in.staleMu.Unlock()
-	return in.stale != nil
+	return in.stale.ch != nil
 }
 
 // next reads the REPL's next line. After a timed-out prompt, the line the
-// person types first still goes to that read: a y/n answer to the old
-// question is dropped (it answered nothing); anything else is the next
-// message.
+// person types first still goes to that read. What a passphrase prompt
+// reads is discarded: it is never a message, nor kept in the history. A
+// y/n answer to an old question is dropped too (it answered nothing and
+// approves nothing); anything else is the next message.
 func (in *lineInput) next(p string) (string, error) {
 	in.staleMu.Lock()
-	ch := in.stale
+	stale := in.stale
 	in.staleMu.Unlock()
-	if ch != nil {
-		fmt.Fprintln(in.stdout, "claw: the last prompt timed out; type your next message")
-		r := <-ch
+	if stale.ch != nil {
+		if stale.secret {
+			fmt.Fprintln(in.stdout, "claw: the passphrase prompt timed out; press Enter to go on (what is typed there is discarded)")
+		} else {
+			fmt.Fprintln(in.stdout, "claw: the last prompt timed out; type your next message")
+		}
+		r := <-stale.ch
 		in.staleMu.Lock()
-		in.stale = nil
+		in.stale = staleRead{}
 		in.staleMu.Unlock()
 		a := strings.ToLower(strings.TrimSpace(r.s))
-		if r.err != nil || (a != "" && a != "y" && a != "yes" && a != "n" && a != "no") {
-			return r.s, r.err
+		switch {
+		case r.err != nil:
+			return "", r.err
+		case stale.secret:
+			if a != "" {
+				fmt.Fprintln(in.stdout, "claw: (what was typed after the passphrase prompt timed out was discarded)")
+			}
+		case a == "" || a == "y" || a == "yes" || a == "n" || a == "no":
+			fmt.Fprintln(in.stdout, "claw: (that answer came after the prompt timed out; it was not used)")
+		default:
+			return r.s, nil
 		}
-		fmt.Fprintln(in.stdout, "claw: (that answer came after the prompt timed out; it was not used)")
 	}
 	return in.prompt(p)
 }
@@ -591,6 +623,11 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
+	}
+	if errors.Is(err, errTerminalBusy) {
+		// nobody was asked: not a rejection
+		fmt.Fprintf(a.out, "claw: %v\n", err)
+		return broker.Answer{}, err
 	}
 	ans := strings.ToLower(strings.TrimSpace(line))
 	if err == nil && (ans == "y" || ans == "yes") {
