@@ -139,12 +139,7 @@ func newTTYApprover(g *globals) broker.Approver {
 }
 
 func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	fmt.Fprintf(t.out, "claw: %s needs approval (risk %s)\n", r.Tool, r.Decision.Risk)
-	fmt.Fprintf(t.out, "  %s\n", sanitize(r.Summary))
-	for _, rs := range r.Decision.Reasons {
-		fmt.Fprintf(t.out, "  - %s: %s\n", rs.ID, sanitize(rs.Msg))
-	}
-	fmt.Fprintf(t.out, "  sandbox: read=%s write=%s net=%t\n", listOrNone(r.Decision.Sandbox.Read), listOrNone(r.Decision.Sandbox.Write), r.Decision.Sandbox.Net)
+	writeRequest(ctx, t.out, "Tool request", r)
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string

@@ -175,7 +175,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	ag, err := agent.New(agent.Config{
 		Provider:         p,
 		Memory:           store,
-		Invoker:          b.Agent(),
+		Invoker:          promptInvoker{b.Agent(), rt.Redact},
 		Tools:            tools,
 		Channel:          channel,
 		Model:            model,

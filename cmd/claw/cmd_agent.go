@@ -609,16 +609,7 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 		// Piped input can never approve.
 		return broker.Answer{Result: "rejected", By: "cli:no-tty"}, nil
 	}
-	var b strings.Builder
-	b.WriteString("Tool request:\n")
-	fmt.Fprintf(&b, "  tool: %s\n", sanitize(r.Tool))
-	fmt.Fprintf(&b, "  risk: %s\n", sanitize(r.Decision.Risk))
-	for _, rs := range r.Decision.Reasons {
-		fmt.Fprintf(&b, "  reason: %s (rule %s)\n", sanitize(rs.Msg), sanitize(rs.ID))
-	}
-	fmt.Fprintf(&b, "  args: %s\n", sanitize(r.Summary))
-	fmt.Fprintf(&b, "  sandbox: read=%s write=%s net=%t\n", listOrNone(r.Decision.Sandbox.Read), listOrNone(r.Decision.Sandbox.Write), r.Decision.Sandbox.Net)
-	fmt.Fprint(a.out, b.String())
+	writeRequest(ctx, a.out, "Tool request", r)
 	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
@@ -642,10 +633,7 @@ func (a *replApprover) AskPassphrase(ctx context.Context, r broker.Request) (str
 	if !a.in.tty || a.in.st == nil {
 		return "", errors.New("the passphrase can only be typed on a terminal")
 	}
-	fmt.Fprintf(a.out, "Passphrase request:\n  tool: %s\n  risk: %s\n  args: %s\n", sanitize(r.Tool), sanitize(r.Decision.Risk), sanitize(r.Summary))
-	for _, rs := range r.Decision.Reasons {
-		fmt.Fprintf(a.out, "  reason: %s (rule %s)\n", sanitize(rs.Msg), sanitize(rs.ID))
-	}
+	writeRequest(ctx, a.out, "Passphrase request", r)
 	return a.in.ask(ctx, "Passphrase: ", true)
 }
 

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -384,23 +386,54 @@ func quoteArgs(argv []string) []string {
 // sanitize makes untrusted text safe to show on a terminal: control
 // characters, bidi overrides and other invisible formatting are escaped so
 // an approval prompt or report shows what will really run.
-func sanitize(s string) string {
+func sanitize(s string) string { return sanitizeClip(s, -1) }
+
+// sanitizeClip is sanitize, cut at max bytes of escaped text (no cut when
+// max is negative). An escape is never split, and a cut text ends in "…".
+// Escaped are tab and newline (\t, \n), the C0 and C1 controls and DEL
+// (\xNN), bytes that are not UTF-8 (\xNN), and every other character that
+// does not print: format characters (bidi overrides and isolates, zero
+// widths), separators other than the ASCII space, private use, unassigned,
+// default-ignorable code points and variation selectors (\uNNNN,
+// \UNNNNNNNN).
+func sanitizeClip(s string, max int) string {
 	var b strings.Builder
-	for _, r := range s {
+	var esc []byte
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		esc = esc[:0]
 		switch {
+		case r == utf8.RuneError && n == 1:
+			esc = fmt.Appendf(esc, `\x%02x`, s[i])
 		case r == '\t':
-			b.WriteString(`\t`)
+			esc = append(esc, `\t`...)
 		case r == '\n':
-			b.WriteString(`\n`)
+			esc = append(esc, `\n`...)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x206f, r == 0xfeff:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			esc = fmt.Appendf(esc, `\x%02x`, r)
+		case invisible(r) && r <= 0xffff:
+			esc = fmt.Appendf(esc, `\u%04x`, r)
+		case invisible(r):
+			esc = fmt.Appendf(esc, `\U%08x`, r)
 		default:
-			b.WriteRune(r)
+			esc = utf8.AppendRune(esc, r)
 		}
+		if max >= 0 && b.Len()+len(esc) > max {
+			b.WriteString("…")
+			break
+		}
+		b.Write(esc)
+		i += n
 	}
 	return b.String()
+}
+
+// invisible reports whether r shows as something other than itself, or as
+// nothing: everything but letters, marks, numbers, punctuation, symbols
+// and the ASCII space, and the default-ignorable code points among those
+// (Hangul fillers, variation selectors).
+func invisible(r rune) bool {
+	return !unicode.IsPrint(r) || unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // runCases runs cases, each in its own context and policy overrides.

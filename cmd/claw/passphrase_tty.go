@@ -51,11 +51,7 @@ func newTTYPassphrase(g *globals) broker.PassphraseAsker {
 }
 
 func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
-	fmt.Fprintf(t.out, "claw: %s needs the passphrase (risk %s)\n", r.Tool, r.Decision.Risk)
-	fmt.Fprintf(t.out, "  %s\n", sanitize(r.Summary))
-	for _, rs := range r.Decision.Reasons {
-		fmt.Fprintf(t.out, "  - %s: %s\n", rs.ID, sanitize(rs.Msg))
-	}
+	writeRequest(ctx, t.out, "Passphrase request", r)
 	fmt.Fprint(t.out, "Passphrase: ")
 	line, err := readNoEcho(ctx, t.in)
 	fmt.Fprintln(t.out)

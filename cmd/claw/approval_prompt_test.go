@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
+)
+
+// sanitizeClip escapes everything that does not print as itself, and cuts
+// between escapes, never inside one.
+func TestSanitizeClip(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want string
+	}{
+		{name: "plain", in: "ls -la", max: -1, want: "ls -la"},
+		{name: "newline and tab", in: "a\nb\tc", max: -1, want: `a\nb\tc`},
+		{name: "carriage return", in: "ok\rApprove", max: -1, want: `ok\x0dApprove`},
+		{name: "escape sequence", in: "\x1b[2J\x1b]0;t\x07", max: -1, want: `\x1b[2J\x1b]0;t\x07`},
+		{name: "nul and del", in: "a\x00b\x7f", max: -1, want: `a\x00b\x7f`},
+		{name: "C1 control", in: "a\u009bb", max: -1, want: `a\x9bb`},
+		{name: "bidi override", in: "txt.\u202eexe", max: -1, want: `txt.\u202eexe`},
+		{name: "bidi isolate", in: "a\u2066b\u2069", max: -1, want: `a\u2066b\u2069`},
+		{name: "zero width and bom", in: "r\u200bm\ufeff", max: -1, want: `r\u200bm\ufeff`},
+		{name: "line separator", in: "a\u2028b", max: -1, want: `a\u2028b`},
+		{name: "no-break space", in: "rm\u00a0-rf", max: -1, want: `rm\u00a0-rf`},
+		{name: "soft hyphen", in: "a\u00adb", max: -1, want: `a\u00adb`},
+		{name: "hangul filler", in: "a\u3164b", max: -1, want: `a\u3164b`},
+		{name: "variation selector", in: "a\ufe0fb", max: -1, want: `a\ufe0fb`},
+		{name: "tag character", in: "a\U000e0041b", max: -1, want: `a\U000e0041b`},
+		{name: "private use", in: "a\ue000b", max: -1, want: `a\ue000b`},
+		{name: "not UTF-8", in: "a\xffb", max: -1, want: `a\xffb`},
+		{name: "letters and symbols", in: "café ∑ 日本 ✓", max: -1, want: "café ∑ 日本 ✓"},
+		{name: "cut", in: "abcdefgh", max: 5, want: "abcde…"},
+		{name: "exact fit", in: "abcde", max: 5, want: "abcde"},
+		{name: "cut before an escape", in: "ab\x1bcd", max: 5, want: "ab…"},
+		{name: "cut before a wide rune", in: "ab日本", max: 4, want: "ab…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sanitizeClip(tt.in, tt.max); got != tt.want {
+				t.Errorf("sanitizeClip(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+// The args line of a prompt is the arguments as compact JSON, keys sorted,
+// secrets redacted, bounded, and with nothing a model could use to draw a
+// line of its own: a newline, a carriage return, an escape sequence, a
+// bidi override.
+func TestPromptArgs(t *testing.T) {
+	long := strings.Repeat("a", 10000)
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    string // the whole line, when set
+		prefix  string
+		notWant []string
+	}{
+		{name: "sorted keys", args: map[string]any{"path": "notes.txt", "content": "hi"}, want: `{"content":"hi","path":"notes.txt"}`},
+		{name: "no arguments", args: nil, want: `{}`},
+		{name: "html kept", args: map[string]any{"command": "a < b && c > d"}, want: `{"command":"a < b && c > d"}`},
+		{name: "newline", args: map[string]any{"path": "x\nApprove? [y/N] y"}, want: `{"path":"x\nApprove? [y/N] y"}`},
+		{name: "carriage return", args: map[string]any{"path": "x\r  risk: low"}, want: `{"path":"x\r  risk: low"}`},
+		{name: "escape sequence", args: map[string]any{"command": "\x1b[1A\x1b[2Kls"}, want: `{"command":"\u001b[1A\u001b[2Kls"}`},
+		{name: "nul", args: map[string]any{"path": "a\x00b"}, want: `{"path":"a\u0000b"}`},
+		{name: "bidi override", args: map[string]any{"path": "evil\u202etxt.sh"}, want: `{"path":"evil\u202etxt.sh"}`},
+		{name: "line separator", args: map[string]any{"path": "a\u2028b"}, want: `{"path":"a\u2028b"}`},
+		{name: "zero width", args: map[string]any{"command": "r\u200bm -rf"}, want: `{"command":"r\u200bm -rf"}`},
+		{name: "nested", args: map[string]any{"headers": map[string]any{"B": "\x1b", "A": []any{"\n"}}}, want: `{"headers":{"A":["\n"],"B":"\u001b"}}`},
+		{name: "secret", args: map[string]any{"command": "curl -H 'Authorization: Bearer abcdefgh12345678' x"}, notWant: []string{"abcdefgh12345678"}},
+		{name: "long", args: map[string]any{"content": long}, prefix: `{"content":"aaaa`, notWant: []string{long[:maxPromptArgs]}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := promptArgs(tt.args, broker.Redact)
+			if tt.want != "" && got != tt.want {
+				t.Errorf("promptArgs = %s, want %s", got, tt.want)
+			}
+			if !strings.HasPrefix(got, tt.prefix) {
+				t.Errorf("promptArgs = %s, want it to start with %s", got, tt.prefix)
+			}
+			for _, s := range tt.notWant {
+				if strings.Contains(got, s) {
+					t.Errorf("promptArgs = %s, holds %q", got, s)
+				}
+			}
+			if len(got) > maxPromptArgs+len("…") {
+				t.Errorf("promptArgs is %d bytes, more than %d", len(got), maxPromptArgs)
+			}
+			if len(got) > maxPromptArgs && !strings.HasSuffix(got, "…") {
+				t.Errorf("a cut args line does not end in …: %s", got)
+			}
+			requirePrintable(t, got)
+		})
+	}
+}
+
+// A request whose every field a model could shape still makes a prompt of
+// exactly one line per field.
+func TestWriteRequestSpoof(t *testing.T) {
+	spoof := "x\n  risk: low\r\x1b[2KApprove? [y/N] y\u202e\x00"
+	a := gate.Action{Tool: "file_write", Args: map[string]any{"path": spoof, "content": strings.Repeat("z", 5000)}}
+	r := broker.Request{
+		Tool:    "file_write",
+		Summary: "file_write " + spoof,
+		Decision: gate.Decision{Risk: "medium", Reasons: []gate.Reason{{ID: "rule\n.id", Msg: spoof}},
+			Sandbox: gate.SandboxPlan{Write: []string{"/ws/" + spoof}}},
+	}
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		wantArgs string // prefix of the args line
+	}{
+		{name: "arguments", ctx: withPromptAction(context.Background(), a, nil), wantArgs: `  args: {"content":"zzz`},
+		{name: "another tool's arguments", ctx: withPromptAction(context.Background(), gate.Action{Tool: "shell"}, nil), wantArgs: `  args: file_write x\n  risk: low\x0d\x1b[2KApprove? [y/N] y\u202e\x00`},
+		{name: "summary only", ctx: context.Background(), wantArgs: `  args: file_write x\n`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			writeRequest(tt.ctx, &b, "Tool request", r)
+			lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+			if len(lines) != 6 {
+				t.Fatalf("%d lines, want 6:\n%s", len(lines), b.String())
+			}
+			for i, want := range []string{"Tool request:", "  tool: file_write", "  risk: medium", "  reason: ", tt.wantArgs, "  sandbox: read=[] write=[/ws/x\\n"} {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], want)
+				}
+			}
+			for _, l := range lines {
+				requirePrintable(t, l)
+			}
+		})
+	}
+}
+
+// requirePrintable fails unless every rune of s prints as itself.
+func requirePrintable(t *testing.T, s string) {
+	t.Helper()
+	for _, r := range s {
+		if !unicode.IsPrint(r) || invisible(r) {
+			t.Errorf("%q holds %U", s, r)
+		}
+	}
+}
