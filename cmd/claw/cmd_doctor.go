@@ -55,7 +55,15 @@ var doctorChecks []doctorCheck
 
 func runDoctor(g *globals, asJSON bool) error {
 	s := executor.Check()
-	err := s.Require(0)
+	minABI := executor.DefaultMinLandlockABI
+	if st := loadDoctorState(g); st.cfg != nil && st.cfg.Sandbox.MinLandlockABI > 0 {
+		minABI = st.cfg.Sandbox.MinLandlockABI // what actions will require
+	}
+	err := s.Require(minABI)
+	s.Err = ""
+	if err != nil {
+		s.Err = err.Error()
+	}
 	results := make([]doctorResult, 0, len(doctorChecks))
 	failed := 0
 	for _, c := range doctorChecks {
@@ -69,8 +77,9 @@ func runDoctor(g *globals, asJSON bool) error {
 	if asJSON {
 		out := struct {
 			executor.Support
-			Checks []doctorResult `json:"checks"`
-		}{s, results}
+			MinLandlockABI int            `json:"min_landlock_abi"`
+			Checks         []doctorResult `json:"checks"`
+		}{s, minABI, results}
 		if jerr := json.NewEncoder(g.stdout).Encode(out); jerr != nil {
 			return jerr
 		}
@@ -83,7 +92,7 @@ func runDoctor(g *globals, asJSON bool) error {
 		}
 		w := g.stdout
 		fmt.Fprintf(w, "kernel            %s\n", s.Kernel)
-		fmt.Fprintf(w, "landlock          ABI %d (errata %#x; claw requires %d)\n", s.LandlockABI, s.LandlockErrata, executor.DefaultMinLandlockABI)
+		fmt.Fprintf(w, "landlock          ABI %d (errata %#x; claw requires %d)\n", s.LandlockABI, s.LandlockErrata, minABI)
 		fmt.Fprintf(w, "seccomp           %s\n", yes(s.Seccomp))
 		fmt.Fprintf(w, "user namespace    %s\n", yes(s.UserNS))
 		fmt.Fprintf(w, "pid namespace     %s\n", yes(s.PIDNS))
