@@ -139,18 +139,6 @@ func TestEnvironmentHasNoSecrets(t *testing.T) {
 	}
 }
 
-func TestInheritedFDsClosed(t *testing.T) {
-	requireSandbox(t)
-	f := newFixture(t)
-	fd, err := syscallOpenNoCloexec(f.secret)
-	must(t, err)
-	defer closeFD(fd)
-	res := run(t, f.spec(probeArgv("fd", strconv.Itoa(fd))...))
-	if got := strings.TrimSpace(string(res.Stdout)); got != "denied EBADF" {
-		t.Fatalf("reading inherited fd %d: %q", fd, got)
-	}
-}
-
 // survivors lists processes whose command line contains marker.
 func survivors(marker string) []string {
 	var found []string
