@@ -218,20 +218,157 @@ func TestTimeoutKillsTree(t *testing.T) {
 	}
 }
 
+// runProcs follows one run's processes from outside: those whose command
+// line holds its marker, and every process in the sessions and job
+// cgroups of those (the sandbox's init among them, and anything that left
+// the session).
+type runProcs struct {
+	marker   string
+	sessions map[string]bool
+	cgroups  map[string]bool
+	most     int // the most seen at once
+}
+
+// scan lists the run's processes now.
+func (r *runProcs) scan() []string {
+	type proc struct {
+		pid, cmd, sid string
+		cgs           []string
+	}
+	var procs []proc
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		cmd, err1 := os.ReadFile(filepath.Join(dir, "cmdline"))
+		stat, err2 := os.ReadFile(filepath.Join(dir, "stat"))
+		cg, err3 := os.ReadFile(filepath.Join(dir, "cgroup"))
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue // gone
+		}
+		p := proc{pid: e.Name(), cmd: strings.ReplaceAll(string(cmd), "\x00", " ")}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 3 {
+				p.sid = f[3] // state, ppid, pgrp, session
+			}
+		}
+		for _, l := range strings.Split(string(cg), "\n") {
+			if strings.Contains(l, "/claw-") {
+				p.cgs = append(p.cgs, l)
+			}
+		}
+		procs = append(procs, p)
+		if strings.Contains(p.cmd, r.marker) {
+			r.sessions[p.sid] = true
+			for _, l := range p.cgs {
+				r.cgroups[l] = true
+			}
+		}
+	}
+	var found []string
+	for _, p := range procs {
+		in := strings.Contains(p.cmd, r.marker) || r.sessions[p.sid]
+		for _, l := range p.cgs {
+			in = in || r.cgroups[l]
+		}
+		if in {
+			found = append(found, p.pid+": "+p.cmd)
+		}
+	}
+	r.most = max(r.most, len(found))
+	return found
+}
+
+// runTracked runs s, counting its processes (see runProcs) while it runs,
+// and fails unless it ends by its timeout or by itself and leaves no
+// process behind.
+func runTracked(t *testing.T, s Spec, marker string) (Result, *runProcs) {
+	t.Helper()
+	r := &runProcs{marker: marker, sessions: map[string]bool{}, cgroups: map[string]bool{}}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				r.scan()
+			}
+		}
+	}()
+	res, el, err := runBounded(s, s.Timeout+10*time.Second)
+	close(stop)
+	<-stopped
+	if err != nil {
+		t.Fatalf("%v (stderr %q)", err, res.Stderr)
+	}
+	if len(r.sessions) == 0 {
+		t.Fatalf("no process of the run was seen in %v", el)
+	}
+	for end := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left := r.scan()
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("processes of the run left 2 s after it ended: %v", left)
+		}
+	}
+	return res, r
+}
+
+// TestForkBombBounded: the process count of a sandbox never exceeds
+// Limits.Processes, a fork bomb ends at the timeout (or by itself), leaves
+// no process behind, and claw survives it. As root the bound is the job's
+// pids cgroup (RLIMIT_NPROC does not apply to uid 0), and the counted
+// bomb fails without it: its fork would go on to its own cap, 4 times the
+// limit.
 func TestForkBombBounded(t *testing.T) {
 	requireSandbox(t)
-	res, err := Run(context.Background(), Spec{
-		Argv:    bash("bomb() { bomb | bomb & }; bomb; sleep 1002.1"),
-		Timeout: 3 * time.Second,
-		Limits:  Limits{Processes: 64},
+	const limit = 64
+	bounded := os.Geteuid() != 0 || jobCgroups().version != ""
+	if !bounded {
+		t.Log("root without a pids cgroup: only the timeout bounds the process count, which is not checked")
+	}
+	// A counted bomb: forks children that wait, until fork fails, and
+	// reports how many it started in a file of the workspace. With the
+	// sandbox's init (one task at least) and the prober itself, they
+	// must fit in the limit.
+	inBothModes(t, func(t *testing.T) {
+		ws := t.TempDir()
+		counter := filepath.Join(ws, "forked")
+		s := Spec{Argv: sysprobeArgv(t, "fork", strconv.Itoa(4*limit), counter, "1002.2"), Read: []string{testBin}, Write: []string{ws},
+			Timeout: 10 * time.Second, Limits: Limits{Processes: limit}}
+		res, procs := runTracked(t, s, "1002.2")
+		if res.TimedOut || res.ExitCode != 0 {
+			t.Fatalf("the counted bomb did not end by itself: %+v", res)
+		}
+		b, err := os.ReadFile(counter)
+		must(t, err)
+		var n int
+		var why string
+		if _, err := fmt.Sscan(string(b), &n, &why); err != nil || string(b) != string(res.Stdout) {
+			t.Fatalf("counter %q, stdout %q", b, res.Stdout)
+		}
+		if bounded && (why != "EAGAIN" || n+2 > limit || procs.most > limit) {
+			t.Fatalf("%d forks (then %s), %d processes seen at once, with a limit of %d", n, why, procs.most, limit)
+		}
+		t.Logf("%d forks, then %s; %d processes seen at once", n, why, procs.most)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res
-	if s := survivors("1002."); len(s) > 0 {
-		t.Fatalf("survivors: %v", s)
-	}
+	// A real one, which bash keeps retrying until the timeout.
+	t.Run("bash", func(t *testing.T) {
+		res, procs := runTracked(t, Spec{Argv: bash("bomb() { bomb | bomb & }; bomb; sleep 1002.1"), Timeout: 2 * time.Second, Limits: Limits{Processes: limit}}, "1002.1")
+		if bounded && procs.most > limit {
+			t.Errorf("%d processes seen at once, with a limit of %d", procs.most, limit)
+		}
+		if !res.TimedOut {
+			t.Errorf("the bomb ended before its timeout: %+v", res)
+		}
+		t.Logf("%d processes seen at once", procs.most)
+	})
 	// claw (this process) is still fine and can run another action
 	if r := run(t, Spec{Argv: []string{"true"}}); r.ExitCode != 0 {
 		t.Fatalf("after the bomb: %+v", r)
