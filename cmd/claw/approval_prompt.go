@@ -15,8 +15,10 @@ import (
 )
 
 // maxPromptArgs bounds the args line of a prompt, in bytes of escaped
-// text.
-const maxPromptArgs = 300
+// text. It is generous: what is cut is what the person does not see, and
+// padding could push the end of a command out of view. A cut line says
+// how much is missing.
+const maxPromptArgs = 2000
 
 // promptActionKey is the context key of the action being invoked.
 type promptActionKey struct{}
@@ -61,7 +63,7 @@ func requestArgs(ctx context.Context, r broker.Request) string {
 	if p, ok := ctx.Value(promptActionKey{}).(promptAction); ok && p.action.Tool == r.Tool {
 		return promptArgs(p.action.Args, p.redact)
 	}
-	return sanitizeClip(r.Summary, maxPromptArgs)
+	return clipNoted(r.Summary, maxPromptArgs)
 }
 
 // promptArgs renders arguments for a prompt: compact JSON with sorted keys
@@ -76,7 +78,18 @@ func promptArgs(args map[string]any, redact func(string) string) string {
 	if err := enc.Encode(redactValues(args, redact)); err != nil {
 		return sanitize(fmt.Sprintf("(arguments that cannot be shown: %v)", err))
 	}
-	return sanitizeClip(strings.TrimSuffix(buf.String(), "\n"), maxPromptArgs)
+	return clipNoted(strings.TrimSuffix(buf.String(), "\n"), maxPromptArgs)
+}
+
+// clipNoted escapes s and cuts it at max bytes, saying how many escaped
+// bytes were left out.
+func clipNoted(s string, max int) string {
+	full := sanitize(s)
+	if len(full) <= max {
+		return full
+	}
+	cut := sanitizeClip(s, max)
+	return fmt.Sprintf("%s (%d more bytes not shown)", cut, len(full)-len(strings.TrimSuffix(cut, "…")))
 }
 
 // redactValues returns v with redact applied to every string in it.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -92,11 +95,15 @@ func TestPromptArgs(t *testing.T) {
 					t.Errorf("promptArgs = %s, holds %q", got, s)
 				}
 			}
-			if len(got) > maxPromptArgs+len("…") {
-				t.Errorf("promptArgs is %d bytes, more than %d", len(got), maxPromptArgs)
+			body, note, cut := strings.Cut(got, "… (")
+			if len(body) > maxPromptArgs {
+				t.Errorf("promptArgs shows %d bytes, more than %d", len(body), maxPromptArgs)
 			}
-			if len(got) > maxPromptArgs && !strings.HasSuffix(got, "…") {
-				t.Errorf("a cut args line does not end in …: %s", got)
+			if full := len(sanitize(promptJSON(t, tt.args))); full > maxPromptArgs {
+				want := fmt.Sprintf("%d more bytes not shown)", full-len(body))
+				if !cut || note != want {
+					t.Errorf("a cut args line ends in %q, want … (%s", note, want)
+				}
 			}
 			requirePrintable(t, got)
 		})
@@ -151,4 +158,15 @@ func requirePrintable(t *testing.T, s string) {
 			t.Errorf("%q holds %U", s, r)
 		}
 	}
+}
+
+func promptJSON(t *testing.T, v any) string {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
