@@ -118,6 +118,9 @@ func (sp *optSpec) resolveLong(name string) (string, uint8) {
 type optVal struct {
 	name string
 	val  field
+	// next is the index of the first argument after the option and its
+	// value.
+	next int
 }
 
 // parsed is the result of splitting arguments into options and operands.
@@ -212,10 +215,10 @@ func parseOpts(args []field, from int, sp *optSpec) parsed {
 			p.opts = append(p.opts, name)
 			switch {
 			case hasEq:
-				p.vals = append(p.vals, optVal{name, field{val: val}})
+				p.vals = append(p.vals, optVal{name, field{val: val}, i + 1})
 			case kind == argRequired && i+1 < len(args):
 				i++
-				p.vals = append(p.vals, optVal{name, args[i]})
+				p.vals = append(p.vals, optVal{name, args[i], i + 1})
 			}
 			continue
 		}
@@ -236,10 +239,10 @@ func parseOpts(args []field, from int, sp *optSpec) parsed {
 			}
 			rest := cluster[j+len(name):]
 			if rest != "" {
-				p.vals = append(p.vals, optVal{name, field{val: rest}})
+				p.vals = append(p.vals, optVal{name, field{val: rest}, i + 1})
 			} else if kind == argRequired && i+1 < len(args) {
 				i++
-				p.vals = append(p.vals, optVal{name, args[i]})
+				p.vals = append(p.vals, optVal{name, args[i], i + 1})
 			}
 			break
 		}

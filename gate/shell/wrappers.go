@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // A wrapper is a program that runs another program given in its own
@@ -302,37 +300,178 @@ const envSpec = "+ i 0 u: C: S: v --ignore-environment --null --unset= --chdir= 
 var envOpts = spec(envSpec)
 
 func wrapEnv(u *unwrap) wrapAction {
-	args := u.inv.args
-	p := parseOpts(args, 1, envOpts)
-	for _, v := range p.all("C", "chdir") {
-		u.chdir(v)
-	}
-	ops := p.operands
-	for len(ops) > 0 && !args[ops[0]].dyn && args[ops[0]].val == "-" {
-		ops = ops[1:] // a lone - means -i
-	}
-	k := skipAssigns(u, ops)
-	if s, ok := p.val("S", "split-string"); ok {
-		// env -S splits its string into words, then appends the rest.
-		if s.dyn {
-			u.inv.dynWhy = "env -S of a non-literal"
+	for n := 0; ; n++ {
+		args := u.inv.args
+		p := parseOpts(args, 1, envOpts)
+		s, split := optValAt(p, "S", "split-string")
+		for _, v := range p.vals {
+			if (v.name == "C" || v.name == "chdir") && (!split || v.next <= s.next) {
+				u.chdir(v.val)
+			}
+		}
+		if split {
+			// env -S splits its string into words and parses them again
+			// as its own arguments, followed by the arguments after it.
+			if s.val.dyn {
+				u.inv.dynWhy = "env -S of a non-literal"
+				return wrapAlone
+			}
+			words, ok := splitEnvString(s.val.val)
+			if !ok {
+				u.inv.dynWhy = "env -S string that env rejects"
+				return wrapAlone
+			}
+			if n >= u.a.opts.MaxDepth {
+				u.a.fail(ErrTooDeep)
+				return wrapDone
+			}
+			u.inv.args = append(append([]field{args[0]}, words...), args[s.next:]...)
+			u.name = "env -S"
+			continue
+		}
+		ops := p.operands
+		for len(ops) > 0 && !args[ops[0]].dyn && args[ops[0]].val == "-" {
+			ops = ops[1:] // a lone - means -i
+		}
+		k := skipAssigns(u, ops)
+		if k >= len(ops) {
 			return wrapAlone
 		}
-		src := s.val
-		for _, i := range ops[k:] {
-			q, err := syntax.Quote(args[i].val, syntax.LangBash)
-			if err != nil || args[i].dyn {
-				q = args[i].val
-			}
-			src += " " + q
+		return u.next(ops[k], u.name == "env -S", false)
+	}
+}
+
+// optValAt returns the first value given to any of the named options.
+func optValAt(p parsed, names ...string) (optVal, bool) {
+	for _, v := range p.vals {
+		if slices.Contains(names, v.name) {
+			return v, true
 		}
-		u.a.nested(src, u.childState(), "env -S", true)
-		return wrapDone
 	}
-	if k >= len(ops) {
-		return wrapAlone
+	return optVal{}, false
+}
+
+// splitEnvString splits the string of env -S into words as GNU env does
+// (coreutils env.c, build_argv): blanks separate words outside quotes;
+// '…' and "…" quote, and start a word even when empty; outside single
+// quotes a backslash escapes \\ \" \' \$ \# and stands for \t \n \r \v
+// \f; \_ separates words outside double quotes and is a space inside
+// them; \c, and # at the start of a word, end the string. Inside single
+// quotes only \\ and \' are escapes. ${NAME} is the value of a variable,
+// unknown here: the word holding it is dynamic. ok is false for a string
+// env rejects (an unknown escape, a lone $, an open quote), which runs
+// nothing.
+func splitEnvString(s string) (words []field, ok bool) {
+	var (
+		cur      strings.Builder
+		started  bool // a word has been started
+		dyn      bool // the current word holds a ${NAME}
+		sep      = true
+		sq, dq   bool
+		finished bool // \c or # ended the string
+	)
+	flush := func() {
+		if !started {
+			return
+		}
+		f := field{val: cur.String()}
+		if dyn {
+			f.dyn, f.why, f.path = true, "variable in env -S string", f.val
+		}
+		words = append(words, f)
+		cur.Reset()
+		dyn = false
 	}
-	return u.next(ops[k], false, false)
+	// begin starts a new word if a separator came before.
+	begin := func() {
+		if sep {
+			flush()
+			started, sep = true, false
+		}
+	}
+loop:
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\'':
+			if !dq {
+				sq = !sq
+				begin()
+				continue
+			}
+		case '"':
+			if !sq {
+				dq = !dq
+				begin()
+				continue
+			}
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			if !sq && !dq {
+				sep = true
+				continue
+			}
+		case '#':
+			if sep {
+				finished = true
+				break loop
+			}
+		case '\\':
+			if sq && (i+1 >= len(s) || s[i+1] != '\\' && s[i+1] != '\'') {
+				break
+			}
+			i++
+			if i >= len(s) {
+				return nil, false
+			}
+			switch c = s[i]; c {
+			case '"', '#', '$', '\'', '\\':
+			case '_':
+				if !dq {
+					sep = true
+					continue
+				}
+				c = ' '
+			case 'c':
+				if dq {
+					return nil, false
+				}
+				finished = true
+				break loop
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'v':
+				c = '\v'
+			default:
+				return nil, false
+			}
+		case '$':
+			if sq {
+				break
+			}
+			end := strings.IndexByte(s[i:], '}')
+			if !strings.HasPrefix(s[i:], "${") || end < 0 || !validName(s[i+2:i+end]) {
+				return nil, false
+			}
+			begin()
+			cur.WriteString(s[i : i+end+1])
+			dyn = true
+			i += end
+			continue
+		}
+		begin()
+		cur.WriteByte(c)
+	}
+	if !finished && (sq || dq) {
+		return nil, false
+	}
+	flush()
+	return words, true
 }
 
 var commandOpts = spec("+ p v V")

@@ -1,11 +1,16 @@
 package shell
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestWrappers(t *testing.T) {
 	rmRoot := func(via ...string) cmd {
 		return cmd{Name: "rm", Argv: []string{"rm", "-rf", "/"}, Opts: []string{"r", "f"}, Paths: []string{"/"}, Via: via}
 	}
+	envS := rmRoot("env -S")
+	envS.Depth = 1
 	runCases(t, []tcase{
 		{
 			name: "sudo with valued options",
@@ -94,6 +99,35 @@ func TestWrappers(t *testing.T) {
 				{Name: "bash", Depth: 1, Via: []string{"env -S"}},
 				{Name: "rm", Depth: 2, Via: []string{"env -S", "bash -c"}},
 			},
+		},
+		{
+			name: "env -S separators and escapes",
+			src:  `env -S 'rm\_-rf\_/'; env -vS'rm -rf /'; env --split-string='rm -rf /'; env -Srm\ -rf\ /`,
+			cmds: []cmd{envS, envS, envS, envS},
+		},
+		{
+			name: "env -S words are env's own arguments",
+			src:  `env -S '-i -C / PATH=/x rm -rf x'`,
+			cmds: []cmd{{Name: "rm", Paths: []string{"/x", "/"}, Assigns: []string{"PATH"}, Via: []string{"env -S"}, Depth: 1, Marks: []string{"dangerous_env:PATH"}}},
+		},
+		{
+			name: "env -S then the arguments after it",
+			src:  `env -S 'ls' -la`,
+			cmds: []cmd{{Name: "ls", Argv: []string{"ls", "-la"}, Via: []string{"env -S"}, Depth: 1, Marks: []string{}}},
+		},
+		{
+			name:    "env -S variable as the program",
+			src:     `env -S '${X} -rf /'`,
+			cmds:    []cmd{{Name: "", Depth: 1, Dynamic: true, Paths: []string{"/"}}},
+			dynamic: true,
+			reasons: []string{"variable in env -S string"},
+		},
+		{
+			name:    "env -S string that env rejects",
+			src:     `env -S 'rm \x /'`,
+			cmds:    []cmd{{Name: "env", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"env -S string that env rejects"},
 		},
 		{
 			name: "env alone prints the environment",
@@ -495,4 +529,53 @@ func TestRecursion(t *testing.T) {
 			},
 		},
 	})
+}
+
+func TestSplitEnvString(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      string
+		want    []string
+		dynamic []bool // nil: no dynamic word
+		bad     bool
+	}{
+		{name: "blanks", in: " rm \t-rf\n/ ", want: []string{"rm", "-rf", "/"}},
+		{name: "underscore separates", in: `rm\_-rf\_/`, want: []string{"rm", "-rf", "/"}},
+		{name: "underscore in double quotes is a space", in: `"a\_b" c`, want: []string{"a b", "c"}},
+		{name: "quotes join", in: `'a b'"c d"e`, want: []string{"a bc de"}},
+		{name: "empty quotes are a word", in: `a '' b`, want: []string{"a", "", "b"}},
+		{name: "escapes", in: `a\tb \\ \" \' \$ \#`, want: []string{"a\tb", `\`, `"`, "'", "$", "#"}},
+		{name: "single quotes keep backslashes", in: `'a\_b\n' 'c\'d' 'e\\f'`, want: []string{`a\_b\n`, "c'd", `e\f`}},
+		{name: "comment at the start of a word", in: "ls # rm -rf /", want: []string{"ls"}},
+		{name: "hash inside a word", in: "a#b", want: []string{"a#b"}},
+		{name: "backslash c ends the string", in: `ls\c rm -rf /`, want: []string{"ls"}},
+		{name: "variable", in: "rm ${HOME}/x", want: []string{"rm", "${HOME}/x"}, dynamic: []bool{false, true}},
+		{name: "no variable in single quotes", in: "'${X}'", want: []string{"${X}"}},
+		{name: "unknown escape", in: `rm \x`, bad: true},
+		{name: "trailing backslash", in: `rm \`, bad: true},
+		{name: "lone dollar", in: "echo $X", bad: true},
+		{name: "open quote", in: "echo 'x", bad: true},
+		{name: "backslash c in double quotes", in: `"a\c"`, bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			words, ok := splitEnvString(tc.in)
+			if ok == tc.bad {
+				t.Fatalf("ok = %v, want %v", ok, !tc.bad)
+			}
+			var got []string
+			var dyn []bool
+			anyDyn := false
+			for _, w := range words {
+				got = append(got, w.val)
+				dyn = append(dyn, w.dyn)
+				anyDyn = anyDyn || w.dyn
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("words = %q, want %q", got, tc.want)
+			}
+			if tc.dynamic != nil && !slices.Equal(dyn, tc.dynamic) || tc.dynamic == nil && anyDyn {
+				t.Errorf("dynamic = %v, want %v", dyn, tc.dynamic)
+			}
+		})
+	}
 }
