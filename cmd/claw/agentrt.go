@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
 )
 
@@ -97,13 +98,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		rt.Redact = keyRedactor(e)
 		c.Redact = rt.Redact
 		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace
-		ag := e.cfg.Agent
-		c.Sandbox.ToolTimeouts = map[string]time.Duration{"shell": ag.ShellTimeout.Duration, "http": ag.HTTPTimeout.Duration, "ask_user": e.cfg.Security.ApprovalTimeout.Duration}
-		for _, t := range tool.Names() {
-			if _, ok := c.Sandbox.ToolTimeouts[t]; !ok {
-				c.Sandbox.ToolTimeouts[t] = ag.ToolTimeout.Duration
-			}
-		}
+		c.Sandbox.ToolTimeouts = toolTimeouts(e.cfg, o.timeout)
 		if c.InProcess == nil {
 			c.InProcess = map[string]broker.ToolFunc{}
 		}
@@ -194,6 +189,25 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	ro.log.Info("channel started", logx.Event(logx.EventChannelStarted), slog.String("channel", channel),
 		slog.String("autonomy", rt.Autonomy), slog.Int("tools", len(tools)))
 	return rt, nil
+}
+
+// toolTimeouts is each tool's wall timeout: [agent] shell_timeout,
+// http_timeout and tool_timeout (the others), or the --timeout given on
+// the command line instead of all three; ask_user waits for a person as
+// long as an approval does.
+func toolTimeouts(cfg *config.Config, flag time.Duration) map[string]time.Duration {
+	ag := cfg.Agent
+	shell, http, other := ag.ShellTimeout.Duration, ag.HTTPTimeout.Duration, ag.ToolTimeout.Duration
+	if flag > 0 {
+		shell, http, other = flag, flag, flag
+	}
+	m := map[string]time.Duration{"shell": shell, "http": http, "ask_user": cfg.Security.ApprovalTimeout.Duration}
+	for _, t := range tool.Names() {
+		if _, ok := m[t]; !ok {
+			m[t] = other
+		}
+	}
+	return m
 }
 
 // policySummary tells the model (and the /policy command) the rules of
