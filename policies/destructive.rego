@@ -336,61 +336,248 @@ kill_all_msgs contains "killall5 signals every process" if {
 	c.name == "killall5"
 }
 
-# kill -1, kill -9 -1, kill -s KILL -1, kill -- -1: pid -1 is every
-# process. A leading -1 followed by pids is the signal HUP.
+# kill -1, kill -9 -01, kill -s KILL -- ' -1': pid -1 is every process.
+# A leading -1 followed by pids is the signal HUP; a leading " -1" is not
+# an option and so a pid.
 kill_all_msgs contains sprintf("%s signals every process", [concat(" ", c.argv)]) if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "kill"
+	not kill_lists(c)
 	some i, a in c.argv
-	a == "-1"
-	kills_everything(c.argv, i)
+	pid_minus_one(a)
+	kills_everything(c.argv, i, a)
 }
 
-kills_everything(_, i) if i > 1
+kills_everything(_, i, _) if i > 1
 
-kills_everything(argv, 1) if count(argv) == 2
+kills_everything(argv, 1, _) if count(argv) == 2
 
-kill_all_msgs contains sprintf("%s %s matches every process", [c.name, op]) if {
+kills_everything(_, 1, a) if not startswith(a, "-")
+
+# pid_minus_one(a): the kill builtins of bash and dash and procps kill(1)
+# read a as pid -1: decimal with any leading zeros, blanks before it (and,
+# for bash, after it). None of them reads hex or octal.
+pid_minus_one(a) if regex.match(`^[\t\n\v\f\r ]*-0*1[\t ]*$`, a)
+
+# pid_one(a): a is read as pid 1, init ("1", "01", "+1", " 1").
+pid_one(a) if regex.match(`^[\t\n\v\f\r ]*\+?0*1[\t ]*$`, a)
+
+# kill_lists(c): kill -l 1 names signal 1 and signals nothing.
+kill_lists(c) if regex.match(`^(-[lL]|--list(=.*)?|--table)$`, c.argv[1])
+
+# kill_value_opts are the options of kill whose value is the next
+# argument: "kill -s 1 1234" sends HUP to 1234.
+kill_value_opts := {"-s", "-n", "-q", "--signal", "--queue", "--timeout"}
+
+kill_all_msgs contains sprintf("%s signals init (pid 1)", [concat(" ", c.argv)]) if {
 	input.kind == "shell"
 	some c in cmds
-	c.name in {"pkill", "killall"}
-	some op in c.operands
-	op in {"", ".", ".*", "^", "$", "^.*$", ".+"}
-}
-
-# pkill -u USER / killall -u USER without a pattern: every process of the
-# user, the agent and claw included.
-kill_all_msgs contains sprintf("%s kills every process of a user", [concat(" ", c.argv)]) if {
-	input.kind == "shell"
-	some c in cmds
-	c.name in {"pkill", "killall"}
+	c.name == "kill"
+	not kill_lists(c)
 	some i, a in c.argv
-	a in {"-u", "-U", "--uid", "--euid", "--user"}
-	count([x |
-		some j, x in c.argv
-		j > 0
-		not j in {i, i + 1}
-		not startswith(x, "-")
-	]) == 0
+	i > 0
+	pid_one(a)
+	not c.argv[i - 1] in kill_value_opts
 }
 
-kill_all_msgs contains sprintf("%s kills every process of a user", [concat(" ", c.argv)]) if {
-	input.kind == "shell"
-	some c in cmds
-	c.name in {"pkill", "killall"}
+# pkill and killall options, for finding their patterns in argv: flags
+# take no value, values are the short options that take one, and long
+# are the long options that take one (getopt_long also takes any prefix
+# of them).
+kill_opt_specs := {
+	"pkill": {
+		"flags": "cefinoxvwALhV",
+		"values": "qgGOPstuUFr",
+		"long": [
+			"signal", "queue", "pgroup", "group", "older", "parent",
+			"session", "terminal", "euid", "uid", "pidfile", "runstates",
+			"cgroup", "ns", "nslist",
+		],
+	},
+	"killall": {
+		"flags": "eIgilqrvwVhe",
+		"values": "suoynZ",
+		"long": ["signal", "user", "older-than", "younger-than", "ns", "context"],
+	},
+}
+
+# long_opt(a, names): a is --NAME or --NAME=VALUE for a prefix NAME of
+# one of names.
+long_opt(a, names) if {
+	startswith(a, "--")
+	n := split(substring(a, 2, -1), "=")[0]
+	n != ""
+	some l in names
+	startswith(l, n)
+}
+
+# takes_next(a, spec): a is an option whose value is the next argument:
+# "-u", "-fu", "--euid".
+takes_next(a, spec) if {
+	not kill_signal_arg(a)
+	regex.match(sprintf(`^-[%s]*[%s]$`, [spec.flags, spec.values]), a)
+}
+
+takes_next(a, spec) if {
+	long_opt(a, spec.long)
+	not contains(a, "=")
+}
+
+# kill_patterns(c): the patterns (pkill) or names (killall) of c: the
+# arguments that are neither options nor option values, and every
+# argument after "--".
+kill_patterns(c) := [a |
+	spec := kill_opt_specs[c.name]
+	some j, a in c.argv
+	j > 0
+	kill_pattern_at(c.argv, j, a, spec)
+]
+
+kill_pattern_at(argv, j, a, spec) if {
+	not startswith(a, "-")
+	not takes_next(argv[j - 1], spec)
+}
+
+kill_pattern_at(argv, j, _, _) if {
+	some i, x in argv
+	x == "--"
+	i < j
+}
+
+# kill_signal_arg(a): a is a signal given as an option ("-9", "-HUP",
+# "-SIGKILL"), which pkill and killall take anywhere: "-USR1" is not -U.
+kill_signal_arg(a) if regex.match(`^-[0-9]+$`, a)
+
+kill_signal_arg(a) if regex.match(`^(?i)-(SIG)?(HUP|INT|QUIT|ILL|TRAP|ABRT|IOT|BUS|FPE|KILL|USR1|SEGV|USR2|PIPE|ALRM|TERM|STKFLT|CHLD|CLD|CONT|STOP|TSTP|TTIN|TTOU|URG|XCPU|XFSZ|VTALRM|PROF|WINCH|IO|POLL|PWR|SYS|RTMIN|RTMAX)([+-][0-9]+)?$`, a)
+
+# kill_opt_given(c, short, long): c was given the option -short or
+# --long, alone or in a cluster ("-fu root", "-u0").
+kill_opt_given(c, short, _) if {
+	short != ""
+	spec := kill_opt_specs[c.name]
 	some a in c.argv
-	regex.match(`^(-[uU].+|--(e?uid|user)=.*)$`, a)
-	count([x |
-		some j, x in c.argv
-		j > 0
-		not startswith(x, "-")
-	]) == 0
+	not kill_signal_arg(a)
+	regex.match(sprintf(`^-[%s]*%s`, [spec.flags, short]), a)
+}
+
+kill_opt_given(c, _, long) if {
+	some a in c.argv
+	long_opt(a, [long])
+}
+
+# kill_opt_values(c, short, long): the values c gave to -short/--long,
+# as the next argument ("-P 1", "-fP 1", "--parent 1") or attached to it
+# ("-P1", "--parent=1").
+kill_opt_values(c, short, long) := (next_values | attached_values) | long_values if {
+	spec := kill_opt_specs[c.name]
+	next_values := {c.argv[j + 1] |
+		some j, a in c.argv
+		j + 1 < count(c.argv)
+		takes_next(a, {"flags": spec.flags, "values": short, "long": [long]})
+	}
+	attached_values := {m[1] |
+		some a in c.argv
+		not kill_signal_arg(a)
+		some m in regex.find_all_string_submatch_n(sprintf(`^-[%s]*%s(.+)$`, [spec.flags, short]), a, 1)
+	}
+	long_values := {substring(a, indexof(a, "=") + 1, -1) |
+		some a in c.argv
+		long_opt(a, [long])
+		contains(a, "=")
+	}
+}
+
+# broad_pattern(p): the pkill pattern p (an extended regular expression
+# matched anywhere in the process name) may match most processes: it is
+# not a plain name (a regex metacharacter; a dot only between two name
+# characters, as in server.py), or it is shorter than three characters.
+broad_pattern(p, _) if regex.match(`[*+?\[\](){}|^$\\]`, p)
+
+broad_pattern(p, _) if regex.match(`(^|[^0-9A-Za-z_])\.|\.([^0-9A-Za-z_]|$)`, p)
+
+broad_pattern(p, exact) if {
+	not exact
+	count(p) < 3
+}
+
+pkill_exact(c) if {
+	kill_opt_given(c, "x", "exact")
+} else := false
+
+kill_all_msgs contains sprintf("%s %s may match every process", [c.name, p]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "pkill"
+	some p in kill_patterns(c)
+	broad_pattern(p, pkill_exact(c))
+}
+
+# killall matches names exactly unless -r makes them regular expressions.
+kill_all_msgs contains sprintf("%s %s may match every process", [c.name, p]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "killall"
+	kill_opt_given(c, "r", "regexp")
+	some p in kill_patterns(c)
+	broad_pattern(p, false)
+}
+
+kill_all_msgs contains "killall with an empty name" if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "killall"
+	"" in kill_patterns(c)
+}
+
+# pkill --inverse signals every process that does not match.
+kill_all_msgs contains sprintf("%s signals every process that does not match", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "pkill"
+	kill_opt_given(c, "v", "inverse")
+}
+
+# Without a pattern, pkill signals every process its selection options
+# match: every process of a user or group (the agent and claw included),
+# older than some seconds, in some run state, cgroup or namespace, or
+# every child of init.
+wide_selectors := {
+	"pkill": [
+		["u", "euid"], ["U", "uid"], ["G", "group"], ["O", "older"],
+		["r", "runstates"], ["", "cgroup"], ["", "ns"],
+	],
+	"killall": [
+		["u", "user"], ["o", "older-than"], ["y", "younger-than"],
+		["n", "ns"], ["Z", "context"],
+	],
+}
+
+kill_all_msgs contains sprintf("%s signals every process it selects", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name in {"pkill", "killall"}
+	count(kill_patterns(c)) == 0
+	some [short, long] in wide_selectors[c.name]
+	kill_opt_given(c, short, long)
+}
+
+kill_all_msgs contains sprintf("%s signals every child of init", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "pkill"
+	count(kill_patterns(c)) == 0
+	some v in kill_opt_values(c, "P", "parent")
+	some pid in split(v, ",")
+	regex.match(`^[\t\n\v\f\r ]*\+?0*[01]$`, pid)
 }
 
 # METADATA
 # title: Kill every process
-# description: kill to pid -1, killall5, pkill/killall with a pattern matching everything or with only a user.
+# description: >-
+#   kill to pid -1 or 1 in any spelling, killall5, pkill or killall -r with
+#   a pattern that is not a plain name, pkill --inverse, and pkill or
+#   killall with only a user, group or other wide selection and no pattern.
 # custom:
 #   id: destructive.kill_all
 #   severity: critical
