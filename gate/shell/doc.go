@@ -38,19 +38,22 @@
 //
 // Wrappers are removed with their own option arity and recorded in Via:
 // sudo, doas, su, pkexec, run0, setpriv, runuser, env (assignments go to
-// Assigns, -C changes the directory, -S is split and re-parsed), timeout,
-// nice, command (-v runs nothing), exec, time, nohup, stdbuf, busybox,
-// builtin, and setsid, flock, chroot, unshare, nsenter, ionice, chrt,
-// taskset, strace and a few others, which also add a level of Depth. A
-// wrapper with no command after it is the command. The privilege wrappers
-// add a privilege mark to the wrapped command and to everything it starts.
-// A wrapper named by a path outside the system directories (./sudo) is a
-// script, not the wrapper.
+// Assigns, -C changes the directory, -S is split into words as GNU env
+// splits it and read as env's own arguments), timeout, nice, command (-v
+// runs nothing), exec, time, nohup, stdbuf, busybox, builtin, and setsid,
+// flock, chroot, unshare, nsenter, ionice, chrt, taskset, strace,
+// ssh-agent, dbus-launch and a few others, which also add a level of
+// Depth. A wrapper with no command after it is the command. The privilege
+// wrappers (also gosu, su-exec, capsh, ksu, chpst -u, sudoedit, gksu,
+// kdesu, please, machinectl shell, systemd-run without --user) add a
+// privilege mark to the wrapped command and to everything it starts. A
+// wrapper named by a path outside the system directories (./sudo) is
+// listed as the script it may be, and unwrapped as the wrapper it may be.
 //
 // Strings that are shell programs are parsed one level deeper (Depth+1, Via
 // says how): bash/sh/zsh/dash/ksh/ash -c, eval, here-documents and
 // here-strings fed to a shell, literal text piped into a shell by echo,
-// printf or cat, su -c, flock -c, script -c, env -S, ssh HOST CMD, watch,
+// printf or cat, su -c, flock -c, script -c, ssh HOST CMD, watch,
 // trap and alias bodies, and the commands behind options that run programs
 // (git -c alias.x=!…, tar --to-command, sort --compress-program, rsync -e,
 // ssh -o ProxyCommand, sed e, awk system(), …). find -exec/-execdir/-ok and

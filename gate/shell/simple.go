@@ -89,6 +89,19 @@ func (a *analyzer) call(c *syntax.CallExpr, st *state, feed int) {
 	a.run(inv, st)
 }
 
+// clone copies inv so that a wrapper can change one copy.
+func (inv *invocation) clone() *invocation {
+	c := *inv
+	c.args = slices.Clip(c.args)
+	c.assigns = slices.Clip(c.assigns)
+	c.via = slices.Clip(c.via)
+	c.priv = slices.Clip(c.priv)
+	c.paths = slices.Clip(c.paths)
+	c.writes = slices.Clip(c.writes)
+	c.later = slices.Clip(c.later)
+	return &c
+}
+
 func addNames(list []string, names ...string) []string {
 	for _, n := range names {
 		if !slices.Contains(list, n) {
@@ -113,7 +126,7 @@ func progName(s string) string {
 // systemBinDirs hold the programs that a basename stands for. A program run
 // by a path elsewhere (./x, /tmp/cat) is a script the agent may have
 // written: it keeps its basename as Name but is marked runs_script.
-var systemBinDirs = set("/bin /sbin /usr/bin /usr/sbin /usr/local/bin /usr/local/sbin /usr/libexec /opt/homebrew/bin /snap/bin /run/current-system/sw/bin /nix/var/nix/profiles/default/bin")
+var systemBinDirs = set("/bin /sbin /usr/bin /usr/bin/X11 /usr/sbin /usr/local/bin /usr/local/sbin /usr/libexec /opt/homebrew/bin /snap/bin /run/current-system/sw/bin /nix/var/nix/profiles/default/bin")
 
 func isSystemProgram(p string) bool {
 	return systemBinDirs[path.Dir(path.Clean(p))]
@@ -136,14 +149,18 @@ func (a *analyzer) run(inv *invocation, st *state) {
 		if f0.dyn || f0.glob {
 			break
 		}
-		if strings.Contains(f0.val, "/") && !isSystemProgram(f0.val) {
-			break
-		}
-		w := wrappers[progName(f0.val)]
+		name := progName(f0.val)
+		w := wrappers[name]
 		if w == nil {
 			break
 		}
-		switch w(&unwrap{a: a, inv: inv, st: st, name: progName(f0.val)}) {
+		if strings.Contains(f0.val, "/") && !isSystemProgram(f0.val) {
+			// ./sudo, /opt/x/env: a script, or the wrapper itself under
+			// another directory. It is listed as the script it may be
+			// and unwrapped as the wrapper it may be.
+			a.final(inv.clone(), st)
+		}
+		switch w(&unwrap{a: a, inv: inv, st: st, name: name}) {
 		case wrapDone:
 			return
 		case wrapAlone:

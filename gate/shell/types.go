@@ -126,8 +126,9 @@ const (
 	// MarkRunsScript: runs a script file by path (`./x.sh`, `bash x.sh`,
 	// `source x`, `python3 x.py`). Detail is the script path.
 	MarkRunsScript = "runs_script"
-	// MarkPrivilege: ran through sudo, su, doas, pkexec, run0 or
-	// setpriv. Detail names the wrapper.
+	// MarkPrivilege: ran through sudo, su, doas, pkexec, run0, setpriv
+	// or another wrapper that changes the user or the capabilities
+	// (runuser, gosu, capsh, chpst -u, …). Detail names the wrapper.
 	MarkPrivilege = "privilege"
 	// MarkInterpreter: the command is a shell or general interpreter
 	// (bash, sh, python3, perl, node, …) whatever its arguments.

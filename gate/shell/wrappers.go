@@ -161,14 +161,14 @@ var wdefs = map[string]wdef{
 	"pkexec":                   {spec: "+ --user= --keep-cwd --disable-internal-agent --version --help", priv: true},
 	"run0":                     {spec: "+ u: g: D: --user= --group= --nice= --chdir= --setenv= --property= --unit= --slice= --description= --machine= --background= --area= --shell-prompt-prefix= --via-shell --no-ask-password --pty --pipe", priv: true, cwd: []string{"D", "chdir"}},
 	"setpriv":                  {spec: "+ d --reuid= --ruid= --euid= --regid= --rgid= --egid= --groups= --inh-caps= --ambient-caps= --bounding-set= --securebits= --pdeathsig= --selinux-label= --apparmor-profile= --landlock-access= --landlock-rule= --clear-groups --keep-groups --init-groups --nnp --no-new-privs --reset-env --dump", priv: true},
-	"timeout":                  {spec: "+ s: k: v --signal= --kill-after= --preserve-status --foreground --verbose", operands: 1},
-	"nice":                     {spec: "+ n: --adjustment="},
-	"nohup":                    {spec: "+"},
-	"stdbuf":                   {spec: "+ i: o: e: --input= --output= --error="},
-	"time":                     {spec: "+ p f: o: a v q --format= --output= --append --verbose --portability --quiet", writes: []string{"o", "output"}},
+	"timeout gtimeout":         {spec: "+ s: k: v --signal= --kill-after= --preserve-status --foreground --verbose", operands: 1},
+	"nice gnice":               {spec: "+ n: --adjustment="},
+	"nohup gnohup":             {spec: "+"},
+	"stdbuf gstdbuf":           {spec: "+ i: o: e: --input= --output= --error="},
+	"time gtime":               {spec: "+ p f: o: a v q --format= --output= --append --verbose --portability --quiet", writes: []string{"o", "output"}},
 	"exec":                     {spec: "+ a: c l"},
 	"setsid":                   {spec: "+ c f w --ctty --fork --wait", depth: true},
-	"chroot":                   {spec: "+ --userspec= --groups= --skip-chdir", operands: 1, depth: true, opPaths: true},
+	"chroot gchroot":           {spec: "+ --userspec= --groups= --skip-chdir", operands: 1, depth: true, opPaths: true},
 	"unshare":                  {spec: "+ S: G: R: w: --setuid= --setgid= --root= --wd= --propagation= --setgroups= --map-user= --map-group= --map-users= --map-groups= --kill-child? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --monotonic= --boottime= --mount-proc? --fork --map-root-user --map-current-user --map-auto --keep-caps", depth: true, cwd: []string{"w", "wd"}, paths: []string{"R", "root"}},
 	"nsenter":                  {spec: "+ t: S: G: r:: w:: m:: u:: i:: n:: p:: U:: C:: T:: --target= --setuid= --setgid= --root? --wd? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --all --preserve-credentials --no-fork --follow-context --env", depth: true, cwd: []string{"w", "wd"}},
 	"ionice":                   {spec: "+ c: n: p: P: u: t --class= --classdata= --pid= --pgid= --uid= --ignore", depth: true, alone: []string{"p", "P", "u", "pid", "pgid", "uid"}},
@@ -189,6 +189,19 @@ var wdefs = map[string]wdef{
 	"numactl":         {spec: "+ i: p: m: N: C: l a b H s S --interleave= --preferred= --preferred-many= --membind= --cpunodebind= --physcpubind= --localalloc --all --balancing --hardware --show --huge --offset= --shmmode= --length= --strict --shm= --file= --touch --dump --dump-nodes", alone: []string{"H", "s", "hardware", "show"}},
 	"linux32 linux64": {spec: "+ v R F Z L X B I S T 3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --3gb --4gb --uname-2.6"},
 	"cgexec":          {spec: "+ g: --sticky"},
+	"ssh-agent":       {spec: "+ c s D d k a: E: O: P: t:", depth: true, alone: []string{"k"}},
+	"dbus-launch":     {spec: "+ --version --help --sh-syntax --csh-syntax --auto-syntax --binary-syntax --close-stderr --exit-with-session --exit-with-x11 --autolaunch= --config-file=", depth: true, paths: []string{"config-file"}},
+	"firejail":        {spec: "+", depth: true},
+	"valgrind":        {spec: "+", depth: true},
+	"catchsegv":       {spec: "+"},
+	"proot":           {spec: "+ r: b: m: w: q: k: v: R: S: --rootfs= --bind= --mount= --pwd= --cwd= --qemu= --kernel-release= --verbose=", depth: true},
+	// Privilege: these run the command as another user or with other
+	// capabilities.
+	"gosu su-exec setuidgid s6-setuidgid": {spec: "+", operands: 1, priv: true},
+	"s6-applyuidgid":                      {spec: "+ u: g: G: U z", priv: true},
+	"pfexec":                              {spec: "+ P:", priv: true},
+	"lxsudo lxqt-sudo":                    {spec: "+ s d a --su --sudo --askpass", priv: true},
+	"please":                              {spec: "+ c: d: r: t: u: a: g: n p w --check= --dir= --reason= --target= --user= --allowenv= --group= --noprompt --purge --warm --list", priv: true, cwd: []string{"d", "dir"}},
 }
 
 func initWrappers() {
@@ -207,6 +220,20 @@ func initWrappers() {
 		"toybox":      wrapBusybox,
 		"setarch":     wrapSetarch,
 		"machinectl":  wrapMachinectl,
+		"genv":        wrapEnv,
+		"sudo-rs":     wrapSudo,
+		"sudoedit":    wrapSudoedit,
+		"pleaseedit":  wrapSudoedit,
+		"chpst":       wrapChpst,
+		"capsh":       wrapCapsh,
+		"ksu":         wrapKsu,
+		"gksu":        wrapGksu,
+		"gksudo":      wrapGksu,
+		"kdesu":       wrapGksu,
+		"kdesudo":     wrapGksu,
+		"beesu":       wrapGksu,
+		"envdir":      wrapEnvdir,
+		"s6-envdir":   wrapEnvdir,
 	}
 	for names, d := range wdefs {
 		for _, n := range strings.Fields(names) {
@@ -215,7 +242,8 @@ func initWrappers() {
 		}
 	}
 	for n, s := range map[string]string{
-		"sudo": sudoSpec, "su": suSpec, "env": envSpec, "command": "+ p v V", "flock": flockSpec, "script": scriptSpec,
+		"sudo": sudoSpec, "sudo-rs": sudoSpec, "sudoedit": sudoSpec, "su": suSpec, "env": envSpec, "genv": envSpec,
+		"command": "+ p v V", "flock": flockSpec, "script": scriptSpec, "chpst": chpstSpec, "ksu": ksuSpec, "gksu": gksuSpec,
 	} {
 		specs[n] = spec(s)
 	}
@@ -246,6 +274,130 @@ func wrapSudo(u *unwrap) wrapAction {
 		return wrapAlone
 	}
 	return u.next(p.operands[k], false, true)
+}
+
+// wrapSudoedit: sudoedit FILE… edits the files as root (sudo -e).
+func wrapSudoedit(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, sudoOpts)
+	u.privilege()
+	for _, i := range p.operands {
+		u.file(u.inv.args[i], true)
+	}
+	return wrapAlone
+}
+
+const chpstSpec = "+ u: U: b: e: /: n: l: L: m: d: o: p: f: c: r: t: v P 0 1 2"
+
+var chpstOpts = spec(chpstSpec)
+
+// chpst (runit) runs a command with another user (-u), root directory
+// (-/), environment (-e DIR: a variable per file) and limits.
+func wrapChpst(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, chpstOpts)
+	priv := p.has("u", "/")
+	for _, v := range p.all("/") {
+		u.file(v, false)
+	}
+	if _, ok := p.val("e"); ok {
+		u.inv.dynWhy = "variables set from the files of a directory (chpst -e)"
+	}
+	if len(p.operands) == 0 {
+		if priv {
+			u.privilege()
+		}
+		return wrapAlone
+	}
+	return u.next(p.operands[0], false, priv)
+}
+
+var envdirOpts = spec("+ I i n f c L")
+
+// envdir DIR COMMAND (daemontools, s6) sets a variable per file of DIR:
+// which ones is not known here.
+func wrapEnvdir(u *unwrap) wrapAction {
+	p := parseOpts(u.inv.args, 1, envdirOpts)
+	if len(p.operands) < 2 {
+		return wrapAlone
+	}
+	u.file(u.inv.args[p.operands[0]], false)
+	u.inv.dynWhy = "variables set from the files of a directory (" + u.name + ")"
+	return u.next(p.operands[1], false, false)
+}
+
+// capsh changes capabilities and ids, then runs /bin/bash (or --shell)
+// with the arguments after --, or itself again with those after ==.
+func wrapCapsh(u *unwrap) wrapAction {
+	u.privilege()
+	args := u.inv.args
+	shell := field{val: "/bin/bash"}
+	for i := 1; i < len(args); i++ {
+		f := args[i]
+		if f.dyn {
+			u.inv.dynWhy = "capsh argument from expansion"
+			return wrapAlone
+		}
+		switch {
+		case f.val == "--":
+			u.inv.args = append([]field{args[0], shell}, args[i+1:]...)
+			return u.next(1, true, true)
+		case f.val == "==":
+			u.inv.args = append([]field{args[0]}, args[i+1:]...)
+			i = 0
+			args = u.inv.args
+		case strings.HasPrefix(f.val, "--shell="):
+			shell = field{val: strings.TrimPrefix(f.val, "--shell=")}
+		case strings.HasPrefix(f.val, "--chroot="):
+			u.file(field{val: strings.TrimPrefix(f.val, "--chroot=")}, false)
+		}
+	}
+	return wrapAlone
+}
+
+const ksuSpec = "n: c: r: l: k D p f z Z q"
+
+var ksuOpts = spec(ksuSpec)
+
+// ksu [USER] [options] [-e COMMAND ARGS…] [-a SHELL-ARGS…] (Kerberos su).
+func wrapKsu(u *unwrap) wrapAction {
+	u.privilege()
+	args := u.inv.args
+	for i := 1; i < len(args); i++ {
+		f := args[i]
+		if f.dyn {
+			continue
+		}
+		switch f.val {
+		case "-e":
+			if i+1 >= len(args) {
+				return wrapAlone
+			}
+			return u.next(i+1, true, true)
+		case "-a":
+			u.inv.args = append([]field{args[0], {val: "sh"}}, args[i+1:]...)
+			return u.next(1, true, true)
+		case "-n", "-c", "-r", "-l":
+			i++
+		}
+	}
+	return wrapAlone
+}
+
+const gksuSpec = "+ u: m: D: c: f: i: p: k l S w P a g d s t n r --user= --message= --description= --preserve-env --login --print-pass --sudo-mode --su-mode --disable-grab --prompt --debug --noignorebutton --attach="
+
+var gksuOpts = spec(gksuSpec)
+
+// gksu, kdesu and the like run a command line (-c CMD, or the operands)
+// as root from a graphical prompt.
+func wrapGksu(u *unwrap) wrapAction {
+	u.privilege()
+	p := parseOpts(u.inv.args, 1, gksuOpts)
+	if c, ok := p.val("c"); ok {
+		return u.shellString(c, u.name)
+	}
+	if len(p.operands) == 0 {
+		return wrapAlone
+	}
+	return u.shellString(joinFields(u.inv.args[p.end:]), u.name)
 }
 
 // skipAssigns records the NAME=VALUE operands in front of a command (env,
@@ -589,21 +741,37 @@ func wrapSetarch(u *unwrap) wrapAction {
 var machinectlOpts = spec("+ M: H: p: E: o: n: s: --machine= --host= --property= --setenv= --output= --lines= --signal= --kill-whom= --uid= --max-addresses= --format= --verify= --no-pager --no-legend --no-ask-password --quiet --all --value --full --read-only --mkdir --force --now --runner=")
 
 // machinectl shell|login [USER@]HOST [COMMAND…] runs a shell or a command,
-// possibly as root.
+// possibly as root. Options may also come between the verb and the host.
 func wrapMachinectl(u *unwrap) wrapAction {
-	p := parseOpts(u.inv.args, 1, machinectlOpts)
-	ops := p.operands
-	if len(ops) == 0 {
+	args := u.inv.args
+	p := parseOpts(args, 1, machinectlOpts)
+	if len(p.operands) == 0 {
 		return wrapAlone
 	}
-	switch sub := u.inv.args[ops[0]]; sub.val {
-	case "shell", "login":
-		u.privilege()
-		if len(ops) > 2 && sub.val == "shell" {
-			return u.next(ops[2], true, true)
+	sub := args[p.operands[0]]
+	if sub.dyn || sub.val != "shell" && sub.val != "login" {
+		return wrapAlone
+	}
+	u.privilege()
+	q := parseOpts(args, p.operands[0]+1, machinectlOpts)
+	setenv(u, p, q)
+	if sub.val != "shell" || len(q.operands) < 2 {
+		return wrapAlone
+	}
+	return u.next(q.operands[1], true, true)
+}
+
+// setenv records the NAME=VALUE values of -E/--setenv as assignments.
+func setenv(u *unwrap, ps ...parsed) {
+	for _, p := range ps {
+		for _, v := range p.all("E", "setenv") {
+			if name, _, _ := strings.Cut(v.val, "="); !v.dyn && name != "" {
+				u.inv.assigns = addNames(u.inv.assigns, name)
+			} else if v.dyn {
+				u.inv.dynWhy = "variable set from expansion in " + u.name
+			}
 		}
 	}
-	return wrapAlone
 }
 
 var systemdRunOpts = spec("+ u: p: E: M: H: G: d P q r t --unit= --property= --setenv= --machine= --host= --description= --slice= --working-directory= --nice= --uid= --gid= --on-active= --on-boot= --on-startup= --on-unit-active= --on-unit-inactive= --on-calendar= --timer-property= --path-property= --socket-property= --service-type= --user --system --scope --pty --pipe --wait --collect --quiet --same-dir --shell")
@@ -613,11 +781,24 @@ func wrapSystemdRun(u *unwrap) wrapAction {
 	for _, v := range p.all("working-directory") {
 		u.chdir(v)
 	}
+	setenv(u, p)
 	priv := !p.has("user")
-	if len(p.operands) == 0 {
-		if priv {
-			u.privilege()
+	if priv {
+		u.privilege()
+	}
+	for _, v := range p.all("p", "property") {
+		// ExecStartPre=, ExecStopPost=, …: more commands the unit runs.
+		key, val, _ := strings.Cut(v.val, "=")
+		if v.dyn || strings.HasPrefix(key, "Exec") {
+			val = strings.TrimLeft(val, "-@:+!|")
+			ns := u.childState()
+			u.inv.later = append(u.inv.later, func() { u.a.lenient(val, ns, "systemd-run -p "+key) })
+			if v.dyn {
+				u.inv.dynWhy = "systemd-run property from expansion"
+			}
 		}
+	}
+	if len(p.operands) == 0 {
 		return wrapAlone
 	}
 	return u.next(p.operands[0], true, priv)

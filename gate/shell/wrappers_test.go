@@ -217,9 +217,15 @@ func TestWrappers(t *testing.T) {
 			cmds: []cmd{{Name: "ionice"}, {Name: "chrt"}, {Name: "taskset"}, {Name: "chroot", Paths: []string{"/mnt"}}},
 		},
 		{
-			name: "a wrapper outside the system directories is not unwrapped",
-			src:  "./sudo rm -rf /",
-			cmds: []cmd{{Name: "sudo", Marks: []string{"runs_script:/ws/sudo"}}},
+			name: "a wrapper outside the system directories is a script and the wrapper",
+			src:  "./sudo rm -rf /; /opt/x/env -S 'rm -rf /'; /usr/bin/X11/env rm -rf /",
+			cmds: []cmd{
+				{Name: "sudo", Marks: []string{"runs_script:/ws/sudo"}, NoMarks: []string{MarkPrivilege}},
+				{Name: "rm", Paths: []string{"/"}, Via: []string{"sudo"}, Marks: []string{"privilege:sudo"}, NoMarks: []string{MarkRunsScript}},
+				{Name: "env", Marks: []string{"runs_script:/opt/x/env"}},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"env -S"}},
+				{Name: "rm", Paths: []string{"/"}, Via: []string{"env"}, NoMarks: []string{MarkRunsScript}},
+			},
 		},
 		{
 			name: "strace and friends",
@@ -250,6 +256,100 @@ func TestWrappers(t *testing.T) {
 			name: "more wrappers",
 			src:  "prlimit --nofile=64 rm -rf /; setarch x86_64 -R rm -rf /; numactl --cpunodebind=0 rm -rf /; toybox rm -rf /; linux64 rm -rf /",
 			cmds: []cmd{rmRoot("prlimit"), rmRoot("setarch"), rmRoot("numactl"), rmRoot("toybox"), rmRoot("linux64")},
+		},
+		{
+			name: "privilege wrappers run the command as another user",
+			src:  "gosu root rm -rf /; su-exec 0:0 rm -rf /; setuidgid root rm -rf /; please -u root rm -rf /; pfexec rm -rf /; lxsudo rm -rf /; sudo-rs rm -rf /",
+			cmds: []cmd{
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:gosu"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:su-exec"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:setuidgid"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:please"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:pfexec"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:lxsudo"}},
+				{Name: "rm", Paths: []string{"/"}, Marks: []string{"privilege:sudo-rs"}},
+			},
+		},
+		{
+			name: "capsh runs bash with the arguments after --",
+			src:  "capsh --uid=0 -- -c 'rm -rf /'; capsh == --shell=/bin/sh -- -c id; capsh --print",
+			cmds: []cmd{
+				{Name: "bash", Depth: 1, Via: []string{"capsh"}, Marks: []string{"privilege:capsh"}},
+				{Name: "rm", Depth: 2, Paths: []string{"/"}, Via: []string{"capsh", "bash -c"}, Marks: []string{"privilege:capsh"}},
+				{Name: "sh", Depth: 1, Marks: []string{"privilege:capsh"}},
+				{Name: "id", Depth: 2, Marks: []string{"privilege:capsh"}},
+				{Name: "capsh", Marks: []string{"privilege:capsh"}},
+			},
+		},
+		{
+			name: "ksu -e and -a",
+			src:  "ksu root -n p -e rm -rf /; ksu -a -c 'rm -rf /'; ksu",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Marks: []string{"privilege:ksu"}},
+				{Name: "sh", Depth: 1, Marks: []string{"privilege:ksu"}},
+				{Name: "rm", Depth: 2, Paths: []string{"/"}, Marks: []string{"privilege:ksu"}},
+				{Name: "ksu", Marks: []string{"privilege:ksu"}},
+			},
+		},
+		{
+			name: "chpst is privileged with -u or -/",
+			src:  "chpst -u root:root rm -rf /; chpst -n 5 -/ /srv ls; chpst -o 64 ls",
+			cmds: []cmd{
+				{Name: "rm", Paths: []string{"/"}, Via: []string{"chpst"}, Marks: []string{"privilege:chpst"}},
+				{Name: "ls", Paths: []string{"/srv"}, Marks: []string{"privilege:chpst"}},
+				{Name: "ls", NoMarks: []string{MarkPrivilege}},
+			},
+		},
+		{
+			name: "graphical su runs a command line",
+			src:  "gksu 'rm -rf /'; kdesu -u root -c 'rm -rf /'; gksudo rm -rf /",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"gksu"}, Marks: []string{"privilege:gksu"}},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"kdesu"}, Marks: []string{"privilege:kdesu"}},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"gksudo"}, Marks: []string{"privilege:gksudo"}},
+			},
+		},
+		{
+			name: "sudoedit writes its files as root",
+			src:  "sudoedit notes.txt; pleaseedit /etc/hosts",
+			cmds: []cmd{
+				{Name: "sudoedit", Writes: []string{"/ws/notes.txt"}, Marks: []string{"privilege:sudoedit"}},
+				{Name: "pleaseedit", Writes: []string{"/etc/hosts"}, Marks: []string{"privilege:pleaseedit"}},
+			},
+		},
+		{
+			name:    "envdir sets unknown variables",
+			src:     "envdir ./env ls",
+			cmds:    []cmd{{Name: "ls", Dynamic: true, Paths: []string{"/ws/env"}, Via: []string{"envdir"}}},
+			dynamic: true,
+		},
+		{
+			name: "runners without privilege",
+			src:  "ssh-agent rm -rf /; ssh-agent -k; dbus-launch --exit-with-session rm -rf /; gtimeout -s 9 5 rm -rf /; gstdbuf -oL rm -rf /; firejail --noprofile rm -rf /",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"ssh-agent"}},
+				{Name: "ssh-agent"},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"dbus-launch"}},
+				rmRoot("gtimeout"), rmRoot("gstdbuf"),
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"firejail"}},
+			},
+		},
+		{
+			name: "machinectl options after the verb, and its environment",
+			src:  "machinectl shell --uid=0 .host /bin/rm -rf /; machinectl shell -E LD_PRELOAD=/x.so .host /bin/ls",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Marks: []string{"privilege:machinectl"}},
+				{Name: "ls", Depth: 1, Assigns: []string{"LD_PRELOAD"}, Marks: []string{"privilege:machinectl", "dangerous_env:LD_PRELOAD"}},
+			},
+		},
+		{
+			name: "systemd-run Exec properties and environment",
+			src:  "systemd-run -p ExecStartPre='-/bin/rm -rf /' true; systemd-run --user -E PATH=/x ls",
+			cmds: []cmd{
+				{Name: "true", Depth: 1, Marks: []string{"privilege:systemd-run"}},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"systemd-run -p ExecStartPre"}, Marks: []string{"privilege:systemd-run"}},
+				{Name: "ls", Depth: 1, Assigns: []string{"PATH"}, Marks: []string{"dangerous_env:PATH"}, NoMarks: []string{MarkPrivilege}},
+			},
 		},
 		{
 			name: "machinectl shell",
