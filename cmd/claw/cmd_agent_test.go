@@ -368,3 +368,38 @@ model = "m"
 		t.Errorf("stdout = %q", stdout)
 	}
 }
+
+// While the model is slow to answer, claw agent -m on a terminal shows the
+// spinner on standard error, erases it before the reply, and keeps it out
+// of standard output. Fails if the spinner is not drawn on a terminal (the
+// script agent_once_tty checks that it is never drawn off one).
+func TestAgentSpinnerOnTerminal(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(script, []byte("default:\n  delay: 600ms\n  reply: \"You said: {{user}}\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := agentHome(t, "default_provider = \"local\"\n[providers.local]\nkind = \"mock\"\nscript = \""+script+"\"\n")
+	m, s := openPTY(t)
+	shown := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		io.Copy(&b, m) // until the terminal is closed
+		shown <- b.String()
+	}()
+	var out strings.Builder
+	code := runClaw(&globals{stdin: s, stdout: &out, stderr: s}, home, "agent", "-m", "hello")
+	s.Close()
+	screen := <-shown
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, screen)
+	}
+	if out.String() != "You said: hello\n" {
+		t.Errorf("stdout = %q", out.String())
+	}
+	if n := strings.Count(screen, " thinking"); n < 2 || !strings.Contains(screen, "\r⠋ thinking") {
+		t.Errorf("the terminal showed %d spinner frames, want it turning:\n%q", n, screen)
+	}
+	if !strings.HasSuffix(screen, "\r\x1b[K") {
+		t.Errorf("the spinner was not erased at the end:\n%q", screen)
+	}
+}

@@ -22,7 +22,13 @@ const plantedKey = "sk-test-PLANTED-0123456789abcdef"
 func operatorRun(t *testing.T, home string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	g := &globals{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	code = runClaw(&globals{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, home, args...)
+	return out.String(), errb.String(), code
+}
+
+// runClaw runs the claw command line in-process on g's streams with home as
+// the claw home and returns its exit status.
+func runClaw(g *globals, home string, args ...string) int {
 	root := newRootCommand(g)
 	root.SetArgs(append([]string{"--home", home}, args...))
 	err := root.ExecuteContext(context.Background())
@@ -30,9 +36,9 @@ func operatorRun(t *testing.T, home string, args ...string) (stdout, stderr stri
 		if isCobraUsage(err) {
 			err = withCode(exitUsage, err)
 		}
-		printError(&errb, err)
+		printError(g.stderr, err)
 	}
-	return out.String(), errb.String(), exitCodeOf(err)
+	return exitCodeOf(err)
 }
 
 // operatorHome makes a claw home whose config.toml is cfg.
