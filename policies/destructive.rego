@@ -17,7 +17,7 @@ deny contains r if {
 
 watched_commands := {
 	"rm", "find", "dd", "chmod", "chown", "chgrp", "crontab", "sysctl",
-	"kill", "killall", "killall5", "pkill", "init", "telinit", "systemctl",
+	"kill", "killall", "killall5", "pkill", "skill", "init", "telinit", "systemctl",
 	"loginctl", "shutdown", "reboot", "halt", "poweroff", "kexec", "mkfs",
 	"mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "wipefs",
 }
@@ -572,12 +572,40 @@ kill_all_msgs contains sprintf("%s signals every child of init", [concat(" ", c.
 	regex.match(`^[\t\n\v\f\r ]*\+?0*[01]$`, pid)
 }
 
+# skill signals every process its expression selects, guessing whether
+# a word is a user, a terminal or a command name; only its list and
+# no-action forms signal nothing.
+kill_all_msgs contains sprintf("%s signals every process its expression selects (use kill or pkill)", [concat(" ", c.argv)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "skill"
+	not skill_signals_nothing(c)
+}
+
+skill_signals_nothing(c) if count(c.argv) == 1
+
+skill_signals_nothing(c) if regex.match(`^(-[lLVh]|--(list|table|version|help))$`, c.argv[1])
+
+skill_signals_nothing(c) if {
+	some a in c.argv
+	a in {"-n", "--no-action"}
+}
+
+kill_all_msgs contains sprintf("loginctl %s signals every process of a user or session", [op]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "loginctl"
+	some op in c.operands
+	op in {"terminate-user", "kill-user", "terminate-session", "kill-session"}
+}
+
 # METADATA
 # title: Kill every process
 # description: >-
 #   kill to pid -1 or 1 in any spelling, killall5, pkill or killall -r with
-#   a pattern that is not a plain name, pkill --inverse, and pkill or
-#   killall with only a user, group or other wide selection and no pattern.
+#   a pattern that is not a plain name, pkill --inverse, pkill or killall
+#   with only a user, group or other wide selection and no pattern, skill,
+#   and loginctl terminate-user, kill-user, terminate-session or kill-session.
 # custom:
 #   id: destructive.kill_all
 #   severity: critical
