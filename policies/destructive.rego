@@ -396,7 +396,7 @@ kill_opt_specs := {
 		],
 	},
 	"killall": {
-		"flags": "eIgilqrvwVhe",
+		"flags": "eIgilqrvwVh",
 		"values": "suoynZ",
 		"long": ["signal", "user", "older-than", "younger-than", "ns", "context"],
 	},
