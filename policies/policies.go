@@ -168,7 +168,8 @@
 //	destructive.recursive_chmod    chmod, chown or chgrp -R on a critical directory
 //	destructive.chmod_system       world-writable or setuid mode on a system path
 //	destructive.download_to_shell  a download or decoded data piped into a shell
-//	destructive.kill_all           kill -1 (pid -1), killall5, pkill .
+//	destructive.kill_all           kill to pid -1 or 1 in any spelling, killall5,
+//	                               skill; pkill or killall -r with a catch-all pattern
 //	destructive.kernel_write       writes to /proc/sys, /sys, /proc/sysrq-trigger; sysctl -w
 //	destructive.system_file_write  writes below /etc, /usr, /boot, /bin, /sbin, /lib, /var/lib
 //	destructive.crontab_remove     crontab -r
