@@ -277,14 +277,16 @@ destructive contains r if {
 
 # METADATA
 # title: Recursive ownership or mode change of a critical directory
-# description: chmod, chown or chgrp -R on /, a system directory, the home directory or an ancestor.
+# description: >-
+#   chmod, chown, chgrp, setfacl or chattr -R on /, a system directory,
+#   the home directory or an ancestor.
 # custom:
 #   id: destructive.recursive_chmod
 #   severity: critical
 destructive contains r if {
 	input.kind == "shell"
 	some c in cmds
-	c.name in {"chmod", "chown", "chgrp"}
+	c.name in {"chmod", "chown", "chgrp", "setfacl", "chattr"}
 	lib.has_any_opt(c, {"R", "recursive"})
 	some p in c.paths
 	critical_target(p)
@@ -675,4 +677,59 @@ destructive contains r if {
 	c.name == "crontab"
 	lib.has_opt(c, "r")
 	r := lib.reason(rego.metadata.rule(), "crontab -r removes the whole crontab")
+}
+
+# The analyser lists a command's paths with its destination last: the
+# last operand, or the value of -t/--target-directory.
+last_path(c) := c.paths[count(c.paths) - 1]
+
+moved_critical(c) := {p |
+	some i, p in c.paths
+	i < count(c.paths) - 1
+	critical_target(p)
+}
+
+rsync_deletes(c) if {
+	some o in c.opts
+	startswith(o, "del")
+}
+
+move_critical_msgs contains sprintf("mv of %s would take a critical directory away", [p]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "mv"
+	some p in moved_critical(c)
+}
+
+move_critical_msgs contains sprintf("rsync --delete into %s would remove what the source lacks from a critical directory", [last_path(c)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "rsync"
+	rsync_deletes(c)
+	count(c.paths) > 0
+	critical_target(last_path(c))
+}
+
+move_critical_msgs contains sprintf("rsync --remove-source-files from %s would empty a critical directory", [p]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "rsync"
+	lib.has_opt(c, "remove-source-files")
+	some p in moved_critical(c)
+}
+
+# METADATA
+# title: Moving or mirroring over a critical directory
+# description: >-
+#   mv of /, a system directory, the home directory or an ancestor of it
+#   or of the workspace (it vanishes from where the system looks for it);
+#   rsync --delete into such a directory (everything not in the source is
+#   removed); rsync --remove-source-files from one.
+# custom:
+#   id: destructive.move_critical
+#   severity: critical
+destructive contains r if {
+	input.kind == "shell"
+	some msg in move_critical_msgs
+	r := lib.reason(rego.metadata.rule(), msg)
 }

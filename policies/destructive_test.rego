@@ -18,7 +18,7 @@ loose := {
 		"destructive.recursive_chmod", "destructive.chmod_system",
 		"destructive.download_to_shell", "destructive.kill_all",
 		"destructive.kernel_write", "destructive.system_file_write",
-		"destructive.crontab_remove",
+		"destructive.crontab_remove", "destructive.move_critical",
 	],
 }
 
@@ -175,6 +175,14 @@ destructive_fires := {
 	},
 	"destructive.crontab_remove: crontab -r": d("destructive.crontab_remove", [cmd(["crontab", "-r"], ["r"], [])]),
 	"destructive.crontab_remove: crontab -ir": d("destructive.crontab_remove", [cmd(["crontab", "-ir"], ["i", "r"], [])]),
+	"destructive.move_critical: mv /usr away": d("destructive.move_critical", [cmd(["mv", "/usr", "/tmp/gone"], [], ["/usr", "/tmp/gone"])]),
+	"destructive.move_critical: mv home away": d("destructive.move_critical", [cmd(["mv", "/home/u", "/tmp/gone"], [], ["/home/u", "/tmp/gone"])]),
+	"destructive.move_critical: mv -t with / as a source": d("destructive.move_critical", [cmd(["mv", "-t", "/tmp/x", "/"], ["t"], ["/", "/tmp/x"])]),
+	"destructive.move_critical: rsync --delete into /": d("destructive.move_critical", [cmd(["rsync", "-a", "--delete", "./empty/", "/"], ["a", "delete"], ["/home/u/ws/empty", "/"])]),
+	"destructive.move_critical: rsync --delete-after into /etc": d("destructive.move_critical", [cmd(["rsync", "-a", "--delete-after", "x/", "/etc"], ["a", "delete-after"], ["/home/u/ws/x", "/etc"])]),
+	"destructive.move_critical: rsync --remove-source-files from /usr": d("destructive.move_critical", [cmd(["rsync", "-a", "--remove-source-files", "/usr", "/tmp/x"], ["a", "remove-source-files"], ["/usr", "/tmp/x"])]),
+	"destructive.recursive_chmod: setfacl -R on /": d("destructive.recursive_chmod", [cmd(["setfacl", "-R", "-m", "u:x:rwx", "/"], ["R", "m"], ["/"])]),
+	"destructive.recursive_chmod: chattr -R on /etc": d("destructive.recursive_chmod", [cmd(["chattr", "-R", "+i", "/etc"], ["R"], ["/etc"])]),
 }
 
 destructive_quiet := {
@@ -234,6 +242,11 @@ destructive_quiet := {
 	"destructive.system_file_write: reading /etc": ok("destructive.system_file_write", [cmd(["cat", "/etc/hostname"], [], ["/etc/hostname"])]),
 	"destructive.system_file_write: writing the workspace": ok("destructive.system_file_write", [c({"name": "ls", "argv": ["ls"], "writes": ["/home/u/ws/etc/x"]})]),
 	"destructive.crontab_remove: crontab -l": ok("destructive.crontab_remove", [cmd(["crontab", "-l"], ["l"], [])]),
+	"destructive.move_critical: mv a file into /tmp": ok("destructive.move_critical", [cmd(["mv", "/home/u/ws/x", "/tmp"], [], ["/home/u/ws/x", "/tmp"])]),
+	"destructive.move_critical: mv inside the workspace": ok("destructive.move_critical", [cmd(["mv", "a", "b"], [], ["/home/u/ws/a", "/home/u/ws/b"])]),
+	"destructive.move_critical: rsync --delete into the workspace": ok("destructive.move_critical", [cmd(["rsync", "-a", "--delete", "/usr/share/doc/", "docs/"], ["a", "delete"], ["/usr/share/doc", "/home/u/ws/docs"])]),
+	"destructive.move_critical: rsync from /usr without deleting": ok("destructive.move_critical", [cmd(["rsync", "-a", "/usr/", "/home/u/ws/usr"], ["a"], ["/usr", "/home/u/ws/usr"])]),
+	"destructive.recursive_chmod: setfacl on a workspace file": ok("destructive.recursive_chmod", [cmd(["setfacl", "-m", "u:x:r", "f"], ["m"], ["/home/u/ws/f"])]),
 }
 
 # The loose configuration really is loose: harmless commands are allowed

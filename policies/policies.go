@@ -165,7 +165,8 @@
 //	destructive.fork_bomb          a fork bomb in any spelling
 //	destructive.power              shutdown, reboot, halt, poweroff, kexec; init or
 //	                               telinit 0, 1 or 6; systemctl poweroff, reboot, ...
-//	destructive.recursive_chmod    chmod, chown or chgrp -R on a critical directory
+//	destructive.recursive_chmod    chmod, chown, chgrp, setfacl or chattr -R on a
+//	                               critical directory
 //	destructive.chmod_system       world-writable or setuid mode on a system path
 //	destructive.download_to_shell  a download or decoded data piped into a shell
 //	destructive.kill_all           kill to pid -1 or 1 in any spelling, killall5,
@@ -173,6 +174,8 @@
 //	destructive.kernel_write       writes to /proc/sys, /sys, /proc/sysrq-trigger; sysctl -w
 //	destructive.system_file_write  writes below /etc, /usr, /boot, /bin, /sbin, /lib, /var/lib
 //	destructive.crontab_remove     crontab -r
+//	destructive.move_critical      mv of a critical directory; rsync --delete into
+//	                               one, --remove-source-files from one
 //
 // Approval rules (raise allow to ask; a readonly denial stays a denial;
 // medium unless marked high):
