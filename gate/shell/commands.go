@@ -244,12 +244,26 @@ func (b *build) pwsh() {
 			b.cmd.Operands = append(b.cmd.Operands, f.val)
 			continue
 		}
-		b.cmd.Opts = append(b.cmd.Opts, strings.TrimLeft(v, "-"))
-		switch strings.TrimLeft(v, "-") {
-		case "c", "command", "e", "ec", "en", "enc", "encodedcommand":
+		key := strings.TrimLeft(v, "-/")
+		b.cmd.Opts = append(b.cmd.Opts, key)
+		// A parameter may be any prefix of its name: -comm is -Command.
+		switch {
+		case key == "":
+		case strings.HasPrefix("command", key) || strings.HasPrefix("commandwithargs", key) || key == "cwa":
 			b.mark(MarkInlineCode, b.name+" "+f.val)
+			b.lenientString(joinFields(b.args[i+1:]), b.name+" -c")
 			return
-		case "f", "file":
+		case strings.HasPrefix("encodedcommand", key) || key == "ec":
+			b.mark(MarkInlineCode, b.name+" "+f.val)
+			if i+1 < len(b.args) && !b.args[i+1].dyn {
+				if src, ok := decodePwsh(b.args[i+1].val); ok {
+					b.lenientString(field{val: src}, b.name+" -EncodedCommand")
+					return
+				}
+			}
+			b.dynamic(b.name + " -EncodedCommand that does not decode")
+			return
+		case strings.HasPrefix("file", key):
 			if i+1 < len(b.args) {
 				b.script(b.args[i+1])
 			}
@@ -1600,13 +1614,14 @@ func (b *build) gdb() {
 			continue
 		}
 		name, val, hasEq := strings.Cut(strings.TrimLeft(f.val, "-"), "=")
+		name = gdbOption(name)
 		b.cmd.Opts = append(b.cmd.Opts, name)
 		switch name {
 		case "args":
 			b.mark(MarkExecFlag, "gdb --args")
 			b.nestedArgv(args[i+1:], "gdb --args", nil)
 			return
-		case "ex", "eval-command", "iex", "init-eval-command":
+		case "ex", "eval-command", "iex", "init-eval-command", "eiex", "early-init-eval-command":
 			v := field{val: val}
 			if !hasEq && i+1 < len(args) {
 				i++
@@ -1617,23 +1632,82 @@ func (b *build) gdb() {
 				b.dynamic("gdb -ex of a non-literal")
 				continue
 			}
-			c := strings.TrimSpace(v.val)
-			if rest, ok := strings.CutPrefix(c, "!"); ok {
-				b.lenientString(field{val: rest}, "gdb -ex !")
-			} else if rest, ok := strings.CutPrefix(c, "shell "); ok {
-				b.lenientString(field{val: rest}, "gdb -ex shell")
-			}
-		case "x", "command", "ix", "init-command":
+			b.gdbCommand(v.val)
+		case "x", "command", "ix", "init-command", "eix", "early-init-command":
 			if !hasEq && i+1 < len(args) {
 				i++
 				b.mark(MarkExecFlag, "gdb -x")
 				b.script(args[i])
 			}
-		case "p", "pid", "cd", "d", "directory", "s", "symbols", "e", "exec", "se", "c", "core", "b", "l", "tty", "D", "data-directory":
+		case "p", "pid", "cd", "d", "directory", "s", "symbols", "e", "exec", "se", "c", "core", "b", "baud", "l", "tty", "t", "D", "data-directory", "i", "interpreter":
 			if !hasEq && i+1 < len(args) {
 				i++
 			}
 		}
+	}
+	if !slices.Contains(b.cmd.Opts, "batch") && !slices.Contains(b.cmd.Opts, "batch-silent") {
+		b.readsStdin(false, false) // gdb reads commands from a pipe
+		if text, ok := b.stdinText(); ok {
+			for _, line := range strings.Split(text, "\n") {
+				b.gdbCommand(line)
+			}
+		}
+	}
+}
+
+// gdbLong are gdb's options. gdb reads them with getopt_long_only: one
+// dash or two, and any unique prefix (-eval-comm is -eval-command).
+var gdbLong = strings.Fields("tui dbx readnow readnever r q quiet silent nh nx n batch-silent batch version fullname f nw nowindows w windows " +
+	"statistics configuration help h write return-child-result args se symbols s e exec c core pid p x command eval-command ex " +
+	"init-command init-eval-command ix iex early-init-command eix early-init-eval-command eiex directory d data-directory D cd " +
+	"tty t i interpreter b baud l")
+
+// gdbOption resolves an option name as getopt_long_only does. An
+// ambiguous prefix, which gdb rejects, is taken as the option among its
+// matches that runs commands, if any.
+func gdbOption(name string) string {
+	var match []string
+	for _, n := range gdbLong {
+		if n == name {
+			return n
+		}
+		if strings.HasPrefix(n, name) {
+			match = append(match, n)
+		}
+	}
+	if len(match) == 1 {
+		return match[0]
+	}
+	for _, runs := range []string{"eval-command", "init-eval-command", "early-init-eval-command", "command", "init-command", "early-init-command", "args"} {
+		if slices.Contains(match, runs) {
+			return runs
+		}
+	}
+	return name
+}
+
+// gdbCommand looks at a gdb command for the shell commands it runs:
+// shell (or an abbreviation, or !) and pipe (|); python and guile run
+// code of their own.
+func (b *build) gdbCommand(c string) {
+	c = strings.TrimSpace(c)
+	word, rest, _ := strings.Cut(c, " ")
+	switch {
+	case strings.HasPrefix(c, "!"):
+		b.lenientString(field{val: c[1:]}, "gdb -ex !")
+	case len(word) >= 3 && strings.HasPrefix("shell", word):
+		b.lenientString(field{val: rest}, "gdb -ex shell")
+	case strings.HasPrefix(c, "|") || word == "pipe":
+		s := strings.TrimPrefix(strings.TrimPrefix(c, "pipe"), "|")
+		if strings.HasPrefix(strings.TrimSpace(s), "-d") {
+			b.dynamic("gdb pipe with a delimiter")
+			return
+		}
+		if _, sh, ok := strings.Cut(s, "|"); ok {
+			b.lenientString(field{val: sh}, "gdb -ex pipe")
+		}
+	case word == "python" || word == "py" || word == "pi" || word == "python-interactive" || word == "guile" || word == "gu":
+		b.mark(MarkInlineCode, "gdb "+word)
 	}
 }
 
@@ -1960,9 +2034,8 @@ func (b *build) vim() {
 			b.dynamic(b.name + " -c of a non-literal")
 			continue
 		}
-		v := strings.TrimLeft(c.val, ": ")
-		if strings.HasPrefix(v, "!") {
-			b.lenientString(field{val: v[1:]}, b.name+" -c !")
+		if sh, ok := vimShell(c.val); ok {
+			b.lenientString(field{val: sh}, b.name+" -c !")
 		}
 	}
 	for _, v := range b.p.all("S") {
@@ -1976,6 +2049,76 @@ func (b *build) vim() {
 	b.operandPaths(0, true)
 }
 
+// vimShell finds the shell command an Ex command line runs: :!cmd,
+// :{range}!filter, :r !cmd, :w !cmd, :silent !cmd, :terminal cmd, also
+// after other commands joined with |.
+func vimShell(line string) (string, bool) {
+	for n := 0; n < 100; n++ {
+		c := strings.TrimLeft(line, ": \t")
+		c = strings.TrimLeft(c, "0123456789%.$,;'<>+-")
+		if strings.HasPrefix(c, "!") {
+			return c[1:], true
+		}
+		word := c
+		if i := strings.IndexFunc(c, func(r rune) bool { return !(r >= 'a' && r <= 'z') }); i >= 0 {
+			word = c[:i]
+		}
+		after := c[len(word):]
+		rest := strings.TrimLeft(after, " \t")
+		switch {
+		case word == "r" || len(word) >= 2 && strings.HasPrefix("read", word):
+			if strings.HasPrefix(rest, "!") {
+				return rest[1:], true
+			}
+		case word == "w" || len(word) >= 2 && strings.HasPrefix("write", word):
+			// :w !cmd pipes to cmd; :w! is a forced write.
+			if len(rest) < len(after) && strings.HasPrefix(rest, "!") {
+				return rest[1:], true
+			}
+		case len(word) >= 3 && strings.HasPrefix("silent", word):
+			return vimShell(strings.TrimPrefix(after, "!"))
+		case len(word) >= 3 && strings.HasPrefix("terminal", word):
+			return rest, rest != ""
+		}
+		_, next, ok := strings.Cut(c, "|")
+		if !ok {
+			return "", false
+		}
+		line = next
+	}
+	return "", false
+}
+
+// emacsLong are emacs's long options: a unique prefix of one stands for
+// it (--ev is --eval). The one-dash spellings are not abbreviated.
+var emacsLong = strings.Fields("funcall load insert kill dump-file seccomp directory eval execute no-splash find-file visit file no-desktop " +
+	"debug-init user iconic icon-type quick no-blinking-cursor basic-display temacs init-directory script batch chdir daemon bg-daemon " +
+	"fg-daemon no-init-file no-site-file no-site-lisp no-x-resources module-assertions display name title color")
+
+// emacsOption resolves an option name. An ambiguous prefix, which emacs
+// rejects, is taken as the option among its matches that runs code.
+func emacsOption(arg string) string {
+	if !strings.HasPrefix(arg, "--") {
+		return strings.TrimPrefix(arg, "-")
+	}
+	name := arg[2:]
+	var match []string
+	for _, n := range emacsLong {
+		if n == name {
+			return n
+		}
+		if strings.HasPrefix(n, name) {
+			match = append(match, n)
+		}
+	}
+	for _, n := range match {
+		if len(match) == 1 || n == "eval" || n == "execute" || n == "funcall" || n == "load" || n == "script" {
+			return n
+		}
+	}
+	return name
+}
+
 func (b *build) emacs() {
 	args := b.args
 	for i := 1; i < len(args); i++ {
@@ -1986,15 +2129,16 @@ func (b *build) emacs() {
 			b.write(f)
 			continue
 		}
-		name, _, hasEq := strings.Cut(strings.TrimLeft(f.val, "-"), "=")
+		opt, _, hasEq := strings.Cut(f.val, "=")
+		name := emacsOption(opt)
 		b.cmd.Opts = append(b.cmd.Opts, name)
 		switch name {
-		case "eval", "execute", "f", "funcall":
-			b.mark(MarkInlineCode, "emacs --"+name)
+		case "eval", "execute", "f", "funcall", "e":
+			b.mark(MarkInlineCode, "emacs "+dashed(name))
 			if !hasEq {
 				i++
 			}
-		case "l", "load", "script", "x":
+		case "l", "load", "script", "x", "scriptload":
 			if !hasEq && i+1 < len(args) {
 				i++
 				b.script(args[i])

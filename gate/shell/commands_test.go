@@ -462,6 +462,7 @@ func TestMarks(t *testing.T) {
 				{Name: "Rscript", Marks: []string{"inline_code:Rscript -e"}},
 				{Name: "osascript", Marks: []string{"inline_code:osascript -e"}},
 				{Name: "pwsh", Marks: []string{"inline_code:pwsh -c"}},
+				{Name: "1", Depth: 1, Via: []string{"pwsh -c"}},
 				{Name: "deno", Marks: []string{"inline_code:deno eval"}},
 				{Name: "bun", Marks: []string{"inline_code:bun -e"}},
 			},

@@ -51,15 +51,20 @@
 // listed as the script it may be, and unwrapped as the wrapper it may be.
 //
 // Strings that are shell programs are parsed one level deeper (Depth+1, Via
-// says how): bash/sh/zsh/dash/ksh/ash -c, eval, here-documents and
-// here-strings fed to a shell, literal text piped into a shell by echo,
-// printf or cat, su -c, flock -c, script -c, ssh HOST CMD, watch,
-// trap and alias bodies, and the commands behind options that run programs
-// (git -c alias.x=!…, tar --to-command, sort --compress-program, rsync -e,
-// ssh -o ProxyCommand, sed e, awk system(), …). find -exec/-execdir/-ok and
-// xargs and parallel run their command lines as nested commands: find's {}
-// stands for the start points; what xargs appends comes from stdin and is
-// dynamic. source and . mark the script (runs_script) without reading it.
+// says how): bash/sh/zsh/dash/ksh/ash -c (also under other names: ksh93,
+// bash-static, busybox hush), eval, here-documents and here-strings fed to
+// a shell, literal text piped into a shell by echo, printf or cat, su -c,
+// flock -c, script -c, ssh HOST CMD, watch, nix-shell --run, trap and alias
+// bodies, the shell commands of tmux (new-session, new-window,
+// split-window, run-shell, if-shell, send-keys, key bindings, hooks, #()
+// in formats) and screen (-X stuff), and the commands behind options that
+// run programs (git -c alias.x=!…, tar --to-command, sort
+// --compress-program, rsync -e, ssh -o ProxyCommand, sed e, awk system(),
+// vim -c '!…', gdb -ex shell, dc !, sqlite3 .shell, m4 syscmd, …).
+// find -exec/-execdir/-ok, xargs, parallel, screen and tmux with several
+// words run their command lines as nested commands: find's {} stands for
+// the start points; what xargs appends comes from stdin and is dynamic.
+// source and . mark the script (runs_script) without reading it.
 //
 // # Paths
 //
@@ -88,7 +93,9 @@
 //
 // Variable values are not tracked (X=rm; $X is dynamic, not rm). Aliases
 // are analysed where they are defined. Programs in other languages (python
-// -c, perl -e, node -e) are marked, not read. Remote commands (ssh) are
+// -c, perl -e, node -e) are marked, not read; only their ways of running a
+// shell command are looked for where they are simple (awk system(), dc !,
+// sqlite3 .shell, gdb shell, pwsh -c read as shell text). Remote commands (ssh) are
 // analysed with an unknown working directory. The parser follows bash;
 // other shells' syntax (fish, csh) is read as bash.
 package shell

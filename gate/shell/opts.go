@@ -12,6 +12,7 @@ import (
 // analyse a command.
 var loadTables = sync.OnceFunc(func() {
 	initHandlers()
+	initRunners()
 	initToolSpecs()
 	initSpecs()
 	initWrappers()

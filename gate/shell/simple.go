@@ -589,16 +589,25 @@ func unversioned(name string) string {
 
 var versionedInterpreters = set("python pypy perl ruby php lua tclsh wish node")
 
-var shellNames = set("bash sh dash zsh ksh mksh ash yash posh fish csh tcsh rbash")
+var shellNames = set("bash sh dash zsh ksh mksh lksh pdksh oksh loksh ash hush yash posh fish csh tcsh rbash sash")
 
-func isShell(name string) bool { return shellNames[name] }
+// isShell reports a shell, also under the name of a version or a static
+// build: ksh93, zsh5, bash-static, zsh-5.9.
+func isShell(name string) bool {
+	if shellNames[name] {
+		return true
+	}
+	n := strings.TrimSuffix(strings.TrimSuffix(name, "-static"), ".static")
+	n = strings.TrimSuffix(strings.TrimRight(n, "0123456789."), "-")
+	return n != name && shellNames[n]
+}
 
 func isPython(name string) bool {
 	u := unversioned(name)
 	return u == "python" || u == "pypy"
 }
 
-var otherInterpreters = set("nodejs deno bun luajit awk gawk mawk nawk busybox-awk Rscript osascript pwsh powershell jshell irb expect julia gdb")
+var otherInterpreters = set("nodejs deno bun luajit awk gawk mawk nawk busybox-awk Rscript osascript pwsh powershell jshell irb expect julia gdb dc m4 sqlite3")
 
 func isInterpreter(name string) bool {
 	return isShell(name) || versionedInterpreters[unversioned(name)] || otherInterpreters[name]
