@@ -517,6 +517,7 @@ func (b *build) nameOr() string {
 
 // commonMarks adds the facts that do not depend on the program's options.
 func (b *build) commonMarks() {
+	b.setsVars()
 	c := &b.cmd
 	if isInterpreter(b.name) {
 		b.mark(MarkInterpreter, b.name)
@@ -638,9 +639,81 @@ var dangerousEnvNames = set("PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV E
 	"GIT_PAGER GIT_DIR GIT_WORK_TREE GIT_TEMPLATE_DIR PAGER MANPAGER SYSTEMD_PAGER LESSOPEN LESSCLOSE EDITOR VISUAL BROWSER " +
 	"PYTHONPATH PYTHONSTARTUP PYTHONHOME PYTHONINSPECT PYTHONBREAKPOINT NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB PERLLIB PERL5DB RUBYOPT RUBYLIB " +
 	"JAVA_TOOL_OPTIONS _JAVA_OPTIONS JDK_JAVA_OPTIONS CLASSPATH GCONV_PATH GLIBC_TUNABLES HOSTALIASES LOCPATH NLSPATH " +
-	"SHELL MAKEFLAGS MFLAGS GOFLAGS GOENV RUSTC_WRAPPER RUSTC CC CXX HOME XDG_CONFIG_HOME ZDOTDIR WGETRC CURL_HOME")
+	"SHELL MAKEFLAGS MFLAGS GOFLAGS GOENV RUSTC_WRAPPER RUSTC CC CXX HOME XDG_CONFIG_HOME ZDOTDIR WGETRC CURL_HOME " +
+	"TAR_OPTIONS RSYNC_RSH RSYNC_CONNECT_PROG ZIPOPT ZIP SUDO_EDITOR FCEDIT MANOPT LESS LESSKEY LESSKEYIN LESSEDIT " +
+	"SYSTEMD_EDITOR KUBE_EDITOR KUBECTL_EXTERNAL_DIFF GH_PAGER GH_EDITOR GH_BROWSER DIFF_PAGER BAT_PAGER PS0 PS1 PS2 FPATH MAKEFILES " +
+	"VIMINIT EXINIT MYVIMRC GVIMINIT PYTHONWARNINGS PYTHONUSERBASE PYTHONEXECUTABLE NODE_REPL_EXTERNAL_MODULE OPENSSL_CONF " +
+	"OPENSSL_ENGINES OPENSSL_MODULES R_PROFILE R_PROFILE_USER R_ENVIRON R_ENVIRON_USER PHPRC PHP_INI_SCAN_DIR DOTNET_STARTUP_HOOKS " +
+	"EMACSLOADPATH TERMINAL BASH_LOADABLES_PATH")
 
-var dangerousEnvPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "NPM_CONFIG_"}
+// varSetters are the builtins that assign the variables named in their
+// arguments, with the arity of their options.
+var varSetters = map[string]*optSpec{
+	"read":    spec("a: d: i: n: N: p: t: u: e r s E"),
+	"mapfile": spec("d: n: O: s: u: C: c: t"), "readarray": spec("d: n: O: s: u: C: c: t"),
+	"printf":  spec("v:"),
+	"wait":    spec("p: n f"),
+	"getopts": nil,
+	"declare": spec("a A f F g i I l n p r t u x"), "typeset": spec("a A f F g i I l n p r t u x"),
+	"local": spec("a A f F g i I l n p r t u x"), "export": spec("f n p"), "readonly": spec("a A f p"),
+}
+
+// setsVars marks the dangerous variables a builtin assigns without an
+// assignment word (read PATH, read -a PATH, printf -v IFS, mapfile
+// LD_PRELOAD, getopts o PATH, builtin export PATH), and keeps them set
+// for the commands after it in this shell. mapfile -C runs its callback
+// as shell code.
+func (b *build) setsVars() {
+	sp, ok := varSetters[b.name]
+	if !ok || len(b.args) == 0 {
+		return
+	}
+	p := parseOpts(b.args, 1, sp)
+	var names []field
+	switch b.name {
+	case "read":
+		names = append(p.all("a"), fieldsAt(b.args, p.operands)...)
+	case "mapfile", "readarray":
+		names = fieldsAt(b.args, p.operands)[:min(1, len(p.operands))]
+		for _, v := range p.all("C") {
+			b.mark(MarkExecFlag, b.name+" -C")
+			b.lenientString(v, b.name+" -C")
+		}
+	case "printf":
+		names = p.all("v")
+	case "wait":
+		names = p.all("p")
+	case "getopts":
+		names = b.args[min(2, len(b.args)):min(3, len(b.args))]
+	default:
+		names = fieldsAt(b.args, p.operands)
+	}
+	for _, f := range names {
+		if f.dyn {
+			b.dynamic("variable name from expansion in " + b.name)
+			continue
+		}
+		name, _, _ := strings.Cut(f.val, "=")
+		name, _, _ = strings.Cut(name, "[")
+		if !dangerousEnv(name) {
+			continue
+		}
+		b.cmd.Assigns = addNames(b.cmd.Assigns, name)
+		if !b.inv.wrapped {
+			b.st.exports = addNames(b.st.exports, name)
+		}
+	}
+}
+
+func fieldsAt(args []field, idx []int) []field {
+	out := make([]field, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, args[i])
+	}
+	return out
+}
+
+var dangerousEnvPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "NPM_CONFIG_", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "CARGO_TARGET_", "CARGO_BUILD_RUSTC"}
 
 // firstProducer names the first downloader or decoder among cmds.
 func firstProducer(cmds []Command) string {

@@ -96,7 +96,8 @@ type Mark struct {
 
 // Mark kinds. Policies match on these constants.
 const (
-	// MarkDangerousEnv: an assignment of PATH, LD_PRELOAD, LD_LIBRARY_PATH,
+	// MarkDangerousEnv: an assignment (or read, printf -v, mapfile,
+	// getopts into a variable) of PATH, LD_PRELOAD, LD_LIBRARY_PATH,
 	// LD_AUDIT, BASH_ENV, ENV, PROMPT_COMMAND, IFS, GIT_SSH_COMMAND,
 	// GIT_EXEC_PATH, GIT_CONFIG*, PAGER, GIT_PAGER, EDITOR, VISUAL,
 	// PYTHONPATH, PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, … Detail
