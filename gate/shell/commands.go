@@ -1646,12 +1646,12 @@ func (b *build) gdb() {
 		}
 	}
 	if !slices.Contains(b.cmd.Opts, "batch") && !slices.Contains(b.cmd.Opts, "batch-silent") {
-		b.readsStdin(false, false) // gdb reads commands from a pipe
-		if text, ok := b.stdinText(); ok {
+		// gdb reads commands from a pipe
+		b.programOnStdin(false, func(text string) {
 			for _, line := range strings.Split(text, "\n") {
 				b.gdbCommand(line)
 			}
-		}
+		})
 	}
 }
 
@@ -1662,12 +1662,17 @@ var gdbLong = strings.Fields("tui dbx readnow readnever r q quiet silent nh nx n
 	"init-command init-eval-command ix iex early-init-command eix early-init-eval-command eiex directory d data-directory D cd " +
 	"tty t i interpreter b baud l")
 
-// gdbOption resolves an option name as getopt_long_only does. An
-// ambiguous prefix, which gdb rejects, is taken as the option among its
-// matches that runs commands, if any.
+// gdbOption resolves an option name as getopt_long_only does.
 func gdbOption(name string) string {
+	return longOption(name, gdbLong, "eval-command", "init-eval-command", "early-init-eval-command", "command", "init-command", "early-init-command", "args")
+}
+
+// longOption resolves a long option given as a unique prefix of one of
+// names. An ambiguous prefix, which the program rejects, is taken as the
+// first of runs (the options that run code) among its matches, if any.
+func longOption(name string, names []string, runs ...string) string {
 	var match []string
-	for _, n := range gdbLong {
+	for _, n := range names {
 		if n == name {
 			return n
 		}
@@ -1678,9 +1683,9 @@ func gdbOption(name string) string {
 	if len(match) == 1 {
 		return match[0]
 	}
-	for _, runs := range []string{"eval-command", "init-eval-command", "early-init-eval-command", "command", "init-command", "early-init-command", "args"} {
-		if slices.Contains(match, runs) {
-			return runs
+	for _, r := range runs {
+		if slices.Contains(match, r) {
+			return r
 		}
 	}
 	return name
@@ -2095,28 +2100,13 @@ var emacsLong = strings.Fields("funcall load insert kill dump-file seccomp direc
 	"debug-init user iconic icon-type quick no-blinking-cursor basic-display temacs init-directory script batch chdir daemon bg-daemon " +
 	"fg-daemon no-init-file no-site-file no-site-lisp no-x-resources module-assertions display name title color")
 
-// emacsOption resolves an option name. An ambiguous prefix, which emacs
-// rejects, is taken as the option among its matches that runs code.
+// emacsOption resolves an option name: -eval as written, --ev as the
+// long option it abbreviates.
 func emacsOption(arg string) string {
 	if !strings.HasPrefix(arg, "--") {
 		return strings.TrimPrefix(arg, "-")
 	}
-	name := arg[2:]
-	var match []string
-	for _, n := range emacsLong {
-		if n == name {
-			return n
-		}
-		if strings.HasPrefix(n, name) {
-			match = append(match, n)
-		}
-	}
-	for _, n := range match {
-		if len(match) == 1 || n == "eval" || n == "execute" || n == "funcall" || n == "load" || n == "script" {
-			return n
-		}
-	}
-	return name
+	return longOption(arg[2:], emacsLong, "eval", "execute", "funcall", "load", "script")
 }
 
 func (b *build) emacs() {

@@ -12,16 +12,38 @@ import (
 // piped in are analysed one level deeper; code read from a file is a
 // script.
 
-// stdinText is the text standard input carries, when it is known: literal
+// programOnStdin marks a program read from standard input (flagged: an
+// operand says so) and hands its text to read where it is known: literal
 // text piped in, a here-document or a here-string.
-func (b *build) stdinText() (string, bool) {
+func (b *build) programOnStdin(flagged bool, read func(text string)) {
+	b.readsStdin(flagged, false)
+	text, ok := "", false
 	switch b.inv.stdin {
 	case "pipe":
-		return b.inv.pipeText, b.inv.pipeText != ""
+		text, ok = b.inv.pipeText, b.inv.pipeText != ""
 	case "heredoc", "herestring":
-		return b.a.heredocText(b.inv.body)
+		text, ok = b.a.heredocText(b.inv.body)
 	}
-	return "", false
+	if ok {
+		read(text)
+	}
+}
+
+// closing is the index of the bracket that closes the one at s[i], or -1.
+func closing(s string, i int) int {
+	open, close := s[i], map[byte]byte{'(': ')', '{': '}', '[': ']'}[s[i]]
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case open:
+			depth++
+		case close:
+			if depth--; depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 var dcSpec = spec("e: f: --expression= --file= --help --version")
@@ -47,10 +69,7 @@ func (b *build) dc() {
 		b.script(b.args[i])
 	}
 	if len(progs) == 0 && len(files) == 0 && len(b.p.operands) == 0 {
-		b.readsStdin(false, false)
-		if text, ok := b.stdinText(); ok {
-			b.dcProgram(text)
-		}
+		b.programOnStdin(false, b.dcProgram)
 	}
 }
 
@@ -128,10 +147,7 @@ func (b *build) sqlite3() {
 		b.sqliteCommand(f)
 	}
 	if len(b.p.operands) < 2 {
-		b.readsStdin(false, false)
-		if text, ok := b.stdinText(); ok {
-			b.sqliteCommand(field{val: text})
-		}
+		b.programOnStdin(false, func(text string) { b.sqliteCommand(field{val: text}) })
 	}
 }
 
@@ -212,10 +228,7 @@ func (b *build) m4() {
 		}
 	}
 	if stdin {
-		b.readsStdin(!(len(b.p.operands) == 0), false)
-		if text, ok := b.stdinText(); ok {
-			b.m4Program(field{val: text})
-		}
+		b.programOnStdin(len(b.p.operands) > 0, func(text string) { b.m4Program(field{val: text}) })
 	}
 }
 
@@ -229,18 +242,11 @@ func (b *build) m4Program(f field) {
 	s := f.val
 	for _, loc := range reM4Sys().FindAllStringIndex(s, -1) {
 		b.mark(MarkExecFlag, "m4 syscmd")
-		depth, j := 0, loc[1]-1
-		for ; j < len(s); j++ {
-			if s[j] == '(' {
-				depth++
-			} else if s[j] == ')' {
-				depth--
-				if depth == 0 {
-					break
-				}
-			}
+		j := closing(s, loc[1]-1)
+		if j < 0 {
+			j = len(s)
 		}
-		arg := s[loc[1]:min(j, len(s))]
+		arg := s[loc[1]:j]
 		arg = strings.NewReplacer("`", "", "'", "", "[", "", "]", "").Replace(arg)
 		b.lenientString(field{val: arg}, "m4 syscmd")
 	}

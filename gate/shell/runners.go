@@ -437,18 +437,8 @@ func splitTmux(s string) (words []field, ok bool) {
 			started = true
 			i += j + 1
 		case c == '{' && !started:
-			depth, j := 0, i
-			for ; j < len(s); j++ {
-				if s[j] == '{' {
-					depth++
-				} else if s[j] == '}' {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
-			if j >= len(s) {
+			j := closing(s, i)
+			if j < 0 {
 				return nil, false
 			}
 			words = append(words, field{val: s[i+1 : j]})
@@ -476,18 +466,8 @@ func (b *build) tmuxFormats(f field) {
 			return
 		}
 		b.mark(MarkExecFlag, "tmux #()")
-		depth, j := 0, i+1
-		for ; j < len(s); j++ {
-			if s[j] == '(' {
-				depth++
-			} else if s[j] == ')' {
-				depth--
-				if depth == 0 {
-					break
-				}
-			}
-		}
-		if j >= len(s) {
+		j := closing(s, i+1)
+		if j < 0 {
 			b.dynamic("tmux #( without its )")
 			return
 		}

@@ -89,19 +89,6 @@ func (a *analyzer) call(c *syntax.CallExpr, st *state, feed int) {
 	a.run(inv, st)
 }
 
-// clone copies inv so that a wrapper can change one copy.
-func (inv *invocation) clone() *invocation {
-	c := *inv
-	c.args = slices.Clip(c.args)
-	c.assigns = slices.Clip(c.assigns)
-	c.via = slices.Clip(c.via)
-	c.priv = slices.Clip(c.priv)
-	c.paths = slices.Clip(c.paths)
-	c.writes = slices.Clip(c.writes)
-	c.later = slices.Clip(c.later)
-	return &c
-}
-
 func addNames(list []string, names ...string) []string {
 	for _, n := range names {
 		if !slices.Contains(list, n) {
@@ -157,8 +144,10 @@ func (a *analyzer) run(inv *invocation, st *state) {
 		if strings.Contains(f0.val, "/") && !isSystemProgram(f0.val) {
 			// ./sudo, /opt/x/env: a script, or the wrapper itself under
 			// another directory. It is listed as the script it may be
-			// and unwrapped as the wrapper it may be.
-			a.final(inv.clone(), st)
+			// and unwrapped as the wrapper it may be (a copy: unwrapping
+			// changes inv).
+			script := *inv
+			a.final(&script, st)
 		}
 		switch w(&unwrap{a: a, inv: inv, st: st, name: name}) {
 		case wrapDone:
