@@ -2051,6 +2051,20 @@ func (b *build) vim() {
 		b.mark(MarkExecFlag, b.name+" -u")
 		b.path(v)
 	}
+	if b.name == "ex" || b.p.has("e", "E") {
+		// Ex mode reads its commands from standard input.
+		b.programOnStdin(false, func(text string) {
+			for _, line := range strings.Split(text, "\n") {
+				if sh, ok := vimShell(line); ok {
+					b.lenientString(field{val: sh}, b.name+" !")
+				}
+			}
+		})
+	} else if i := slices.IndexFunc(b.args, func(f field) bool { return !f.dyn && f.val == "-s" }); i > 0 && i+1 < len(b.args) {
+		// -s FILE types the keys in FILE, : commands included.
+		b.mark(MarkExecFlag, b.name+" -s")
+		b.script(b.args[i+1])
+	}
 	b.operandPaths(0, true)
 }
 

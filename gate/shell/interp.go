@@ -17,16 +17,19 @@ import (
 // text piped in, a here-document or a here-string.
 func (b *build) programOnStdin(flagged bool, read func(text string)) {
 	b.readsStdin(flagged, false)
-	text, ok := "", false
-	switch b.inv.stdin {
-	case "pipe":
-		text, ok = b.inv.pipeText, b.inv.pipeText != ""
-	case "heredoc", "herestring":
-		text, ok = b.a.heredocText(b.inv.body)
-	}
-	if ok {
+	if text, ok := b.stdinText(); ok {
 		read(text)
 	}
+}
+
+func (b *build) stdinText() (string, bool) {
+	switch b.inv.stdin {
+	case "pipe":
+		return b.inv.pipeText, b.inv.pipeText != ""
+	case "heredoc", "herestring":
+		return b.a.heredocText(b.inv.body)
+	}
+	return "", false
 }
 
 // closing is the index of the bracket that closes the one at s[i], or -1.
@@ -107,6 +110,9 @@ var sqliteValued = map[string]int{"cmd": 1, "init": 1, "lookaside": 2, "pagecach
 // sqliteQuiet are the dot-commands that only show or format.
 var sqliteQuiet = set("tables schema fullschema indexes indices headers header mode help databases dbinfo dump echo eqp changes bail nullvalue separator show stats timer width print prompt quit exit version lint")
 
+// sqliteRunning are the dot-commands that run programs or name files.
+var sqliteRunning = []string{"shell", "system", "output", "once", "read", "import", "log", "excel", "load", "backup", "save", "restore", "open", "clone", "cd"}
+
 var reSQLOutside = lazyRegexp(`(?i)\b(edit|load_extension|writefile|readfile|fts3_tokenizer)\s*\(|\battach\b|\bvacuum\s+into\b`)
 
 // sqlite3 DB [SQL|.COMMAND …]: dot-commands run programs (.shell,
@@ -169,6 +175,13 @@ func (b *build) sqliteCommand(f field) {
 		rest = strings.TrimSpace(rest)
 		if sqliteQuiet[name] {
 			continue
+		}
+		for _, n := range sqliteRunning {
+			// sqlite3 takes a prefix of a dot-command's name: .sh is .shell.
+			if len(name) >= 2 && strings.HasPrefix(n, name) {
+				name = n
+				break
+			}
 		}
 		b.mark(MarkExecFlag, "sqlite3 ."+name)
 		arg := strings.Trim(rest, `'"`)
@@ -284,3 +297,27 @@ func (b *build) emacsclient() {
 	}
 	b.operandPaths(0, true)
 }
+
+// ed runs the rest of a command line after ! (also in r !, w !, e !):
+// the commands it reads from standard input are a program only where one
+// has a !.
+func (b *build) ed() {
+	b.parse(edSpec)
+	b.operandPaths(0, true)
+	if b.name == "red" {
+		return // restricted: no shell commands
+	}
+	text, ok := b.stdinText()
+	if !ok {
+		b.readsStdin(false, false)
+		return
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.IndexByte(line, '!'); i >= 0 {
+			b.mark(MarkExecFlag, "ed !")
+			b.lenientString(field{val: line[i+1:]}, "ed !")
+		}
+	}
+}
+
+var edSpec = spec("p: E G l r s v --prompt= --extended-regexp --traditional --loose-exit-status --restricted --quiet --silent --verbose")

@@ -14,6 +14,7 @@ func initRunners() {
 	for n, h := range map[string]func(*build){
 		"tmux": (*build).tmux, "screen": (*build).screen, "nix-shell": (*build).nixShell, "nix": (*build).nix,
 		"dc": (*build).dc, "sqlite3": (*build).sqlite3, "m4": (*build).m4, "emacsclient": (*build).emacsclient,
+		"ed": (*build).ed, "red": (*build).ed,
 	} {
 		handlers[n] = h
 	}

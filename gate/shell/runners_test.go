@@ -200,6 +200,33 @@ func TestInterpreters(t *testing.T) {
 			},
 		},
 		{
+			name: "ed runs what follows a !",
+			src:  "echo '!rm -rf /' | ed; ed f <<'EOF'\nr !rm -rf /\nw\nEOF\ned -s f <<< ',s/a/b/g'; cat cmds | ed f; red f <<< '!id'",
+			cmds: []cmd{
+				{Name: "echo"}, {Name: "ed", Stdin: "pipe", Marks: []string{"exec_flag:ed !"}}, piped("ed !"),
+				{Name: "ed", Stdin: "heredoc", Writes: []string{"/ws/f"}, Marks: []string{"exec_flag:ed !"}}, {Name: "rm", Depth: 1, Stdin: "heredoc", Paths: []string{"/"}},
+				{Name: "ed", Stdin: "herestring", Marks: []string{}},
+				{Name: "cat"}, {Name: "ed", Stdin: "pipe", Marks: []string{"stdin_shell:pipe"}},
+				{Name: "red", Stdin: "herestring", Marks: []string{}},
+			},
+		},
+		{
+			name: "vim in Ex mode reads commands, vim -s types keys",
+			src:  "echo '!rm -rf /' | vim -es; vim -s keys.txt f.txt",
+			cmds: []cmd{
+				{Name: "echo"}, {Name: "vim", Stdin: "pipe", Marks: []string{"stdin_shell:pipe"}}, piped("vim !"),
+				{Name: "vim", Marks: []string{"exec_flag:vim -s", "runs_script:/ws/keys.txt"}},
+			},
+		},
+		{
+			name: "sqlite3 dot-commands abbreviated",
+			src:  "sqlite3 db '.sh rm -rf /'; sqlite3 db '.sy rm -rf /'",
+			cmds: []cmd{
+				{Name: "sqlite3", Marks: []string{"exec_flag:sqlite3 .shell"}}, rm("sqlite3 .shell", 1),
+				{Name: "sqlite3", Marks: []string{"exec_flag:sqlite3 .system"}}, rm("sqlite3 .system", 1),
+			},
+		},
+		{
 			name: "vim Ex commands that run shell commands",
 			src:  "vim -c 'r !rm -rf /'; vim -c 'set nu | silent !rm -rf /'; ex -c 'terminal rm -rf /'; vim -c 'w! out'",
 			cmds: []cmd{
