@@ -184,7 +184,10 @@ func (b *build) sqliteCommand(f field) {
 			}
 		}
 		b.mark(MarkExecFlag, "sqlite3 ."+name)
-		arg := strings.Trim(rest, `'"`)
+		arg := rest
+		if len(arg) > 1 && (arg[0] == '\'' || arg[0] == '"') && arg[len(arg)-1] == arg[0] {
+			arg = arg[1 : len(arg)-1]
+		}
 		switch name {
 		case "shell", "system":
 			b.lenientString(field{val: rest}, "sqlite3 ."+name)

@@ -219,11 +219,12 @@ func TestInterpreters(t *testing.T) {
 			},
 		},
 		{
-			name: "sqlite3 dot-commands abbreviated",
-			src:  "sqlite3 db '.sh rm -rf /'; sqlite3 db '.sy rm -rf /'",
+			name: "sqlite3 dot-commands abbreviated and quoted",
+			src:  `sqlite3 db '.sh rm -rf /'; sqlite3 db '.sy rm -rf /'; sqlite3 db ".once '|sh -c \"rm -rf /\"'"`,
 			cmds: []cmd{
 				{Name: "sqlite3", Marks: []string{"exec_flag:sqlite3 .shell"}}, rm("sqlite3 .shell", 1),
 				{Name: "sqlite3", Marks: []string{"exec_flag:sqlite3 .system"}}, rm("sqlite3 .system", 1),
+				{Name: "sqlite3", Marks: []string{"exec_flag:sqlite3 .once"}}, {Name: "sh", Depth: 1}, {Name: "rm", Depth: 2, Paths: []string{"/"}},
 			},
 		},
 		{
