@@ -532,6 +532,10 @@ func (b *build) find() {
 			i++
 			continue
 		}
+		if v == "--" {
+			// The start points follow.
+			i++
+		}
 		break
 	}
 	var starts []string
@@ -595,6 +599,13 @@ func (b *build) find() {
 		case name == "delete":
 			deletes = true
 			i++
+		case name == "files0-from":
+			// The start points are read from a file or stdin.
+			b.dynamic("find start points read from a file")
+			if i+1 < len(args) {
+				b.path(args[i+1])
+			}
+			i += 2
 		case findValued[name] || strings.HasPrefix(name, "newer") && len(name) == 7:
 			i += 2
 		default:

@@ -151,6 +151,21 @@ func TestOptions(t *testing.T) {
 			cmds: []cmd{{Name: "find", Operands: none(), Paths: []string{"/ws"}}},
 		},
 		{
+			name: "find start points after --",
+			src:  "find -- / -delete; find -L -O2 -D tree -- a -delete",
+			cmds: []cmd{
+				{Name: "find", Operands: []string{"/"}, Writes: []string{"/"}},
+				{Name: "find", Opts: []string{"L", "O", "D", "delete"}, Operands: []string{"a"}, Writes: []string{"/ws/a"}},
+			},
+		},
+		{
+			name:    "find start points from a file",
+			src:     "find -files0-from list -delete",
+			cmds:    []cmd{{Name: "find", Dynamic: true, Paths: []string{"/ws", "/ws/list"}}},
+			dynamic: true,
+			reasons: []string{"find start points read from a file"},
+		},
+		{
 			name: "unknown option takes no value",
 			src:  "frob -z value file",
 			cmds: []cmd{{Name: "frob", Opts: []string{"z"}, Operands: []string{"value", "file"}}},
