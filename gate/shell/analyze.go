@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,7 +63,21 @@ func Analyze(src string, opts Options) (res *Analysis) {
 	}
 	st := &state{cwd: a.opts.Cwd, sh: &shellEnv{}}
 	a.parseAndWalk(src, st)
+	a.finish()
 	return
+}
+
+// finish settles what needed the whole string: shells reading a standard
+// input of unknown source count as fed by its first download.
+func (a *analyzer) finish() {
+	if a.failed() {
+		return
+	}
+	if p := firstProducer(a.out.Commands); p != "" {
+		for _, i := range a.unfed {
+			addMark(&a.out.Commands[i], MarkDownloadToShell, p)
+		}
+	}
 }
 
 // parsers holds bash parsers for reuse; a parser is used by one analysis
@@ -77,6 +92,8 @@ type analyzer struct {
 	work   int // bytes parsed and expanded so far, bounded by budget
 	budget int
 	seen   map[string]bool // dynamic reasons already listed
+
+	unfed []int // commands reading a standard input of unknown source
 }
 
 func newAnalyzer(opts Options) *analyzer {
@@ -183,12 +200,56 @@ func (a *analyzer) network(target string) {
 	}
 }
 
-// shellEnv is what one shell process knows: the functions defined so far.
+// shellEnv is what one shell process knows: the functions defined so far
+// and the options that change how cd finds its directory. A subshell
+// works on a copy; conditional branches share it, so a function defined
+// in a branch that may not run is known afterwards (the analysis of a call
+// lists the program of the same name as well, so knowing too much is safe).
 type shellEnv struct {
-	funcs []string
+	funcs  map[string]*funcDef
+	cdable bool // shopt -s cdable_vars: cd NAME may go to $NAME
 }
 
-func (e *shellEnv) hasFunc(name string) bool { return slices.Contains(e.funcs, name) }
+// funcDef is a function's body with the text it was parsed from.
+type funcDef struct {
+	body     *syntax.Stmt
+	src      string
+	exported bool // export -f: child bash processes define it too
+}
+
+func (e *shellEnv) hasFunc(name string) bool { return e.funcs[name] != nil }
+
+func (e *shellEnv) define(name string, def *funcDef) {
+	if e.funcs == nil {
+		e.funcs = map[string]*funcDef{}
+	}
+	e.funcs[name] = def
+}
+
+// clone is the environment of a subshell: everything is inherited, and
+// nothing it defines comes back.
+func (e *shellEnv) clone() *shellEnv {
+	return &shellEnv{funcs: maps.Clone(e.funcs), cdable: e.cdable}
+}
+
+// child is the environment of a new shell process started by this one:
+// only exported functions reach it.
+func (e *shellEnv) child() *shellEnv {
+	ne := &shellEnv{}
+	for n, def := range e.funcs {
+		if def.exported {
+			ne.define(n, def)
+		}
+	}
+	return ne
+}
+
+// frame is a function being analysed: async is set when the call that
+// entered it was in a pipeline or in the background.
+type frame struct {
+	name  string
+	async bool
+}
 
 // state is the context of the statements being walked. Sequential
 // statements share one state (cd and export carry over); subshells,
@@ -201,9 +262,19 @@ type state struct {
 	priv  []string // privilege wrappers in effect
 	sh    *shellEnv
 
+	// alt holds the other directories the shell may be in, when a cd may
+	// have failed (see cwds); ok, when not nil, is the set of directories
+	// if the last statement succeeded (after `cd DIR`, only DIR).
+	alt []string
+	ok  []string
+	// cond is set in code that may not run (a branch, a function body
+	// analysed at its call): an unset -f there removes nothing.
+	cond bool
+
 	// stdin of the commands here: "", "pipe", "heredoc", "herestring" or
 	// "file"; stdinPath is the file, body the here-document or
-	// here-string, feeder the downloader or decoder feeding a pipe.
+	// here-string, feeder the downloader or decoder feeding a pipe
+	// (feedUnknown when the pipe's source is not known).
 	stdin     string
 	stdinPath string
 	body      *hereDoc
@@ -215,9 +286,21 @@ type state struct {
 	reads   []string // input redirections of enclosing compounds
 	net     []string // /dev/tcp targets of enclosing redirections
 
-	funcs []string // enclosing function definitions
-	async bool     // in a pipeline or the background inside a function
+	funcs []frame // functions being analysed, outermost first
+	async bool    // in a pipeline or the background since the last frame
 }
+
+// feedUnknown is the feeder of a standard input whose source is not known
+// (inside >(…), a function body, after exec <…): a shell reading it is
+// counted as fed by any download in the whole string. It never reaches
+// the output.
+const feedUnknown = "\x00unknown"
+
+// maxCwds bounds the directories tracked at once; past it the directory is
+// unknown.
+const maxCwds = 4
+
+const reasonCwd = "cwd unknown after cd"
 
 func (st *state) fork() *state {
 	ns := *st
@@ -228,27 +311,98 @@ func (st *state) fork() *state {
 	ns.reads = slices.Clip(ns.reads)
 	ns.net = slices.Clip(ns.net)
 	ns.funcs = slices.Clip(ns.funcs)
+	ns.alt = slices.Clip(ns.alt)
+	ns.ok = slices.Clip(ns.ok)
 	return &ns
+}
+
+// subshell is a fork that runs in a child process: functions it defines
+// and options it sets stay there.
+func (st *state) subshell() *state {
+	ns := st.fork()
+	ns.sh = st.sh.clone()
+	return ns
+}
+
+// branch is a fork for code that may or may not run.
+func (st *state) branch() *state {
+	ns := st.fork()
+	ns.cond = true
+	return ns
+}
+
+// cwds lists every directory the shell may be in, cwd first; [""] when
+// it is unknown.
+func (st *state) cwds() []string {
+	if st.cwd == "" {
+		return []string{""}
+	}
+	return append([]string{st.cwd}, st.alt...)
+}
+
+// okCwds is cwds if the last statement succeeded.
+func (st *state) okCwds() []string {
+	if st.ok != nil {
+		return st.ok
+	}
+	return st.cwds()
+}
+
+// setCwds makes dirs the directories the shell may be in: unknown if one
+// of them is, or if there are more than maxCwds.
+func (a *analyzer) setCwds(st *state, dirs []string) {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			st.cwd, st.alt = "", nil
+			return
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 || len(out) > maxCwds {
+		a.dynamic(reasonCwd)
+		st.cwd, st.alt = "", nil
+		return
+	}
+	st.cwd, st.alt = out[0], out[1:]
 }
 
 // merge folds a conditional branch back: a cd that may or may not have
 // happened leaves the cwd unknown; exports are kept.
 func (a *analyzer) merge(st, br *state) {
-	if br.cwd != st.cwd {
+	if !slices.Equal(br.cwds(), st.cwds()) {
 		if st.cwd != "" || br.cwd != "" {
-			a.dynamic("cwd unknown after cd")
+			a.dynamic(reasonCwd)
 		}
-		st.cwd = ""
+		st.cwd, st.alt = "", nil
 	}
+	st.ok = nil
+	mergeEnv(st, br)
+}
+
+// join folds back code that may or may not have run when both outcomes
+// are tracked: the shell may be in any directory of either.
+func (a *analyzer) join(st, br *state) {
+	a.setCwds(st, append(br.cwds(), st.cwds()...))
+	st.ok = nil
+	mergeEnv(st, br)
+}
+
+func mergeEnv(st, br *state) {
 	for _, e := range br.exports {
 		if !slices.Contains(st.exports, e) {
 			st.exports = append(st.exports, e)
 		}
 	}
-	for _, f := range br.sh.funcs {
-		if !st.sh.hasFunc(f) {
-			st.sh.funcs = append(st.sh.funcs, f)
+	if br.sh != st.sh {
+		for n, def := range br.sh.funcs {
+			if !st.sh.hasFunc(n) {
+				st.sh.define(n, def)
+			}
 		}
+		st.sh.cdable = st.sh.cdable || br.sh.cdable
 	}
 }
 
@@ -275,7 +429,7 @@ func (a *analyzer) nested(src string, st *state, via string, newShell bool) *sta
 	ns.funcs = nil
 	ns.async = false
 	if newShell {
-		ns.sh = &shellEnv{funcs: slices.Clone(st.sh.funcs)}
+		ns.sh = st.sh.child()
 	}
 	if ns.depth > a.opts.MaxDepth {
 		a.fail(ErrTooDeep)
@@ -296,11 +450,13 @@ func (a *analyzer) stmts(list []*syntax.Stmt, st *state) {
 
 func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	outer := st
+	outer.ok = nil
 	if len(s.Redirs) > 0 || s.Background || s.Coprocess {
 		st = st.fork()
 	}
 	if s.Background || s.Coprocess {
-		st.async = len(st.funcs) > 0
+		st.sh = st.sh.clone()
+		st.async = true
 	}
 	feed := len(a.out.Commands)
 	a.redirs(s.Redirs, st)
@@ -309,18 +465,34 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	}
 	switch c := s.Cmd.(type) {
 	case *syntax.CallExpr:
+		// Where a cd may have failed, the command runs in one of several
+		// directories: it is analysed in each. Only the analysis in the
+		// state itself carries its cd and exports over.
+		var pre *state
+		if len(st.alt) > 0 {
+			pre = st.fork()
+		}
+		start := len(a.out.Commands)
 		a.call(c, st, feed)
+		if st != outer && isBareExec(a.out.Commands[start:]) {
+			a.execRedirs(outer, st)
+		}
+		for i := 0; pre != nil && i < len(pre.alt); i++ {
+			ns := pre.fork()
+			ns.cwd, ns.alt = pre.alt[i], nil
+			a.call(c, ns, feed)
+		}
 	case *syntax.Block:
 		a.stmts(c.Stmts, st)
 	case *syntax.Subshell:
-		a.stmts(c.Stmts, st.fork())
+		a.stmts(c.Stmts, st.subshell())
 	case *syntax.BinaryCmd:
 		a.binary(c, st)
 	case *syntax.IfClause:
 		a.ifClause(c, st)
 	case *syntax.WhileClause:
 		a.stmts(c.Cond, st)
-		br := st.fork()
+		br := st.branch()
 		a.stmts(c.Do, br)
 		a.merge(st, br)
 		if !c.Until && loopsForever(c.Cond) && hasBackground(c.Do) {
@@ -335,7 +507,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 		case *syntax.CStyleLoop:
 			a.substs(l, st)
 		}
-		br := st.fork()
+		br := st.branch()
 		a.stmts(c.Do, br)
 		a.merge(st, br)
 	case *syntax.CaseClause:
@@ -344,7 +516,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 			for _, p := range it.Patterns {
 				a.substs(p, st)
 			}
-			br := st.fork()
+			br := st.branch()
 			a.stmts(it.Stmts, br)
 			a.merge(st, br)
 		}
@@ -363,8 +535,8 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 			a.stmt(c.Stmt, st)
 		}
 	case *syntax.CoprocClause:
-		ns := st.fork()
-		ns.async = len(ns.funcs) > 0
+		ns := st.subshell()
+		ns.async = true
 		a.stmt(c.Stmt, ns)
 	case *syntax.TestDecl:
 		a.substs(c.Description, st)
@@ -374,8 +546,34 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	}
 	if st != outer && !s.Background && !s.Coprocess {
 		// cd and export inside a redirected compound still carry over.
-		outer.cwd = st.cwd
+		outer.cwd, outer.alt, outer.ok = st.cwd, st.alt, st.ok
 		outer.exports = st.exports
+	}
+	if s.Negated || s.Background || s.Coprocess {
+		outer.ok = nil
+	}
+}
+
+// isBareExec reports a statement that ran `exec` without a command: its
+// redirections then apply to the rest of the shell.
+func isBareExec(cmds []Command) bool {
+	if len(cmds) == 0 {
+		return false
+	}
+	c := cmds[len(cmds)-1]
+	return c.Name == "exec" && len(c.Argv) == 1
+}
+
+// execRedirs carries the redirections of a bare exec over to the rest of
+// the shell: its writes and reads, and its standard input. An input the
+// analysis cannot follow (a process substitution) counts as unknown.
+func (a *analyzer) execRedirs(outer, st *state) {
+	outer.writes, outer.reads, outer.net = st.writes, st.reads, st.net
+	if st.stdin != outer.stdin || st.stdinPath != outer.stdinPath || st.body != outer.body || st.feeder != outer.feeder {
+		outer.stdin, outer.stdinPath, outer.body, outer.feeder, outer.pipeText = st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText
+		if outer.stdin == "pipe" && outer.feeder == "" && outer.pipeText == "" {
+			outer.feeder = feedUnknown
+		}
 	}
 }
 
@@ -384,14 +582,51 @@ func (a *analyzer) binary(c *syntax.BinaryCmd, st *state) {
 	case syntax.Pipe, syntax.PipeAll:
 		a.pipeline(flattenPipe(c), st)
 	case syntax.AndStmt:
+		// The right side runs only if the left one succeeded, in the
+		// directories that success leaves; afterwards the shell may be
+		// in any directory of either outcome.
 		a.stmt(c.X, st)
-		a.stmt(c.Y, st)
+		failed := st.cwds()
+		if st.ok != nil {
+			a.setCwds(st, st.ok)
+		}
+		br := st.branch()
+		a.stmt(c.Y, br)
+		ok := br.okCwds()
+		a.setCwds(st, append(br.cwds(), failed...))
+		st.ok = ok
+		mergeEnv(st, br)
 	default: // OrStmt: the right side runs only if the left one failed
 		a.stmt(c.X, st)
-		br := st.fork()
+		ok := st.okCwds()
+		br := st.branch()
 		a.stmt(c.Y, br)
-		a.merge(st, br)
+		if exits(c.Y) {
+			// `cd DIR || exit`: what follows runs only in DIR.
+			a.setCwds(st, ok)
+			st.ok = nil
+			mergeEnv(st, br)
+			return
+		}
+		ok = append(slices.Clone(ok), br.okCwds()...)
+		a.join(st, br)
+		st.ok = ok
 	}
+}
+
+// exits reports a statement that always ends the shell: exit, or a group
+// whose last command is exit.
+func exits(s *syntax.Stmt) bool {
+	if s == nil || s.Negated || s.Background {
+		return false
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		return len(c.Args) > 0 && c.Args[0].Lit() == "exit"
+	case *syntax.Block:
+		return len(c.Stmts) > 0 && exits(c.Stmts[len(c.Stmts)-1])
+	}
+	return false
 }
 
 func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
@@ -415,8 +650,8 @@ func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
 func (a *analyzer) pipeline(elems []*syntax.Stmt, st *state) {
 	feeder, text := "", ""
 	for i, e := range elems {
-		ns := st.fork()
-		ns.async = len(ns.funcs) > 0
+		ns := st.subshell()
+		ns.async = true
 		if i > 0 {
 			ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = "pipe", "", nil, feeder, text
 		}
@@ -491,16 +726,20 @@ func (a *analyzer) pipeText(s *syntax.Stmt, st *state) string {
 
 func (a *analyzer) ifClause(c *syntax.IfClause, st *state) {
 	a.stmts(c.Cond, st)
-	br := st.fork()
+	br := st.branch()
 	a.stmts(c.Then, br)
 	a.merge(st, br)
 	if c.Else != nil {
-		br := st.fork()
+		br := st.branch()
 		a.ifClause(c.Else, br)
 		a.merge(st, br)
 	}
 }
 
+// funcDecl defines a function and analyses its body where it is defined,
+// as code that may run later with any standard input (a function called
+// from a place the analysis does not follow still has its commands
+// listed). Each call analyses the body again where it runs (callFunc).
 func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 	var names []string
 	if c.Name != nil {
@@ -509,15 +748,105 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 	for _, n := range c.Names {
 		names = append(names, n.Value)
 	}
+	def := &funcDef{body: c.Body, src: st.src}
 	for _, n := range names {
-		if !st.sh.hasFunc(n) {
-			st.sh.funcs = append(st.sh.funcs, n)
-		}
+		st.sh.define(n, def)
 	}
 	ns := st.fork()
-	ns.funcs = append(ns.funcs, names...)
+	ns.sh = st.sh.clone() // what the body defines exists only once it runs
+	ns.cond = true
+	for _, n := range names {
+		ns.funcs = append(ns.funcs, frame{name: n})
+	}
 	ns.async = false
+	ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = "pipe", "", nil, feedUnknown, ""
 	a.stmt(c.Body, ns)
+}
+
+// callFunc analyses a call of the function name, defined as def, in the
+// caller's shell: with its directories, standard input and environment.
+// The caller lists the program of the same name as well, since the
+// function may be absent in a path the analysis does not follow (a
+// subshell that defined it, a branch, unset -f, command NAME); the
+// directories and exports of both outcomes are kept. A function already
+// being analysed is not entered again: a cycle of calls with one in a
+// pipeline or the background is a fork bomb.
+func (a *analyzer) callFunc(name string, def *funcDef, st *state) {
+	for i := len(st.funcs) - 1; i >= 0; i-- {
+		if st.funcs[i].name != name {
+			continue
+		}
+		async := st.async
+		for _, f := range st.funcs[i+1:] {
+			async = async || f.async
+		}
+		if async {
+			a.out.ForkBomb = true
+		}
+		return
+	}
+	if !a.charge(int(def.body.End().Offset()) - int(def.body.Pos().Offset())) {
+		return
+	}
+	ns := st.branch()
+	ns.src = def.src
+	ns.funcs = append(ns.funcs, frame{name: name, async: st.async})
+	ns.async = false
+	a.stmt(def.body, ns)
+	a.join(st, ns)
+}
+
+// runsInShell reports a command run by the current shell itself, at most
+// through command or builtin: a builtin there changes the shell.
+func runsInShell(inv *invocation, st *state) bool {
+	if len(inv.via) < len(st.via) {
+		return false
+	}
+	for _, v := range inv.via[len(st.via):] {
+		if v != "command" && v != "builtin" {
+			return false
+		}
+	}
+	return true
+}
+
+// shellBuiltin applies the builtins that change how later commands are
+// found: unset -f removes functions (only where it surely runs), shopt -s
+// cdable_vars lets cd take a variable's value.
+func (a *analyzer) shellBuiltin(name string, args []field, st *state) {
+	switch name {
+	case "unset":
+		funcs := false
+		var names []string
+		for _, f := range args[1:] {
+			switch {
+			case f.dyn:
+				return
+			case f.val == "-f":
+				funcs = true
+			case strings.HasPrefix(f.val, "-"):
+			default:
+				names = append(names, f.val)
+			}
+		}
+		if funcs && !st.cond {
+			for _, n := range names {
+				delete(st.sh.funcs, n)
+			}
+		}
+	case "shopt":
+		set := false
+		for _, f := range args[1:] {
+			switch {
+			case f.dyn:
+				st.sh.cdable = true
+			case f.val == "-s":
+				set = true
+			case set && f.val == "cdable_vars":
+				st.sh.cdable = true
+			}
+		}
+	}
 }
 
 // loopsForever reports a `while true` / `while :` condition.
@@ -596,12 +925,16 @@ func mayHoldSubst(parts []syntax.WordPart) bool {
 }
 
 // sub walks the statements of a substitution: a subshell one level deeper.
+// $(…), `…` and <(…) read the standard input of the command they are in;
+// what >(…) reads is written by that command, from a source not followed.
 func (a *analyzer) sub(list []*syntax.Stmt, st *state, via string) {
-	ns := st.fork()
+	ns := st.subshell()
 	ns.depth++
 	ns.via = append(ns.via, via)
 	ns.priv = nil // a substitution runs in the calling shell, unwrapped
-	ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = "", "", nil, "", ""
+	if via == ">()" {
+		ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = "pipe", "", nil, feedUnknown, ""
+	}
 	ns.writes, ns.reads, ns.net = nil, nil, nil
 	if ns.depth > a.opts.MaxDepth {
 		a.fail(ErrTooDeep)
@@ -618,6 +951,7 @@ func (a *analyzer) redirs(rs []*syntax.Redirect, st *state) {
 		if a.failed() {
 			return
 		}
+		start := len(a.out.Commands)
 		a.substs(r.Word, st)
 		if r.Hdoc != nil {
 			a.substs(r.Hdoc, st)
@@ -651,7 +985,8 @@ func (a *analyzer) redirs(rs []*syntax.Redirect, st *state) {
 			if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
 				a.out.Redirects = append(a.out.Redirects, Redirect{Op: op, Target: a.source(r.Word, st)})
 				if r.Op == syntax.RdrIn && (fd == "" || fd == "0") {
-					st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText = "pipe", "", nil, "", ""
+					st.stdin, st.stdinPath, st.body, st.pipeText = "pipe", "", nil, ""
+					st.feeder = firstProducer(a.out.Commands[start:])
 				}
 				continue
 			}
@@ -661,6 +996,10 @@ func (a *analyzer) redirs(rs []*syntax.Redirect, st *state) {
 		case syntax.DplIn, syntax.DplOut:
 			if !dyn && (raw == "-" || isDigits(raw)) {
 				a.out.Redirects = append(a.out.Redirects, Redirect{Op: op, Target: "&" + raw})
+				if r.Op == syntax.DplIn && (fd == "" || fd == "0") && isDigits(raw) && raw != "0" {
+					// `<&3`: whatever was opened on that descriptor.
+					st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText = "pipe", "", nil, feedUnknown, ""
+				}
 				continue
 			}
 			if r.Op == syntax.DplIn {
@@ -682,10 +1021,16 @@ func (a *analyzer) redirs(rs []*syntax.Redirect, st *state) {
 		}
 		write := r.Op != syntax.RdrIn
 		a.out.Redirects = append(a.out.Redirects, Redirect{Op: op, Target: target, Write: write})
+		targets := []string{target}
+		if !dyn && !filepath.IsAbs(raw) {
+			for _, dir := range st.alt {
+				targets = append(targets, resolve(raw, dir))
+			}
+		}
 		if write {
-			st.writes = append(st.writes, target)
+			st.writes = append(st.writes, targets...)
 		} else {
-			st.reads = append(st.reads, target)
+			st.reads = append(st.reads, targets...)
 		}
 		if (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) && (fd == "" || fd == "0") {
 			st.stdin, st.stdinPath, st.body, st.feeder, st.pipeText = "file", target, nil, "", ""
@@ -807,6 +1152,9 @@ func (a *analyzer) decl(c *syntax.DeclClause, st *state) {
 		names = append(names, as.Name.Value)
 	}
 	for _, n := range names {
+		if def := st.sh.funcs[n]; def != nil && exported && slices.Contains(cmd.Opts, "f") {
+			def.exported = true // export -f: child shells define it
+		}
 		if exported || dangerousEnv(n) {
 			cmd.Assigns = append(cmd.Assigns, n)
 			if !slices.Contains(st.exports, n) {
@@ -833,6 +1181,14 @@ func (a *analyzer) emit(b *build) {
 		return
 	}
 	b.cmd.Via = slices.Clip(b.cmd.Via)
+	if b.inv != nil && b.inv.feeder == feedUnknown {
+		// Fed from a source not followed: settled in finish, once every
+		// download of the string is known.
+		b.cmd.Marks = slices.DeleteFunc(b.cmd.Marks, func(m Mark) bool { return m.Detail == feedUnknown })
+		if hasMark(&b.cmd, MarkStdinShell) {
+			a.unfed = append(a.unfed, len(a.out.Commands))
+		}
+	}
 	a.out.Commands = append(a.out.Commands, b.cmd)
 	for _, f := range b.later {
 		if a.failed() {

@@ -190,7 +190,7 @@ func TestStructure(t *testing.T) {
 			src:  "diff <(a) >(b)",
 			cmds: []cmd{
 				{Name: "a", Depth: 1, Via: []string{"<()"}},
-				{Name: "b", Depth: 1, Via: []string{">()"}},
+				{Name: "b", Depth: 1, Via: []string{">()"}, Stdin: "pipe"},
 				{Name: "diff", Operands: []string{"<(a)", ">(b)"}, Paths: none()},
 			},
 		},
@@ -205,19 +205,19 @@ func TestStructure(t *testing.T) {
 			cmds: []cmd{{Name: "a", Depth: 1}},
 		},
 		{
-			name: "function body and call",
+			name: "function body where defined and at each call, with the program of its name",
 			src:  "f() { g; }; f; f",
-			cmds: []cmd{{Name: "g"}},
+			cmds: []cmd{{Name: "g", Stdin: "pipe"}, {Name: "g"}, {Name: "f"}, {Name: "g"}, {Name: "f"}},
 		},
 		{
 			name: "function keyword",
 			src:  "function f { g; }",
-			cmds: []cmd{{Name: "g"}},
+			cmds: []cmd{{Name: "g", Stdin: "pipe"}},
 		},
 		{
 			name: "call before definition is a command",
 			src:  "f; f() { g; }",
-			cmds: []cmd{{Name: "f"}, {Name: "g"}},
+			cmds: []cmd{{Name: "f"}, {Name: "g", Stdin: "pipe"}},
 		},
 		{
 			name: "if elif else",
@@ -240,9 +240,9 @@ func TestStructure(t *testing.T) {
 			cmds: []cmd{{Name: "a", Depth: 1}, {Name: "b"}, {Name: "c", Depth: 1}, {Name: "d"}},
 		},
 		{
-			name: "arithmetic command, test clause, let",
-			src:  "(( $(a) + 1 )); [[ -f $(b) ]]; let x=$(c)",
-			cmds: []cmd{{Name: "a", Depth: 1}, {Name: "b", Depth: 1}, {Name: "c", Depth: 1}},
+			name:    "arithmetic command, test clause, let",
+			src:     "(( $(a) + 1 )); [[ -f $(b) ]]; let x=$(c)",
+			cmds:    []cmd{{Name: "a", Depth: 1}, {Name: "b", Depth: 1}, {Name: "c", Depth: 1}},
 		},
 		{
 			name: "coprocess",
@@ -551,4 +551,129 @@ func TestConcurrent(t *testing.T) {
 			t.Errorf("concurrent analysis of %q differs", s)
 		}
 	}
+}
+
+func TestFunctions(t *testing.T) {
+	runCases(t, []tcase{
+		{
+			name: "a definition in a subshell does not leak",
+			src:  "(rm(){ echo; }); rm -rf /",
+			cmds: []cmd{{Name: "echo", Stdin: "pipe"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "nor one in a substitution",
+			src:  "x=$(rm(){ :; }); rm -rf /",
+			cmds: []cmd{{Name: ":", Depth: 1, Stdin: "pipe"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "a definition in a branch is listed with the program",
+			src:  "false && rm(){ :; }; rm -rf /",
+			cmds: []cmd{{Name: "false"}, {Name: ":", Stdin: "pipe"}, {Name: ":"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "a definition inside a body exists once the body runs",
+			src:  "g(){ rm(){ echo; }; }; rm -rf /",
+			cmds: []cmd{{Name: "echo", Stdin: "pipe"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "command skips the function",
+			src:  "rm(){ echo; }; command rm -rf /",
+			cmds: []cmd{{Name: "echo", Stdin: "pipe"}, {Name: "rm", Via: []string{"command"}, Paths: []string{"/"}}},
+		},
+		{
+			name: "unset -f removes the function",
+			src:  "f(){ g; }; unset -f f; f",
+			cmds: []cmd{{Name: "g", Stdin: "pipe"}, {Name: "unset"}, {Name: "f"}},
+		},
+		{
+			name: "unset -f in a branch may not run",
+			src:  "f(){ g; }; false && unset -f f; f",
+			cmds: []cmd{{Name: "g", Stdin: "pipe"}, {Name: "false"}, {Name: "unset"}, {Name: "g"}, {Name: "f"}},
+		},
+		{
+			name: "the body runs in the caller's directory",
+			src:  "f(){ rm -rf x; }; cd /tmp && f",
+			cmds: []cmd{{Name: "rm", Stdin: "pipe", Paths: []string{"/ws/x"}}, {Name: "cd"}, {Name: "rm", Paths: []string{"/tmp/x"}}, {Name: "f"}},
+		},
+		{
+			name: "exports of the body carry over",
+			src:  "f(){ export PATH=/tmp; }; f; ls",
+			cmds: []cmd{{Name: "export", Stdin: "pipe"}, {Name: "export"}, {Name: "f"}, {Name: "ls", Marks: []string{"dangerous_env:PATH"}}},
+		},
+		{
+			name: "a child shell sees only exported functions",
+			src:  "rm(){ :; }; bash -c 'rm -rf /'; export -f rm; bash -c 'rm x'",
+			cmds: []cmd{
+				{Name: ":", Stdin: "pipe"}, {Name: "bash"}, {Name: "rm", Depth: 1, Paths: []string{"/"}},
+				{Name: "export"}, {Name: "bash"}, {Name: ":", Depth: 1}, {Name: "rm", Depth: 1, Paths: []string{"/ws/x"}},
+			},
+		},
+		{
+			name: "a special builtin is listed too",
+			src:  "eval(){ :; }; eval 'rm -rf /'",
+			cmds: []cmd{{Name: ":", Stdin: "pipe"}, {Name: ":"}, {Name: "eval"}, {Name: "rm", Depth: 1, Paths: []string{"/"}}},
+		},
+	})
+}
+
+// TestUnknownStdin: a shell reading a standard input the analysis does
+// not follow counts as fed by any download in the string.
+func TestUnknownStdin(t *testing.T) {
+	dl := []string{"stdin_shell:pipe", "download_to_shell:curl"}
+	runCases(t, []tcase{
+		{
+			name:    "tee into a process substitution",
+			src:     "curl x | tee >(sh)",
+			cmds:    []cmd{{Name: "curl"}, {Name: "sh", Depth: 1, Stdin: "pipe", Marks: dl}, {Name: "tee", Stdin: "pipe", Dynamic: true}},
+			dynamic: true,
+		},
+		{
+			name: "redirection into a process substitution",
+			src:  "curl x > >(bash)",
+			cmds: []cmd{{Name: "bash", Depth: 1, Stdin: "pipe", Marks: dl}, {Name: "curl"}},
+		},
+		{
+			name: "a command substitution reads the pipe",
+			src:  "curl x | echo \"$(sh)\"",
+			cmds: []cmd{{Name: "curl"}, {Name: "sh", Depth: 1, Stdin: "pipe", Marks: []string{"download_to_shell:curl"}}, {Name: "echo", Stdin: "pipe"}},
+		},
+		{
+			name: "and its text",
+			src:  "echo 'rm -rf /' | echo \"$(sh)\"",
+			cmds: []cmd{{Name: "echo"}, {Name: "sh", Depth: 1, Stdin: "pipe"}, {Name: "rm", Depth: 2, Paths: []string{"/"}}, {Name: "echo", Stdin: "pipe"}},
+		},
+		{
+			name: "exec redirects the rest of the shell",
+			src:  "exec < <(curl x); sh",
+			cmds: []cmd{{Name: "curl", Depth: 1}, {Name: "exec", Stdin: "pipe"}, {Name: "sh", Stdin: "pipe", Marks: dl}},
+		},
+		{
+			name: "a descriptor opened by exec",
+			src:  "exec 3< <(curl x); sh <&3",
+			cmds: []cmd{{Name: "curl", Depth: 1}, {Name: "exec"}, {Name: "sh", Stdin: "pipe", Marks: dl}},
+		},
+		{
+			name: "exec < file",
+			src:  "exec < f; sh",
+			cmds: []cmd{{Name: "exec", Stdin: "file"}, {Name: "sh", Stdin: "file", Marks: []string{"runs_script:/ws/f"}}},
+		},
+		{
+			name: "a function called from a download",
+			src:  "f(){ sh; }; curl x | f",
+			cmds: []cmd{{Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "curl"}, {Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "f", Stdin: "pipe"}},
+		},
+		{
+			name: "without a download it still reads its program from stdin",
+			src:  "f(){ sh; }; sh <&3",
+			cmds: []cmd{
+				{Name: "sh", Stdin: "pipe", Marks: []string{"stdin_shell:pipe"}, NoMarks: []string{"download_to_shell"}},
+				{Name: "sh", Stdin: "pipe", Marks: []string{"stdin_shell:pipe"}, NoMarks: []string{"download_to_shell"}},
+			},
+		},
+		{
+			name: "an interpreter running a script is not fed",
+			src:  "f(){ python3 x.py; }; curl -o y x",
+			cmds: []cmd{{Name: "python3", Stdin: "pipe", NoMarks: []string{"download_to_shell", "stdin_shell"}}, {Name: "curl"}},
+		},
+	})
 }

@@ -246,16 +246,19 @@ func TestCwd(t *testing.T) {
 		{
 			name: "cd in a list",
 			src:  "cd /tmp && rm -rf x; cat y",
-			cmds: []cmd{{Name: "cd", Paths: []string{"/tmp"}}, {Name: "rm", Paths: []string{"/tmp/x"}}, {Name: "cat", Paths: []string{"/tmp/y"}}},
+			cmds: []cmd{
+				{Name: "cd", Paths: []string{"/tmp"}}, {Name: "rm", Paths: []string{"/tmp/x"}},
+				{Name: "cat", Paths: []string{"/tmp/y"}}, {Name: "cat", Paths: []string{"/ws/y"}},
+			},
 		},
 		{
 			name: "cd alone goes home",
 			src:  "cd; cat y",
-			cmds: []cmd{{Name: "cd"}, {Name: "cat", Paths: []string{"/home/u/y"}}},
+			cmds: []cmd{{Name: "cd"}, {Name: "cat", Paths: []string{"/home/u/y"}}, {Name: "cat", Paths: []string{"/ws/y"}}},
 		},
 		{
 			name: "relative cd",
-			src:  "cd sub; cd ../other; cat y",
+			src:  "cd sub && cd ../other && cat y",
 			cmds: []cmd{{Name: "cd"}, {Name: "cd"}, {Name: "cat", Paths: []string{"/ws/sub/../other/y"}}},
 		},
 		{
@@ -277,8 +280,14 @@ func TestCwd(t *testing.T) {
 		},
 		{
 			name:    "cd to a variable",
-			src:     "cd $D && rm -rf x; cd /ok; cat y",
+			src:     "cd $D && rm -rf x; cd /ok && cat y",
 			cmds:    []cmd{{Name: "cd", Dynamic: true}, {Name: "rm", Paths: []string{"/x"}}, {Name: "cd"}, {Name: "cat", Paths: []string{"/ok/y"}}},
+			dynamic: true,
+		},
+		{
+			name:    "a cd that may fail from an unknown cwd leaves it unknown",
+			src:     "cd $D; cd /ok; cat y",
+			cmds:    []cmd{{Name: "cd", Dynamic: true}, {Name: "cd"}, {Name: "cat", Paths: []string{"/y"}}},
 			dynamic: true,
 		},
 		{
@@ -296,24 +305,92 @@ func TestCwd(t *testing.T) {
 		},
 		{
 			name: "cd in a brace group carries over",
-			src:  "{ cd /tmp; }; cat y",
+			src:  "{ cd /tmp; } && cat y",
 			cmds: []cmd{{Name: "cd"}, {Name: "cat", Paths: []string{"/tmp/y"}}},
 		},
 		{
 			name:    "pushd and popd",
-			src:     "pushd /etc; cat passwd; popd; cat x",
-			cmds:    []cmd{{Name: "pushd"}, {Name: "cat", Paths: []string{"/etc/passwd"}}, {Name: "popd", Dynamic: true}, {Name: "cat", Paths: []string{"/x"}}},
+			src:     "pushd /etc && cat passwd; popd; cat x",
+			cmds:    []cmd{{Name: "pushd"}, {Name: "cat", Paths: []string{"/etc/passwd"}}, {Name: "popd", Dynamic: true}, {Name: "popd", Dynamic: true}, {Name: "cat", Paths: []string{"/x"}}},
 			dynamic: true,
 		},
 		{
 			name: "nested shells start in the tracked cwd",
-			src:  "cd /srv; bash -c 'rm -rf data'",
+			src:  "cd /srv && bash -c 'rm -rf data'",
 			cmds: []cmd{{Name: "cd"}, {Name: "bash"}, {Name: "rm", Depth: 1, Paths: []string{"/srv/data"}}},
 		},
 		{
 			name: "redirect targets use the tracked cwd",
 			src:  "cd /tmp && echo > x",
 			cmds: []cmd{{Name: "cd"}, {Name: "echo", Writes: []string{"/tmp/x"}}},
+		},
+		{
+			name: "a cd that may fail leaves both directories",
+			src:  "cd nope; find .. -delete",
+			cmds: []cmd{{Name: "cd"}, {Name: "find", Writes: []string{"/ws/nope/.."}}, {Name: "find", Writes: []string{"/ws/.."}}},
+		},
+		{
+			name: "redirections resolve in both directories",
+			src:  "cd nope; echo > ../x",
+			cmds: []cmd{{Name: "cd"}, {Name: "echo", Writes: []string{"/ws/nope/../x", "/ws/../x"}}, {Name: "echo", Writes: []string{"/ws/nope/../x", "/ws/../x"}}},
+		},
+		{
+			name: "cd && runs only in the target",
+			src:  "cd sub && rm -rf ../build",
+			cmds: []cmd{{Name: "cd"}, {Name: "rm", Paths: []string{"/ws/sub/../build"}}},
+		},
+		{
+			name: "cd || exit continues only in the target",
+			src:  "cd sub || { echo no; exit 1; }; rm -rf ..",
+			cmds: []cmd{{Name: "cd"}, {Name: "echo"}, {Name: "echo"}, {Name: "exit"}, {Name: "exit"}, {Name: "rm", Paths: []string{"/ws/sub/.."}}},
+		},
+		{
+			name: "cd || true keeps both",
+			src:  "cd sub || true; rm -rf ..",
+			cmds: []cmd{{Name: "cd"}, {Name: "true"}, {Name: "true"}, {Name: "rm", Paths: []string{"/ws/sub/.."}}, {Name: "rm", Paths: []string{"/ws/.."}}},
+		},
+		{
+			name: "a cd skipped by && may not have happened",
+			src:  "false && cd a/b; rm -rf ../../x",
+			cmds: []cmd{{Name: "false"}, {Name: "cd"}, {Name: "rm", Paths: []string{"/ws/a/b/../../x"}}, {Name: "rm", Paths: []string{"/ws/../../x"}}},
+		},
+		{
+			name: "cd to an ancestor cannot fail",
+			src:  "cd ..; cat x; cd /; cat y",
+			cmds: []cmd{{Name: "cd"}, {Name: "cat", Paths: []string{"/ws/../x"}}, {Name: "cd"}, {Name: "cat", Paths: []string{"/y"}}},
+		},
+		{
+			name:    "too many possible directories are unknown",
+			src:     "cd a; cd b; cd c; cat y",
+			cmds:    nil,
+			dynamic: true,
+			reasons: []string{"cwd unknown after cd"},
+		},
+		{
+			name:    "CDPATH makes cd unknown",
+			src:     "CDPATH=/etc; cd x && cat passwd",
+			cmds:    []cmd{{Name: "cd", Dynamic: true}, {Name: "cat", Paths: []string{"/passwd"}}},
+			dynamic: true,
+			reasons: []string{"cd target looked up through CDPATH or cdable_vars", "cwd unknown after cd"},
+		},
+		{
+			name:    "cdable_vars makes cd unknown",
+			src:     "shopt -s cdable_vars; cd x && cat y",
+			cmds:    []cmd{{Name: "shopt"}, {Name: "cd", Dynamic: true}, {Name: "cat", Paths: []string{"/y"}}},
+			dynamic: true,
+		},
+		{
+			name: "cd ./x is not looked up",
+			src:  "CDPATH=/etc; cd ./x && cat y",
+			cmds: []cmd{{Name: "cd", Marks: []string{"dangerous_env:CDPATH"}}, {Name: "cat", Paths: []string{"/ws/x/y"}}},
+		},
+		{
+			name: "a cd in a function carries over, or not",
+			src:  "f(){ cd /; }; f; rm -rf x",
+			cmds: []cmd{
+				{Name: "cd", Stdin: "pipe"}, {Name: "cd"}, {Name: "f"},
+				{Name: "rm", Paths: []string{"/x"}}, {Name: "rm", Paths: []string{"/ws/x"}},
+			},
 		},
 	})
 }
@@ -643,13 +720,20 @@ func TestMarks(t *testing.T) {
 
 func TestForkBomb(t *testing.T) {
 	runCases(t, []tcase{
-		{name: "classic", src: ":(){ :|:& };:", cmds: []cmd{}, forkBomb: true},
-		{name: "named", src: "bomb(){ bomb|bomb& }; bomb", cmds: []cmd{}, forkBomb: true},
-		{name: "function keyword", src: "function f { f | f & }; f", cmds: []cmd{}, forkBomb: true},
-		{name: "background only", src: "f(){ f & f; }; f", cmds: []cmd{}, forkBomb: true},
+		{name: "classic", src: ":(){ :|:& };:", forkBomb: true},
+		{name: "named", src: "bomb(){ bomb|bomb& }; bomb", forkBomb: true},
+		{name: "function keyword", src: "function f { f | f & }; f", forkBomb: true},
+		{name: "background only", src: "f(){ f & f; }; f", forkBomb: true},
 		{name: "infinite background loop", src: "while true; do sleep 1 & done", forkBomb: true},
-		{name: "plain recursion is not a fork bomb", src: "f(){ f; }; f", cmds: []cmd{}},
-		{name: "background call of another function", src: "g(){ :; }; f(){ g & }; f", cmds: []cmd{{Name: ":"}}},
+		{name: "plain recursion is not a fork bomb", src: "f(){ f; }; f", cmds: []cmd{{Name: "f", Stdin: "pipe"}, {Name: "f"}, {Name: "f"}}},
+		{name: "background call of another function", src: "g(){ :; }; f(){ g & }; f", cmds: []cmd{
+			{Name: ":", Stdin: "pipe"}, {Name: ":", Stdin: "pipe"}, {Name: "g", Stdin: "pipe"}, {Name: ":"}, {Name: "g"}, {Name: "f"},
+		}},
+		{name: "mutual recursion", src: "a(){ b|b& }; b(){ a|a& }; a", forkBomb: true},
+		{name: "mutual recursion through three", src: "a(){ b; }; b(){ c & }; c(){ a; }; a", forkBomb: true},
+		{name: "mutual recursion defined later", src: "a(){ b; }; b(){ a | a; }; b", forkBomb: true},
+		{name: "mutual recursion without a pipe or background", src: "a(){ b; }; b(){ a; }; a"},
+		{name: "a background call outside the cycle", src: "a(){ b; }; b(){ a; }; a &"},
 	})
 }
 

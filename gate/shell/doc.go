@@ -20,9 +20,16 @@
 // Commands are listed in execution order: those of command substitutions,
 // backticks and process substitutions come before the command whose words
 // hold them. Pipelines, lists (&&, ||, ;, newline, &), subshells, brace
-// groups, if/while/until/for/case bodies, function bodies (where they are
-// defined; a later call of the function is not listed again), arithmetic
-// commands, [[ ]], coprocesses, time and ! are all walked.
+// groups, if/while/until/for/case bodies, function bodies, arithmetic
+// commands, [[ ]], coprocesses, time and ! are all walked. A function body
+// is walked where it is defined, as code that may run with any standard
+// input, and again at each call, where it runs (with the caller's
+// directory, input and environment); the program of the function's name is
+// listed at each call as well, since the function may be absent in a path
+// the analysis does not follow. Functions defined in a subshell, a pipeline
+// element or a substitution stay there; only exported ones reach a child
+// shell. A cycle of calls with one in a pipeline or the background is a
+// fork bomb.
 //
 // Words are expanded statically: brace expansion, ANSI-C quotes ($'\x72m'),
 // backslashes, quote removal, ~ and ~/x where bash expands them (at the start
@@ -75,10 +82,15 @@
 // path. Operands that are not files are left out: patterns (grep, sed, awk
 // programs), echo and printf arguments, modes and owners (chmod, chown),
 // URLs, git refs and subcommands, pids. cd and pushd change the directory
-// for the rest of the list (a subshell restores it); cd -, a dynamic target
-// or a cd inside a branch makes it unknown, which is reported as dynamic
-// ("cwd unknown after cd"), and later relative paths resolve against / so
-// that they are judged conservatively.
+// for the rest of the list (a subshell restores it). A cd may fail (its
+// target is not known to exist unless it is an ancestor), so the old
+// directory stays possible too: later commands are listed once for each
+// directory they may run in, except after `cd DIR &&` and `cd DIR || exit`.
+// cd -, a dynamic target, a target looked up through CDPATH or
+// cdable_vars, a cd inside a branch, or more than four possible directories
+// make it unknown, which is reported as dynamic ("cwd unknown after cd"),
+// and later relative paths resolve against / so that they are judged
+// conservatively.
 //
 // # Limits
 //

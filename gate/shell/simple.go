@@ -202,13 +202,16 @@ func (a *analyzer) final(inv *invocation, st *state) {
 		// ｓｕｄｏ, rм: not the program it looks like, and not one to trust.
 		b.dynamic("non-ASCII or blank characters in command name")
 	}
-	if !inv.wrapped && !strings.Contains(f0.val, "/") && st.sh.hasFunc(name) {
-		// A call of a function defined earlier: its body was analysed
-		// where it was defined.
-		if st.async && slices.Contains(st.funcs, name) {
-			a.out.ForkBomb = true
+	if runsInShell(inv, st) {
+		a.shellBuiltin(name, inv.args, st)
+	}
+	if len(inv.via) == len(st.via) && !strings.Contains(f0.val, "/") {
+		// No wrapper at all (command and builtin skip functions): a call
+		// of a function defined earlier runs its body here. The program
+		// of the same name is listed as well.
+		if def := st.sh.funcs[name]; def != nil {
+			a.callFunc(name, def, st)
 		}
-		return
 	}
 	b.name = name
 	b.cmd.Name = name

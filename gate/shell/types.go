@@ -33,8 +33,10 @@ type Analysis struct {
 	// plain allow.
 	Dynamic        bool     `json:"dynamic"`
 	DynamicReasons []string `json:"dynamic_reasons"`
-	// ForkBomb is true for a function that calls itself in a pipe or in
-	// the background (`:(){ :|:& };:` in any spelling).
+	// ForkBomb is true for functions that call themselves or each other
+	// with a call in a pipe or in the background (`:(){ :|:& };:` in any
+	// spelling, `a(){ b|b& }; b(){ a; }; a`), and for an endless loop
+	// that starts background jobs.
 	ForkBomb bool `json:"fork_bomb"`
 	// Network lists /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT targets used
 	// anywhere (redirections or operands).
@@ -120,7 +122,10 @@ const (
 	MarkStdinShell = "stdin_shell"
 	// MarkDownloadToShell: the output of a downloader (curl, wget, fetch,
 	// nc, …) or of a decoder (base64 -d, xxd -r, openssl enc -d) piped
-	// into a shell or interpreter. Detail names the producer.
+	// into a shell or interpreter. A shell reading a standard input whose
+	// source is not followed (inside >(…), in a function body, after exec
+	// <…, from <&3) counts as fed by the first producer anywhere in the
+	// string. Detail names the producer.
 	MarkDownloadToShell = "download_to_shell"
 	// MarkNetworkDevice: /dev/tcp or /dev/udp used. Detail is the path.
 	MarkNetworkDevice = "network_device"

@@ -431,7 +431,7 @@ func TestRecursion(t *testing.T) {
 		{
 			name: "eval keeps cd",
 			src:  "eval 'cd /etc'; rm -f passwd",
-			cmds: []cmd{{Name: "eval"}, {Name: "cd", Depth: 1}, {Name: "rm", Paths: []string{"/etc/passwd"}}},
+			cmds: []cmd{{Name: "eval"}, {Name: "cd", Depth: 1}, {Name: "rm", Paths: []string{"/etc/passwd"}}, {Name: "rm", Paths: []string{"/ws/passwd"}}},
 		},
 		{
 			name: "source and dot are scripts, not parsed",
