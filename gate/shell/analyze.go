@@ -68,7 +68,8 @@ func Analyze(src string, opts Options) (res *Analysis) {
 }
 
 // finish settles what needed the whole string: shells reading a standard
-// input of unknown source count as fed by its first download.
+// input of unknown source count as fed by its first download, and
+// arithmetic on variables is checked against every assignment.
 func (a *analyzer) finish() {
 	if a.failed() {
 		return
@@ -78,6 +79,7 @@ func (a *analyzer) finish() {
 			addMark(&a.out.Commands[i], MarkDownloadToShell, p)
 		}
 	}
+	a.vars.finish(a)
 }
 
 // parsers holds bash parsers for reuse; a parser is used by one analysis
@@ -94,6 +96,7 @@ type analyzer struct {
 	seen   map[string]bool // dynamic reasons already listed
 
 	unfed []int // commands reading a standard input of unknown source
+	vars  varFacts
 }
 
 func newAnalyzer(opts Options) *analyzer {
@@ -465,6 +468,9 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	}
 	switch c := s.Cmd.(type) {
 	case *syntax.CallExpr:
+		for _, as := range c.Assigns {
+			a.assigned(as, st)
+		}
 		// Where a cd may have failed, the command runs in one of several
 		// directories: it is analysed in each. Only the analysis in the
 		// state itself carries its cd and exports over.
@@ -504,6 +510,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 			for _, w := range l.Items {
 				a.substs(w, st)
 			}
+			a.loopVar(l, st)
 		case *syntax.CStyleLoop:
 			a.substs(l, st)
 		}
@@ -903,6 +910,7 @@ func (a *analyzer) substs(n syntax.Node, st *state) {
 			a.sub(n.Stmts, st, via)
 			return false
 		}
+		a.arithNode(n, st)
 		return true
 	})
 }
@@ -1144,13 +1152,34 @@ func (a *analyzer) decl(c *syntax.DeclClause, st *state) {
 			if as.Value != nil && dynReason(as.Value.Parts) != "" {
 				cmd.Dynamic = true
 				a.dynamic("variable name from expansion in " + variant)
+			} else if as.Value != nil {
+				v, _ := a.literal(as.Value, st)
+				a.declText(v, variant, slices.Contains(cmd.Opts, "n"))
 			}
 			cmd.Operands = append(cmd.Operands, text)
 			continue
 		}
 		cmd.Operands = append(cmd.Operands, text)
 		names = append(names, as.Name.Value)
+		a.assigned(as, st)
+		if (slices.Contains(cmd.Opts, "a") || slices.Contains(cmd.Opts, "A")) && as.Value != nil {
+			// declare -a x='(…)' parses the string as a compound
+			// assignment, running its substitutions.
+			if v, ok := a.literal(as.Value, st); !ok || strings.Contains(v, "$(") || strings.ContainsRune(v, '`') {
+				a.dynamic("array value from a string in " + variant)
+			}
+		}
+		if slices.Contains(cmd.Opts, "n") && as.Value != nil {
+			// A name reference: the value is a variable name, and a
+			// subscript in it is evaluated at each use.
+			if v, ok := a.literal(as.Value, st); !ok {
+				a.dynamic("name reference to an expansion in " + variant)
+			} else {
+				a.declText(as.Name.Value+"="+v, variant, true)
+			}
+		}
 	}
+	a.declAttrs(names, cmd.Opts)
 	for _, n := range names {
 		if def := st.sh.funcs[n]; def != nil && exported && slices.Contains(cmd.Opts, "f") {
 			def.exported = true // export -f: child shells define it
@@ -1188,6 +1217,9 @@ func (a *analyzer) emit(b *build) {
 		if hasMark(&b.cmd, MarkStdinShell) {
 			a.unfed = append(a.unfed, len(a.out.Commands))
 		}
+	}
+	if b.args != nil {
+		a.builtinVars(b)
 	}
 	a.out.Commands = append(a.out.Commands, b.cmd)
 	for _, f := range b.later {

@@ -92,6 +92,19 @@
 // and later relative paths resolve against / so that they are judged
 // conservatively.
 //
+// # Arithmetic
+//
+// bash evaluates a variable's value again when it is used in arithmetic
+// ($((x)), ((x)), let, [[ x -gt 0 ]], array subscripts, substring
+// offsets), and runs the command substitutions in an array subscript it
+// finds there: after x='a[$(id)]', $((x)) runs id. A value used so is
+// dynamic unless every assignment to the variable in the whole string is
+// a literal integer or an arithmetic result (or it is one bash sets to a
+// number, like RANDOM). So are command output evaluated as arithmetic, a
+// subscript with a substitution given as a name to unset, read, printf -v,
+// declare and its kin or [[ -v ]], indirect expansion ${!x} and prompt
+// expansion ${x@P}.
+//
 // # Limits
 //
 // Input longer than [Options.MaxBytes] (64 KiB), nesting deeper than
@@ -103,7 +116,8 @@
 //
 // # Known limits
 //
-// Variable values are not tracked (X=rm; $X is dynamic, not rm). Aliases
+// Variable values are not tracked, except whether they are plain integers
+// (X=rm; $X is dynamic, not rm). Aliases
 // are analysed where they are defined. Programs in other languages (python
 // -c, perl -e, node -e) are marked, not read; only their ways of running a
 // shell command are looked for where they are simple (awk system(), dc !,
