@@ -206,34 +206,36 @@ var wdefs = map[string]wdef{
 
 func initWrappers() {
 	wrappers = map[string]wrapperFn{
-		"sudo":        wrapSudo,
-		"su":          wrapSu,
-		"runuser":     wrapRunuser,
-		"env":         wrapEnv,
-		"command":     wrapCommand,
-		"builtin":     wrapBuiltin,
-		"busybox":     wrapBusybox,
-		"flock":       wrapFlock,
-		"sg":          wrapSg,
-		"script":      wrapScript,
-		"systemd-run": wrapSystemdRun,
-		"toybox":      wrapBusybox,
-		"setarch":     wrapSetarch,
-		"machinectl":  wrapMachinectl,
-		"genv":        wrapEnv,
-		"sudo-rs":     wrapSudo,
-		"sudoedit":    wrapSudoedit,
-		"pleaseedit":  wrapSudoedit,
-		"chpst":       wrapChpst,
-		"capsh":       wrapCapsh,
-		"ksu":         wrapKsu,
-		"gksu":        wrapGksu,
-		"gksudo":      wrapGksu,
-		"kdesu":       wrapGksu,
-		"kdesudo":     wrapGksu,
-		"beesu":       wrapGksu,
-		"envdir":      wrapEnvdir,
-		"s6-envdir":   wrapEnvdir,
+		"sudo":              wrapSudo,
+		"su":                wrapSu,
+		"runuser":           wrapRunuser,
+		"env":               wrapEnv,
+		"command":           wrapCommand,
+		"builtin":           wrapBuiltin,
+		"busybox":           wrapBusybox,
+		"flock":             wrapFlock,
+		"sg":                wrapSg,
+		"script":            wrapScript,
+		"systemd-run":       wrapSystemdRun,
+		"toybox":            wrapBusybox,
+		"setarch":           wrapSetarch,
+		"machinectl":        wrapMachinectl,
+		"genv":              wrapEnv,
+		"sudo-rs":           wrapSudo,
+		"sudoedit":          wrapSudoedit,
+		"pleaseedit":        wrapSudoedit,
+		"chpst":             wrapChpst,
+		"capsh":             wrapCapsh,
+		"ksu":               wrapKsu,
+		"gksu":              wrapGksu,
+		"gksudo":            wrapGksu,
+		"kdesu":             wrapGksu,
+		"kdesudo":           wrapGksu,
+		"beesu":             wrapGksu,
+		"envdir":            wrapEnvdir,
+		"s6-envdir":         wrapEnvdir,
+		"bwrap":             wrapBwrap,
+		"start-stop-daemon": wrapStartStopDaemon,
 	}
 	for names, d := range wdefs {
 		for _, n := range strings.Fields(names) {
@@ -802,6 +804,84 @@ func wrapSystemdRun(u *unwrap) wrapAction {
 		return wrapAlone
 	}
 	return u.next(p.operands[0], true, priv)
+}
+
+// bwrapArity is the number of values of each bubblewrap option.
+var bwrapArity = map[string]int{
+	"unshare-all": 0, "share-net": 0, "unshare-user": 0, "unshare-user-try": 0, "unshare-ipc": 0, "unshare-pid": 0, "unshare-net": 0,
+	"unshare-uts": 0, "unshare-cgroup": 0, "unshare-cgroup-try": 0, "clearenv": 0, "new-session": 0, "die-with-parent": 0, "as-pid-1": 0,
+	"disable-userns": 0, "assert-userns-disabled": 0, "help": 0, "version": 0, "level-prefix": 0,
+	"args": 1, "argv0": 1, "userns": 1, "userns2": 1, "pidns": 1, "uid": 1, "gid": 1, "hostname": 1, "chdir": 1, "unsetenv": 1,
+	"lock-file": 1, "sync-fd": 1, "remount-ro": 1, "exec-label": 1, "file-label": 1, "proc": 1, "dev": 1, "tmpfs": 1, "mqueue": 1,
+	"dir": 1, "seccomp": 1, "add-seccomp-fd": 1, "block-fd": 1, "userns-block-fd": 1, "info-fd": 1, "json-status-fd": 1,
+	"cap-add": 1, "cap-drop": 1, "perms": 1, "size": 1, "overlay-src": 1, "tmp-overlay": 1, "ro-overlay": 1,
+	"setenv": 2, "bind": 2, "bind-try": 2, "dev-bind": 2, "dev-bind-try": 2, "ro-bind": 2, "ro-bind-try": 2, "bind-fd": 2,
+	"ro-bind-fd": 2, "file": 2, "bind-data": 2, "ro-bind-data": 2, "symlink": 2, "chmod": 2,
+	"overlay": 3,
+}
+
+// bwrap [options] COMMAND…: options take up to three values; one it does
+// not know leaves the command unknown. --args reads more options from a
+// file descriptor.
+func wrapBwrap(u *unwrap) wrapAction {
+	args := u.inv.args
+	for i := 1; i < len(args); i++ {
+		f := args[i]
+		if f.dyn || !strings.HasPrefix(f.val, "--") {
+			return u.next(i, true, false)
+		}
+		if f.val == "--" {
+			if i+1 >= len(args) {
+				return wrapAlone
+			}
+			return u.next(i+1, true, false)
+		}
+		name := f.val[2:]
+		n, ok := bwrapArity[name]
+		if !ok || name == "args" || i+n >= len(args) {
+			u.inv.dynWhy = "bwrap option " + f.val + " not understood"
+			return wrapAlone
+		}
+		switch name {
+		case "setenv":
+			u.inv.assigns = addNames(u.inv.assigns, args[i+1].val)
+		case "chdir":
+			u.chdir(args[i+1])
+		}
+		i += n
+	}
+	return wrapAlone
+}
+
+var startStopDaemonOpts = spec("S K T H V x: a: n: u: p: g: c: r: d: N: P: I: k: O: R: s: m b C o q v t --start --stop --status --exec= --startas= --name= " +
+	"--user= --pidfile= --group= --chuid= --chroot= --chdir= --nicelevel= --procsched= --iosched= --umask= --output= --retry= --signal= " +
+	"--make-pidfile --remove-pidfile --background --no-close --oknodo --quiet --verbose --test --ppid= --notify-await --notify-timeout=")
+
+// start-stop-daemon --start --exec PROGRAM [-- ARGS…] starts PROGRAM (or
+// --startas) with the arguments after --, as --chuid's user.
+func wrapStartStopDaemon(u *unwrap) wrapAction {
+	args := u.inv.args
+	p := parseOpts(args, 1, startStopDaemonOpts)
+	priv := p.has("c", "chuid", "u", "user", "r", "chroot")
+	if priv {
+		u.privilege()
+	}
+	prog, ok := p.val("a", "startas")
+	if !ok {
+		prog, ok = p.val("x", "exec")
+	}
+	if !ok || !p.has("S", "start") {
+		return wrapAlone
+	}
+	for _, v := range p.all("d", "chdir") {
+		u.chdir(v)
+	}
+	var rest []field
+	if p.afterDashDash >= 0 {
+		rest = fieldsAt(args, p.operands[p.afterDashDash:])
+	}
+	u.inv.args = append([]field{args[0], prog}, rest...)
+	return u.next(1, true, priv)
 }
 
 // joinFields joins words with spaces into one field, as programs that hand

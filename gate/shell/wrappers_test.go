@@ -335,6 +335,31 @@ func TestWrappers(t *testing.T) {
 			},
 		},
 		{
+			name: "bwrap options with one to three values",
+			src:  "bwrap --ro-bind /usr /usr --overlay /a /b /c --setenv LD_PRELOAD x.so --unshare-all rm -rf /; bwrap --dev-bind / / -- rm -rf /",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"bwrap"}, Assigns: []string{"LD_PRELOAD"}, Marks: []string{"dangerous_env:LD_PRELOAD"}},
+				{Name: "rm", Depth: 1, Paths: []string{"/"}, Via: []string{"bwrap"}},
+			},
+		},
+		{
+			name:    "bwrap option not understood",
+			src:     "bwrap --new-option x rm -rf /",
+			cmds:    []cmd{{Name: "bwrap", Dynamic: true}},
+			dynamic: true,
+			reasons: []string{"bwrap option --new-option not understood"},
+		},
+		{
+			name: "start-stop-daemon starts its program with the arguments after --",
+			src:  "start-stop-daemon --start --exec /bin/rm -- -rf /; start-stop-daemon -S -c root -a /bin/sh -- -c id; start-stop-daemon --stop --name x",
+			cmds: []cmd{
+				{Name: "rm", Depth: 1, Argv: []string{"/bin/rm", "-rf", "/"}, Paths: []string{"/"}, NoMarks: []string{MarkPrivilege}},
+				{Name: "sh", Depth: 1, Marks: []string{"privilege:start-stop-daemon"}},
+				{Name: "id", Depth: 2, Marks: []string{"privilege:start-stop-daemon"}},
+				{Name: "start-stop-daemon"},
+			},
+		},
+		{
 			name: "machinectl options after the verb, and its environment",
 			src:  "machinectl shell --uid=0 .host /bin/rm -rf /; machinectl shell -E LD_PRELOAD=/x.so .host /bin/ls",
 			cmds: []cmd{
