@@ -127,8 +127,11 @@ ask contains r if {
 # METADATA
 # title: Privilege escalation
 # description: >-
-#   A command runs through sudo, su, doas, pkexec, run0 or setpriv. The
-#   wrapped command is analysed like any other and named here.
+#   A command runs through a program that changes its user or
+#   capabilities: sudo, su, doas, pkexec, run0, setpriv, sudoedit, gosu,
+#   su-exec, setuidgid, capsh, ksu, chpst -u, runuser, gksu, kdesu, pfexec
+#   and the like (the analyser marks them). The wrapped command is
+#   analysed like any other and named here.
 # custom:
 #   id: priv.escalation
 #   severity: high

@@ -141,7 +141,8 @@
 //	                               recursive command, or may be named by a pattern
 //	shell.unparseable              the command cannot be parsed or exceeds a bound (critical)
 //	cmd.forbidden                  a command on forbidden_commands
-//	priv.escalation                sudo, su, doas, pkexec, run0 or setpriv
+//	priv.escalation                sudo, su, doas, pkexec, run0, setpriv, gosu,
+//	                               su-exec, capsh, ksu, chpst -u and their kin
 //	shell.network_device           /dev/tcp or /dev/udp
 //	http.invalid_url               the URL cannot be parsed (critical)
 //	http.scheme                    a scheme other than http or https

@@ -1176,6 +1176,9 @@ func (a *analyzer) decl(c *syntax.DeclClause, st *state) {
 				a.dynamic("name reference to an expansion in " + variant)
 			} else {
 				a.declText(as.Name.Value+"="+v, variant, true)
+				// declare -n r=PATH: every later r=… sets PATH
+				base, _, _ := strings.Cut(v, "[")
+				st.setsDangerous(base)
 			}
 		}
 	}

@@ -128,6 +128,16 @@ func (a *analyzer) loopVar(l *syntax.WordIter, st *state) {
 		}
 	}
 	a.vars.assign(l.Name.Value, ok)
+	st.setsDangerous(l.Name.Value) // for PATH in …; select IFS in …
+}
+
+// setsDangerous records that a dangerous variable (PATH, IFS, …) was set
+// by other means than an assignment word: it changes how every later
+// command of this shell runs, exported or not.
+func (st *state) setsDangerous(name string) {
+	if dangerousEnv(name) && !slices.Contains(st.exports, name) {
+		st.exports = append(st.exports, name)
+	}
 }
 
 // intValue reports an assigned value that is a plain integer: a literal
@@ -253,6 +263,7 @@ func (a *analyzer) arith(e syntax.ArithmExpr, arr string, st *state) {
 	case *syntax.BinaryArithm:
 		if name := lvalue(e.X); name != "" && isAssignOp(e.Op) {
 			a.vars.assign(name, true)
+			st.setsDangerous(name)
 			if e.Op == syntax.Assgn {
 				a.arith(e.Y, arr, st)
 				return
@@ -263,6 +274,7 @@ func (a *analyzer) arith(e syntax.ArithmExpr, arr string, st *state) {
 	case *syntax.UnaryArithm:
 		if name := lvalue(e.X); name != "" && (e.Op == syntax.Inc || e.Op == syntax.Dec) {
 			a.vars.assign(name, true)
+			st.setsDangerous(name)
 		}
 		a.arith(e.X, arr, st)
 	case *syntax.ParenArithm:
@@ -474,8 +486,13 @@ func (a *analyzer) builtinVars(b *build) {
 		for _, f := range args[1:] {
 			if f.dyn {
 				b.dynamic("expression from expansion in let")
-			} else {
-				a.arithText(f.val, "")
+				continue
+			}
+			a.arithText(f.val, "")
+			// let PATH=0: any dangerous name in the expression may be
+			// assigned (an over-approximation for one that is only read)
+			for _, n := range idents(f.val) {
+				b.st.setsDangerous(n)
 			}
 		}
 		return

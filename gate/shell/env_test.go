@@ -51,6 +51,20 @@ func TestVariablesSetWithoutAssignment(t *testing.T) {
 			},
 		},
 		{
+			name: "loop variables, arithmetic and name references",
+			src:  "for PATH in /tmp/x; do ls; done; select IFS in a; do ls; done; let LD_PRELOAD=1; ((BASH_ENV=0)); declare -n r=PS4; ls",
+			cmds: []cmd{
+				ls("PATH"), {Name: "ls", Assigns: []string{"PATH", "IFS"}},
+				{Name: "declare"},
+				{Name: "ls", Assigns: []string{"PATH", "IFS", "LD_PRELOAD", "BASH_ENV", "PS4"}},
+			},
+		},
+		{
+			name: "ordinary loop and arithmetic names",
+			src:  "for i in 1 2; do ls; done; let n=1; ((m++)); declare -n r=n; ls",
+			cmds: []cmd{{Name: "ls", Assigns: none()}, {Name: "declare"}, {Name: "ls", Assigns: none()}},
+		},
+		{
 			name: "a subshell keeps its variables",
 			src:  "(read PATH); ls",
 			cmds: []cmd{{Name: "read", Marks: []string{"dangerous_env:PATH"}}, {Name: "ls", Assigns: none(), NoMarks: []string{MarkDangerousEnv}}},
