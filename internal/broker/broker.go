@@ -83,9 +83,18 @@ type Answer struct {
 
 // Request is what an Approver is shown.
 type Request struct {
-	ActionID     string
-	Tool         string
-	Summary      string // sanitised, secrets redacted
+	ActionID string
+	Tool     string
+	Summary  string // sanitised, secrets redacted
+	// Args is the action's arguments for a person to read: compact JSON
+	// with sorted keys, secrets redacted by Config.Redact as in Summary
+	// (and the values of arguments named like a secret, such as an
+	// Authorization header, replaced), each string cut at MaxArgString
+	// and the whole at most MaxArgs bytes. It is not escaped for a
+	// terminal: an approver that shows it must escape it. It is for the
+	// eye only: the action runs with its arguments whole, and
+	// ActionSHA256 binds the approval to those.
+	Args         json.RawMessage
 	Decision     gate.Decision
 	ActionSHA256 string // the approval binds to this digest
 }
@@ -302,7 +311,10 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		b.logReceipt(id, "approval", ent)
 		return nil
 	}
-	req := Request{ActionID: id, Tool: a.Tool, Summary: c.Redact(gate.Summary(a)), Decision: d, ActionSHA256: actionSHA}
+	req := Request{ActionID: id, Tool: a.Tool, Summary: ra.Summary, Decision: d, ActionSHA256: actionSHA}
+	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
+		req.Args = shownArgs(argsJSON, c.Redact)
+	}
 	switch d.Decision {
 	case gate.Deny:
 		if estop {

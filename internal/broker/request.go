@@ -1,0 +1,152 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/clawsec/claw/internal/redact"
+)
+
+// Bounds of [Request].Args: what a person is shown of an action's
+// arguments, and what an approver holds and sends on (the daemon's queue
+// keeps many requests at once). They bound the display only: the action
+// runs with its arguments whole, and the approval binds to the digest of
+// all of them.
+const (
+	// MaxArgString is the most bytes of one string (a value or a key)
+	// Args shows; a longer one is cut at a UTF-8 boundary and ends in
+	// "… [N more bytes cut]".
+	MaxArgString = 64 << 10
+	// MaxArgs is the most bytes of Args in all. Arguments still longer
+	// once their strings are cut have their strings cut shorter, down to
+	// minArgString bytes each; past that, Args is a JSON string holding
+	// the start of the arguments' JSON text, cut the same way.
+	MaxArgs = 256 << 10
+
+	minArgString = 256
+)
+
+// shownArgs is Request.Args for the arguments whose JSON text is argsJSON:
+// compact JSON with sorted keys, every key and string value passed through
+// redact, every string value under a key that names a secret replaced by
+// [redact.Marker], and bounded by MaxArgString and MaxArgs. Redaction
+// comes first, so a cut can never keep the start of a secret that the
+// redactor would have recognised whole.
+func shownArgs(argsJSON []byte, red func(string) string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(argsJSON))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return encodeShown("(arguments that cannot be shown)")
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	v = redactShown(v, "", red)
+	for limit := MaxArgString; limit >= minArgString; limit /= 4 {
+		if raw := encodeShown(cutShown(v, limit)); len(raw) <= MaxArgs {
+			return raw
+		}
+	}
+	// Escaping the JSON text as a string at most doubles it: it is valid
+	// UTF-8 with its control characters already escaped, so only its
+	// quotes and backslashes are escaped again.
+	text := encodeShown(cutShown(v, minArgString))
+	return encodeShown(cutArg(string(text), MaxArgs/2-64))
+}
+
+// redactShown returns v with red applied to every key and string, and
+// the strings under a key that names a secret (key is the name v is
+// found under) replaced.
+func redactShown(v any, key string, red func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		if secretKey(key) {
+			return redact.Marker
+		}
+		return red(v)
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			putShown(m, red(k), redactShown(x, k, red))
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = redactShown(x, key, red)
+		}
+		return l
+	}
+	return v
+}
+
+// putShown adds k to m, numbered when a redacted or cut key collides with
+// another, so that no argument disappears from view.
+func putShown(m map[string]any, k string, v any) {
+	key := k
+	for n := 2; ; n++ {
+		if _, dup := m[key]; !dup {
+			m[key] = v
+			return
+		}
+		key = fmt.Sprintf("%s (%d)", k, n)
+	}
+}
+
+// secretKey reports whether an argument's name says its value is a
+// secret: an HTTP Authorization or Cookie header, an api_key, a token, a
+// password.
+func secretKey(key string) bool {
+	k := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(key))
+	for _, w := range []string{"secret", "token", "password", "passwd", "apikey", "accesskey", "privatekey", "credential", "authorization", "cookie"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutShown returns v with every key and string cut at limit bytes.
+func cutShown(v any, limit int) any {
+	switch v := v.(type) {
+	case string:
+		return cutArg(v, limit)
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			putShown(m, cutArg(k, limit), cutShown(x, limit))
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = cutShown(x, limit)
+		}
+		return l
+	}
+	return v
+}
+
+// cutArg cuts s at n bytes (at a UTF-8 boundary), saying how much was
+// left out.
+func cutArg(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	kept := strings.TrimSuffix(clip(s, n), "…")
+	return fmt.Sprintf("%s… [%d more bytes cut]", kept, len(s)-len(kept))
+}
+
+// encodeShown is compact JSON without HTML escapes (a person reads it).
+func encodeShown(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return json.RawMessage(`"(arguments that cannot be shown)"`)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
