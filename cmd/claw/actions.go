@@ -139,7 +139,7 @@ func newTTYApprover(g *globals) broker.Approver {
 }
 
 func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	writeRequest(ctx, t.out, "Tool request", r)
+	writeRequest(t.out, "Tool request", r)
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string

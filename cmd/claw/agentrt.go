@@ -170,7 +170,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	ag, err := agent.New(agent.Config{
 		Provider:         p,
 		Memory:           store,
-		Invoker:          promptInvoker{b.Agent(), rt.Redact},
+		Invoker:          b.Agent(),
 		Tools:            tools,
 		Channel:          channel,
 		Model:            model,

@@ -609,7 +609,7 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 		// Piped input can never approve.
 		return broker.Answer{Result: "rejected", By: "cli:no-tty"}, nil
 	}
-	writeRequest(ctx, a.out, "Tool request", r)
+	writeRequest(a.out, "Tool request", r)
 	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
@@ -633,7 +633,7 @@ func (a *replApprover) AskPassphrase(ctx context.Context, r broker.Request) (str
 	if !a.in.tty || a.in.st == nil {
 		return "", errors.New("the passphrase can only be typed on a terminal")
 	}
-	writeRequest(ctx, a.out, "Passphrase request", r)
+	writeRequest(a.out, "Passphrase request", r)
 	return a.in.ask(ctx, "Passphrase: ", true)
 }
 

@@ -42,7 +42,7 @@ func newExecCommand(g *globals) *cobra.Command {
 			}
 			defer closeLog()
 			a := gate.Action{Tool: "shell", Args: map[string]any{"command": strings.Join(args, " ")}}
-			out, err := b.Invoke(withPromptAction(c.Context(), a, nil), a, "")
+			out, err := b.Invoke(c.Context(), a, "")
 			return outcomeExit(g, out, err, asJSON)
 		},
 	}

@@ -123,7 +123,7 @@ EXIT STATUS
 				return err
 			}
 			defer closeLog()
-			out, err := b.Invoke(withPromptAction(c.Context(), a, nil), a, "")
+			out, err := b.Invoke(c.Context(), a, "")
 			switch {
 			case out == nil || out.Result == nil || name == "shell":
 				return outcomeExit(g, out, err, true)

@@ -51,7 +51,7 @@ func newTTYPassphrase(g *globals) broker.PassphraseAsker {
 }
 
 func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
-	writeRequest(ctx, t.out, "Passphrase request", r)
+	writeRequest(t.out, "Passphrase request", r)
 	fmt.Fprint(t.out, "Passphrase: ")
 	line, err := readNoEcho(ctx, t.in)
 	fmt.Fprintln(t.out)
