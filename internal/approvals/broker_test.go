@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // TestBrokerThroughQueue takes an action that asks through the real gate
-// and broker; a second client approves it over the unix socket, and the
+// and broker; a second client lists it, with its arguments and without
+// the key planted in them, approves it over the unix socket, and the
 // receipts record who approved which digest.
 func TestBrokerThroughQueue(t *testing.T) {
 	root := t.TempDir()
@@ -25,6 +27,7 @@ func TestBrokerThroughQueue(t *testing.T) {
 	dir := filepath.Join(root, "receipts")
 	log := receiptstest.NewLog(t, dir)
 	q := NewQueue(time.Minute)
+	planted := "sk-ant-api03-" + strings.Repeat("PLANTED0123", 9)
 	ran := false
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: root,
 		Home: filepath.Join(root, "home"), Channel: "serve",
@@ -43,6 +46,9 @@ func TestBrokerThroughQueue(t *testing.T) {
 		for ctx.Err() == nil {
 			ps, err := approver.Pending(ctx)
 			if err == nil && len(ps) > 0 {
+				if args := string(ps[0].Args); !strings.Contains(args, `"args":{"q":"find [REDACTED]"}`) || strings.Contains(args, planted) {
+					t.Errorf("pending args = %s", args)
+				}
 				if _, err := approver.Decide(ctx, ps[0].ID, "approve", "alice", ps[0].ActionSHA256); err != nil {
 					t.Error(err)
 				}
@@ -51,7 +57,7 @@ func TestBrokerThroughQueue(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	out, err := b.Invoke(ctx, gate.Action{Tool: "tool", Args: map[string]any{"server": "s", "name": "n", "args": map[string]any{}}}, "c1")
+	out, err := b.Invoke(ctx, gate.Action{Tool: "tool", Args: map[string]any{"server": "s", "name": "n", "args": map[string]any{"q": "find " + planted}}}, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,13 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 )
 
-// maxResponse bounds every response body the client reads.
-const maxResponse = 1 << 20
+// Bounds of the response bodies the client reads: the list of pending
+// requests may hold a full queue, each with arguments of up to
+// broker.MaxArgs bytes; every other answer is small.
+const (
+	maxResponse = 1 << 20
+	maxListing  = MaxPending * (broker.MaxArgs + 256<<10)
+)
 
 // Client talks to the approvals API of a running claw serve. It
 // implements broker.Approver.
@@ -76,13 +81,21 @@ func isLoopback(host string) bool {
 
 // Approve implements broker.Approver: it submits r and waits for the
 // decision. An expired request is Answer{Result: "timeout"}; when ctx
-// ends first, ctx's error is returned.
+// ends first, ctx's error is returned. Arguments too large for the
+// daemon's body limit ([serve].max_body_bytes) are replaced by a note
+// that says so, and the request is submitted again.
 func (c *Client) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	b := RequestBody{Tool: r.Tool, Summary: r.Summary, Risk: r.Decision.Risk, ActionSHA256: r.ActionSHA256, Requester: c.Requester}
+	b := RequestBody{Tool: r.Tool, Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk, ActionSHA256: r.ActionSHA256, Requester: c.Requester}
 	for _, rs := range r.Decision.Reasons {
 		b.Reasons = append(b.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
 	}
 	id, _, err := c.Submit(ctx, b)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusRequestEntityTooLarge && len(b.Args) > 0 {
+		note := fmt.Sprintf("(arguments of %d bytes not sent: more than the daemon accepts)", len(b.Args))
+		b.Args, _ = json.Marshal(note)
+		id, _, err = c.Submit(ctx, b)
+	}
 	if err != nil {
 		return broker.Answer{Result: StatusTimeout, By: "none"}, err
 	}
@@ -111,7 +124,7 @@ func (c *Client) Submit(ctx context.Context, b RequestBody) (string, time.Time, 
 		ID      string    `json:"id"`
 		Expires time.Time `json:"expires"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/approvals/requests", b, http.StatusCreated, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/approvals/requests", b, http.StatusCreated, maxResponse, &out); err != nil {
 		return "", time.Time{}, err
 	}
 	if out.ID == "" {
@@ -127,7 +140,7 @@ func (c *Client) Wait(ctx context.Context, id string, d time.Duration) (WaitResu
 	}
 	var out WaitResult
 	p := "/approvals/" + url.PathEscape(id) + "/wait?timeout=" + url.QueryEscape(d.String())
-	if err := c.do(ctx, http.MethodGet, p, nil, http.StatusOK, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, p, nil, http.StatusOK, maxResponse, &out); err != nil {
 		return WaitResult{}, err
 	}
 	switch out.Status {
@@ -143,7 +156,7 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 	var out struct {
 		Pending []Pending `json:"pending"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/approvals", nil, http.StatusOK, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/approvals", nil, http.StatusOK, maxListing, &out); err != nil {
 		return nil, err
 	}
 	return out.Pending, nil
@@ -156,7 +169,7 @@ func (c *Client) Decide(ctx context.Context, id, decision, approver, actionSHA25
 		Result string `json:"result"`
 	}
 	b := DecideBody{Decision: decision, Approver: approver, ActionSHA256: actionSHA256}
-	if err := c.do(ctx, http.MethodPost, "/approvals/"+url.PathEscape(id), b, http.StatusOK, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/approvals/"+url.PathEscape(id), b, http.StatusOK, maxResponse, &out); err != nil {
 		return "", err
 	}
 	return out.Result, nil
@@ -176,14 +189,18 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("server answered %d: %s", e.Status, e.Message)
 }
 
-func (c *Client) do(ctx context.Context, method, path string, body any, want int, out any) error {
+// do sends one request and decodes the answer, of at most limit bytes,
+// into out.
+func (c *Client) do(ctx context.Context, method, path string, body any, want int, limit int64, out any) error {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // arguments are shown to a person as sent
+		if err := enc.Encode(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		rd = &buf
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
@@ -198,11 +215,11 @@ func (c *Client) do(ctx context.Context, method, path string, body any, want int
 		return fmt.Errorf("approvals client: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return fmt.Errorf("approvals client: reading the response: %w", err)
 	}
-	if len(data) > maxResponse {
+	if int64(len(data)) > limit {
 		return errors.New("approvals client: response too large")
 	}
 	if resp.StatusCode != want {

@@ -26,12 +26,13 @@ type DecideBody struct {
 
 // RequestBody is the body of POST /approvals/requests.
 type RequestBody struct {
-	Tool         string   `json:"tool"`
-	Summary      string   `json:"summary"`
-	Risk         string   `json:"risk"`
-	Reasons      []Reason `json:"reasons"`
-	ActionSHA256 string   `json:"action_sha256"`
-	Requester    string   `json:"requester"`
+	Tool         string          `json:"tool"`
+	Summary      string          `json:"summary"`
+	Args         json.RawMessage `json:"args,omitempty"`
+	Risk         string          `json:"risk"`
+	Reasons      []Reason        `json:"reasons"`
+	ActionSHA256 string          `json:"action_sha256"`
+	Requester    string          `json:"requester"`
 }
 
 // WaitResult is the body GET /approvals/{id}/wait answers with.
@@ -56,7 +57,7 @@ func (q *Queue) Routes(mux *http.ServeMux, maxBody int64) {
 		if !decodeBody(w, r, maxBody, &b) {
 			return
 		}
-		id, exp, err := q.Submit(Pending{Tool: b.Tool, Summary: b.Summary, Risk: b.Risk, Reasons: b.Reasons,
+		id, exp, err := q.Submit(Pending{Tool: b.Tool, Summary: b.Summary, Args: b.Args, Risk: b.Risk, Reasons: b.Reasons,
 			ActionSHA256: b.ActionSHA256, Requester: b.Requester})
 		if err != nil {
 			writeQueueError(w, err)

@@ -179,7 +179,7 @@ func TestClient(t *testing.T) {
 			defer cancel()
 			done := make(chan broker.Answer, 1)
 			go func() {
-				ans, err := requester.Approve(ctx, broker.Request{Tool: "shell", Summary: "make clean", ActionSHA256: digestA,
+				ans, err := requester.Approve(ctx, broker.Request{Tool: "shell", Summary: "make clean", Args: json.RawMessage(`{"command":"make clean > out\n"}`), ActionSHA256: digestA,
 					Decision: gate.Decision{Risk: "medium", Reasons: []gate.Reason{{ID: "r1", Msg: "m"}}}})
 				if err != nil {
 					t.Error(err)
@@ -194,7 +194,7 @@ func TestClient(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			p := ps[0]
-			if p.Requester != "hook:test" || p.Summary != "make clean" {
+			if p.Requester != "hook:test" || p.Summary != "make clean" || string(p.Args) != `{"command":"make clean > out\n"}` {
 				t.Fatalf("pending = %+v", p)
 			}
 			time.Sleep(120 * time.Millisecond) // let the requester poll more than once
@@ -211,6 +211,38 @@ func TestClient(t *testing.T) {
 				t.Fatalf("answer = %+v", ans)
 			}
 		})
+	}
+}
+
+// TestClientArgsTooLarge: arguments larger than the daemon accepts are
+// replaced by a note that says so, and the request still reaches the
+// queue, bound to the same digest.
+func TestClientArgsTooLarge(t *testing.T) {
+	q := NewQueue(time.Minute)
+	c, err := NewClient(newServer(t, q, 4096).URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	args := json.RawMessage(`{"content":"` + strings.Repeat("z", 8000) + `"}`)
+	done := make(chan broker.Answer, 1)
+	go func() {
+		ans, err := c.Approve(ctx, broker.Request{Tool: "file_write", Summary: "file_write big.txt", Args: args, ActionSHA256: digestA})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ans
+	}()
+	p := waitPending(t, q)
+	if want := `"(arguments of 8014 bytes not sent: more than the daemon accepts)"`; string(p.Args) != want || p.ActionSHA256 != digestA {
+		t.Fatalf("pending args %s digest %s, want %s and %s", p.Args, p.ActionSHA256, want, digestA)
+	}
+	if err := q.Decide(p.ID, "reject", "alice", digestA); err != nil {
+		t.Fatal(err)
+	}
+	if ans := <-done; ans.Result != "rejected" || ans.By != "alice" {
+		t.Fatalf("answer = %+v", ans)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -54,15 +55,20 @@ type Reason struct {
 
 // Pending is a request waiting for a decision.
 type Pending struct {
-	ID           string    `json:"id"`
-	Tool         string    `json:"tool"`
-	Summary      string    `json:"summary"`
-	Risk         string    `json:"risk"`
-	Reasons      []Reason  `json:"reasons"`
-	ActionSHA256 string    `json:"action_sha256"`
-	Requester    string    `json:"requester"`
-	Created      time.Time `json:"created"`
-	Expires      time.Time `json:"expires"`
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	// Args is the action's arguments as the broker shows them (see
+	// broker.Request): JSON, secrets redacted, at most broker.MaxArgs
+	// bytes. Not escaped: show it escaped. Absent when the requester sent
+	// none.
+	Args         json.RawMessage `json:"args,omitempty"`
+	Risk         string          `json:"risk"`
+	Reasons      []Reason        `json:"reasons"`
+	ActionSHA256 string          `json:"action_sha256"`
+	Requester    string          `json:"requester"`
+	Created      time.Time       `json:"created"`
+	Expires      time.Time       `json:"expires"`
 }
 
 type item struct {
@@ -103,6 +109,7 @@ func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, e
 	p := Pending{
 		Tool:         r.Tool,
 		Summary:      r.Summary,
+		Args:         r.Args,
 		Risk:         r.Decision.Risk,
 		ActionSHA256: r.ActionSHA256,
 		Requester:    q.Requester,
@@ -292,6 +299,9 @@ func validate(p *Pending) error {
 	}
 	if len(p.Summary) > maxSummaryLen {
 		return fmt.Errorf("%w: summary longer than %d bytes", ErrInvalid, maxSummaryLen)
+	}
+	if len(p.Args) > broker.MaxArgs || len(p.Args) > 0 && !json.Valid(p.Args) {
+		return fmt.Errorf("%w: args must be JSON of at most %d bytes", ErrInvalid, broker.MaxArgs)
 	}
 	if len(p.Risk) > maxNameLen || !printable(p.Risk) {
 		return fmt.Errorf("%w: bad risk", ErrInvalid)

@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -110,6 +111,8 @@ func TestSubmitValidates(t *testing.T) {
 		{name: "bad digest", mutate: func(p *Pending) { p.ActionSHA256 = "sha256:xyz" }},
 		{name: "upper-case digest", mutate: func(p *Pending) { p.ActionSHA256 = strings.ToUpper(digestA) }},
 		{name: "huge summary", mutate: func(p *Pending) { p.Summary = strings.Repeat("x", maxSummaryLen+1) }},
+		{name: "huge args", mutate: func(p *Pending) { p.Args = json.RawMessage(`"` + strings.Repeat("x", broker.MaxArgs-1) + `"`) }},
+		{name: "args not JSON", mutate: func(p *Pending) { p.Args = json.RawMessage(`{"command":`) }},
 		{name: "too many reasons", mutate: func(p *Pending) { p.Reasons = make([]Reason, maxReasons+1) }},
 		{name: "bad requester", mutate: func(p *Pending) { p.Requester = "a b" }},
 	}
@@ -180,7 +183,7 @@ func TestFull(t *testing.T) {
 
 func TestApproveBrokerRequest(t *testing.T) {
 	q := NewQueue(time.Minute)
-	r := broker.Request{ActionID: "a1", Tool: "shell", Summary: "rm -rf ./build", ActionSHA256: digestA,
+	r := broker.Request{ActionID: "a1", Tool: "shell", Summary: "rm -rf ./build", Args: json.RawMessage(`{"command":"rm -rf ./build"}`), ActionSHA256: digestA,
 		Decision: gate.Decision{Decision: gate.Ask, Risk: "medium", Reasons: []gate.Reason{{ID: "cmd.rm.workspace", Msg: "m"}}}}
 	done := make(chan broker.Answer, 1)
 	go func() {
@@ -191,7 +194,8 @@ func TestApproveBrokerRequest(t *testing.T) {
 		done <- ans
 	}()
 	p := waitPending(t, q)
-	if p.Tool != "shell" || p.Risk != "medium" || len(p.Reasons) != 1 || p.Reasons[0].ID != "cmd.rm.workspace" || p.Requester != "serve" {
+	if p.Tool != "shell" || p.Risk != "medium" || len(p.Reasons) != 1 || p.Reasons[0].ID != "cmd.rm.workspace" || p.Requester != "serve" ||
+		string(p.Args) != `{"command":"rm -rf ./build"}` {
 		t.Fatalf("pending = %+v", p)
 	}
 	if err := q.Decide(p.ID, "approve", "alice", digestA); err != nil {
