@@ -294,6 +294,79 @@ func TestApprovalOverHTTP(t *testing.T) {
 	}
 }
 
+// TestPendingShowsArgs: the listing of pending approvals shows the
+// action's arguments, with a key planted in them redacted, and a decision
+// on it binds to the digest as before.
+func TestPendingShowsArgs(t *testing.T) {
+	r := newRig(t, nil)
+	planted := "sk-ant-api03-" + strings.Repeat("PLANTED0123", 9)
+	uc := r.unixClient()
+	chat := make(chan resp, 1)
+	go func() {
+		chat <- do(t, uc, "POST", "http://claw/chat", token, `{"message":"tool deploy --key `+planted+`"}`)
+	}()
+	var p map[string]any
+	for deadline := time.Now().Add(20 * time.Second); p == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pending approval")
+		}
+		got := do(t, uc, "GET", "http://claw/approvals", token, "")
+		if strings.Contains(got.raw, planted[:20]) {
+			t.Fatalf("the listing holds the planted key: %s", got.raw)
+		}
+		if ps, _ := got.body["pending"].([]any); len(ps) > 0 {
+			p = ps[0].(map[string]any)
+			if !strings.Contains(got.raw, `"args":{"args":{},"name":"deploy --key [REDACTED]","server":"s"}`) {
+				t.Fatalf("the listing lacks the arguments: %s", got.raw)
+			}
+		}
+	}
+	body := fmt.Sprintf(`{"decision":"reject","approver":"alice","action_sha256":%q}`, p["action_sha256"])
+	if got := do(t, uc, "POST", "http://claw/approvals/"+p["id"].(string), token, body); got.code != 200 {
+		t.Fatalf("reject = %d %s", got.code, got.raw)
+	}
+	if got := <-chat; got.code != 200 || !strings.Contains(got.raw, `"status":"rejected"`) {
+		t.Fatalf("chat = %d %s", got.code, got.raw)
+	}
+}
+
+// TestRequestArgsTooLarge: a client whose request is larger than the
+// daemon's body limit is refused (413) and submits it again with a note
+// in place of the arguments, so a person can still decide it.
+func TestRequestArgsTooLarge(t *testing.T) {
+	r := newRig(t, nil) // MaxBodyBytes 4096
+	cl, err := approvals.NewClient("unix:"+r.sock, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	args := json.RawMessage(`{"content":"` + strings.Repeat("z", 8<<10) + `"}`)
+	done := make(chan broker.Answer, 1)
+	go func() {
+		ans, err := cl.Approve(ctx, broker.Request{Tool: "file_write", Summary: "file_write big.txt", Args: args, ActionSHA256: digest})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ans
+	}()
+	var ps []approvals.Pending
+	for ctx.Err() == nil && len(ps) == 0 {
+		time.Sleep(10 * time.Millisecond)
+		ps = r.queue.Pending()
+	}
+	if len(ps) != 1 || !strings.Contains(string(ps[0].Args), "not sent: more than the daemon accepts") {
+		t.Fatalf("pending = %+v", ps)
+	}
+	if err := r.queue.Decide(ps[0].ID, "approve", "alice", digest); err != nil {
+		t.Fatal(err)
+	}
+	if ans := <-done; ans.Result != "approved" {
+		t.Fatalf("answer = %+v", ans)
+	}
+}
+
 func TestChatStream(t *testing.T) {
 	r := newRig(t, nil)
 	req, _ := http.NewRequest("POST", "http://claw/chat", strings.NewReader(`{"message":"hello","new_conversation":true}`))
