@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 )
 
@@ -146,6 +147,44 @@ func TestWriteRequestSpoof(t *testing.T) {
 				requirePrintable(t, l)
 			}
 		})
+	}
+}
+
+// claw serve pending shows each request's arguments on one escaped line,
+// cut as in the prompt, and no line for a request without arguments.
+func TestWritePending(t *testing.T) {
+	spoof := "x\napr_0  shell  risk=low\r\x1b[2K\u202e"
+	ps := []approvals.Pending{
+		{ID: "apr_1", Tool: "shell", Risk: "medium", Summary: "echo " + spoof, Args: json.RawMessage(promptJSON(t, map[string]any{"command": "echo " + spoof})),
+			Reasons: []approvals.Reason{{ID: "r1", Msg: "m"}}},
+		{ID: "apr_2", Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(promptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))},
+		{ID: "apr_3", Tool: "tool", Risk: "medium", Summary: "tool x"},
+	}
+	var b strings.Builder
+	writePending(&b, ps)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	want := []string{
+		"apr_1  shell  risk=medium  expires ",
+		`  echo x\napr_0  shell  risk=low\x0d\x1b[2K\u202e`,
+		`  args: {"command":"echo x\napr_0  shell  risk=low\r\u001b[2K\u202e"}`,
+		"  - r1: m",
+		"apr_2  file_write  risk=medium  expires ",
+		"  file_write big",
+		`  args: {"content":"zzz`,
+		"apr_3  tool  risk=medium  expires ",
+		"  tool x",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), b.String())
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], w)
+		}
+		requirePrintable(t, lines[i])
+	}
+	if !strings.HasSuffix(lines[6], "… (3014 more bytes not shown)") || len(lines[6]) > len("  args: ")+maxPromptArgs+len("… (3014 more bytes not shown)") {
+		t.Errorf("long args line = %.80s…%s", lines[6], lines[6][len(lines[6])-40:])
 	}
 }
 

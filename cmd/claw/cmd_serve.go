@@ -122,12 +122,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 			if asJSON {
 				return writeConfigJSON(g, map[string]any{"pending": ps})
 			}
-			for _, p := range ps {
-				fmt.Fprintf(g.stdout, "%s  %s  risk=%s  expires %s\n  %s\n", p.ID, p.Tool, p.Risk, p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
-				for _, r := range p.Reasons {
-					fmt.Fprintf(g.stdout, "  - %s: %s\n", r.ID, sanitize(r.Msg))
-				}
-			}
+			writePending(g.stdout, ps)
 			if len(ps) == 0 {
 				infof(g.stderr, "nothing is waiting for approval")
 			}
@@ -137,6 +132,21 @@ func newServePendingCommand(g *globals) *cobra.Command {
 	o.addFlags(c)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the pending requests as JSON")
 	return c
+}
+
+// writePending lists pending requests for a person: a line of id, tool,
+// risk and expiry, then the summary, the arguments (escaped and cut as in
+// the terminal prompt) and the reasons, each on its own line.
+func writePending(w io.Writer, ps []approvals.Pending) {
+	for _, p := range ps {
+		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", p.ID, p.Tool, p.Risk, p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
+		if len(p.Args) > 0 {
+			fmt.Fprintf(w, "  args: %s\n", promptArgs(string(p.Args)))
+		}
+		for _, r := range p.Reasons {
+			fmt.Fprintf(w, "  - %s: %s\n", r.ID, sanitize(r.Msg))
+		}
+	}
 }
 
 func newServeDecideCommand(g *globals, verb string) *cobra.Command {
