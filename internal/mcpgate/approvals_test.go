@@ -56,7 +56,8 @@ func decideNext(t *testing.T, q *approvals.Queue, decision string) <-chan approv
 }
 
 // TestProxyApprovalsFromDaemon: at supervised autonomy a proxied call
-// asks; the approvals client puts it in the daemon's queue, and a human's
+// asks; the approvals client puts it in the daemon's queue, with the
+// call's arguments (a key planted in them redacted), and a human's
 // decision there lets it run or not.
 func TestProxyApprovalsFromDaemon(t *testing.T) {
 	r := newRig(t, "supervised")
@@ -71,13 +72,17 @@ func TestProxyApprovalsFromDaemon(t *testing.T) {
 	cs, _ := proxied(t, r, pins, "echoes")
 
 	seen := decideNext(t, q, "approve")
-	res := call(t, cs, "up__echo", map[string]any{"msg": "approved"})
-	if res.IsError || text(res) != "echo: approved" {
+	planted := "sk-ant-api03-" + strings.Repeat("PLANTED0123", 9)
+	res := call(t, cs, "up__echo", map[string]any{"msg": "approved " + planted})
+	if res.IsError || !strings.HasPrefix(text(res), "echo: approved ") {
 		t.Fatalf("approved call: %v %q", res.IsError, text(res))
 	}
 	p := <-seen
 	if p.Tool != "tool" || p.Requester != "mcp" || !strings.Contains(p.Summary, "echo") {
 		t.Errorf("pending request %+v", p)
+	}
+	if args := string(p.Args); !strings.Contains(args, `{"msg":"approved [REDACTED]"}`) || strings.Contains(args, planted) || strings.Contains(p.Summary, planted) {
+		t.Errorf("pending args %s, summary %s", args, p.Summary)
 	}
 
 	decideNext(t, q, "reject")
