@@ -330,9 +330,11 @@ func TestPendingShowsArgs(t *testing.T) {
 	}
 }
 
-// TestRequestArgsTooLarge: a client whose request is larger than the
-// daemon's body limit is refused (413) and submits it again with a note
-// in place of the arguments, so a person can still decide it.
+// TestRequestArgsTooLarge: a client whose request, with arguments of
+// the largest size a broker gives, is far past the daemon's body limit is
+// refused by the guard before the body is read (413), and submits it
+// again with a note in place of the arguments, so a person can still
+// decide it.
 func TestRequestArgsTooLarge(t *testing.T) {
 	r := newRig(t, nil) // MaxBodyBytes 4096
 	cl, err := approvals.NewClient("unix:"+r.sock, token)
@@ -342,7 +344,7 @@ func TestRequestArgsTooLarge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	digest := "sha256:" + strings.Repeat("ab", 32)
-	args := json.RawMessage(`{"content":"` + strings.Repeat("z", 8<<10) + `"}`)
+	args := json.RawMessage(`{"content":"` + strings.Repeat("z", broker.MaxArgs-16) + `"}`)
 	done := make(chan broker.Answer, 1)
 	go func() {
 		ans, err := cl.Approve(ctx, broker.Request{Tool: "file_write", Summary: "file_write big.txt", Args: args, ActionSHA256: digest})
