@@ -1,8 +1,11 @@
 package approvals
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/clawsec/claw/internal/broker"
 )
 
 // FuzzDecodeBodies feeds the request decoders of the HTTP API and the
@@ -11,6 +14,7 @@ import (
 func FuzzDecodeBodies(f *testing.F) {
 	f.Add([]byte(`{"decision":"approve","approver":"alice","action_sha256":"` + digestA + `"}`))
 	f.Add([]byte(`{"tool":"shell","summary":"ls","risk":"low","reasons":[{"id":"a","msg":"b"}],"action_sha256":"` + digestA + `","requester":"x"}`))
+	f.Add([]byte(`{"tool":"shell","summary":"ls","args":{"command":"ls"},"risk":"low","action_sha256":"` + digestA + `"}`))
 	f.Add([]byte(`{"tool":"sh\u0000","reasons":null}`))
 	f.Add([]byte(`{}{}`))
 	f.Add([]byte(`[`))
@@ -19,10 +23,10 @@ func FuzzDecodeBodies(f *testing.F) {
 		q := NewQueue(time.Minute)
 		var rb RequestBody
 		if DecodeStrict(data, &rb) == nil {
-			id, _, err := q.Submit(Pending{Tool: rb.Tool, Summary: rb.Summary, Risk: rb.Risk, Reasons: rb.Reasons,
+			id, _, err := q.Submit(Pending{Tool: rb.Tool, Summary: rb.Summary, Args: rb.Args, Risk: rb.Risk, Reasons: rb.Reasons,
 				ActionSHA256: rb.ActionSHA256, Requester: rb.Requester})
 			if err == nil {
-				if !validDigest(rb.ActionSHA256) || rb.Tool == "" {
+				if !validDigest(rb.ActionSHA256) || rb.Tool == "" || len(rb.Args) > broker.MaxArgs || len(rb.Args) > 0 && !json.Valid(rb.Args) {
 					t.Fatalf("invalid request accepted: %+v", rb)
 				}
 				var db DecideBody
