@@ -30,7 +30,7 @@ const (
 
 // shownArgs is Request.Args for the arguments whose JSON text is argsJSON:
 // compact JSON with sorted keys, every key and string value passed through
-// redact, every string value under a key that names a secret replaced by
+// red, every string value under a key that names a secret replaced by
 // [redact.Marker], and bounded by MaxArgString and MaxArgs. Redaction
 // comes first, so a cut can never keep the start of a secret that the
 // redactor would have recognised whole.
