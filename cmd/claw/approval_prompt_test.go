@@ -159,6 +159,7 @@ func TestWritePending(t *testing.T) {
 			Reasons: []approvals.Reason{{ID: "r1", Msg: "m"}}},
 		{ID: "apr_2", Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(promptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))},
 		{ID: "apr_3", Tool: "tool", Risk: "medium", Summary: "tool x"},
+		{ID: "apr_4\nfake", Tool: "sh\x1b[2K", Risk: "low\u202e", Summary: "s", Reasons: []approvals.Reason{{ID: "r\n2", Msg: "m"}}},
 	}
 	var b strings.Builder
 	writePending(&b, ps)
@@ -173,6 +174,9 @@ func TestWritePending(t *testing.T) {
 		`  args: {"content":"zzz`,
 		"apr_3  tool  risk=medium  expires ",
 		"  tool x",
+		`apr_4\nfake  sh\x1b[2K  risk=low\u202e  expires `,
+		"  s",
+		`  - r\n2: m`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), b.String())

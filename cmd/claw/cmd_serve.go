@@ -139,12 +139,13 @@ func newServePendingCommand(g *globals) *cobra.Command {
 // the terminal prompt) and the reasons, each on its own line.
 func writePending(w io.Writer, ps []approvals.Pending) {
 	for _, p := range ps {
-		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", p.ID, p.Tool, p.Risk, p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
+		// everything here came over the daemon's socket: escape it all
+		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", sanitize(p.ID), sanitize(p.Tool), sanitize(p.Risk), p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
 		if len(p.Args) > 0 {
 			fmt.Fprintf(w, "  args: %s\n", promptArgs(string(p.Args)))
 		}
 		for _, r := range p.Reasons {
-			fmt.Fprintf(w, "  - %s: %s\n", r.ID, sanitize(r.Msg))
+			fmt.Fprintf(w, "  - %s: %s\n", sanitize(r.ID), sanitize(r.Msg))
 		}
 	}
 }
