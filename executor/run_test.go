@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -453,6 +454,19 @@ func TestRootRunAs(t *testing.T) {
 	must(t, err)
 	if st.uid != 65534 {
 		t.Fatalf("file owned by %d", st.uid)
+	}
+	// Every capability set empty, the bounding set included, also after
+	// the change of uid (dropping from the bounding set needs CAP_SETPCAP
+	// in the effective set, which the uid change clears if done first).
+	res = run(t, Spec{Argv: bash("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Uid):' /proc/self/status"), RunAs: "65534"})
+	status := string(res.Stdout)
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if !regexp.MustCompile(`(?m)^` + set + `:\s+0+$`).MatchString(status) {
+			t.Errorf("run as 65534: %s not empty:\n%s", set, status)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).MatchString(status) {
+		t.Errorf("run as 65534: uids:\n%s", status)
 	}
 }
 

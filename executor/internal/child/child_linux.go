@@ -393,26 +393,13 @@ func credentials(c *Config, st *Status, all bool) error {
 	if all { // the syscall package changes every thread
 		setgroups, setresgid, setresuid = syscall.Setgroups, syscall.Setresgid, syscall.Setresuid
 	}
-	if c.GID >= 0 {
-		if err := setgroups([]int{c.GID}); err != nil {
-			return fmt.Errorf("setgroups: %w", err)
-		}
-		if err := setresgid(c.GID, c.GID, c.GID); err != nil {
-			return fmt.Errorf("setgid: %w", err)
-		}
-	}
-	if c.UID >= 0 {
-		// keep capabilities across setuid long enough to drop them explicitly
-		_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_KEEPCAPS, 1, 0)
-		if err := setresuid(c.UID, c.UID, c.UID); err != nil {
-			return fmt.Errorf("setuid: %w", err)
-		}
-	}
-	// a credential change clears the parent-death signal; set it again
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	// The securebits and the bounding set first: dropping from the
+	// bounding set needs CAP_SETPCAP in the effective set, which a change
+	// to a non-root uid would clear. NO_SETUID_FIXUP then keeps that
+	// change from touching the capability sets at all; the capset below
+	// empties them.
 	const secbits = 0x2f // NOROOT|NOROOT_LOCKED|NO_SETUID_FIXUP|NO_SETUID_FIXUP_LOCKED|KEEP_CAPS_LOCKED
-	hasSetpcap := haveCap(unix.CAP_SETPCAP)
-	if hasSetpcap {
+	if haveCap(unix.CAP_SETPCAP) {
 		if e := threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secbits, 0); e != 0 {
 			return fmt.Errorf("securebits: %w", e)
 		}
@@ -428,7 +415,26 @@ func credentials(c *Config, st *Status, all bool) error {
 				return fmt.Errorf("drop bounding capability %d: %w", i, e)
 			}
 		}
+	} else if c.UID >= 0 {
+		// without the securebits: keep capabilities across setuid long
+		// enough to drop them explicitly
+		_ = threadSyscall(all, unix.SYS_PRCTL, unix.PR_SET_KEEPCAPS, 1, 0)
 	}
+	if c.GID >= 0 {
+		if err := setgroups([]int{c.GID}); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := setresgid(c.GID, c.GID, c.GID); err != nil {
+			return fmt.Errorf("setgid: %w", err)
+		}
+	}
+	if c.UID >= 0 {
+		if err := setresuid(c.UID, c.UID, c.UID); err != nil {
+			return fmt.Errorf("setuid: %w", err)
+		}
+	}
+	// a credential change clears the parent-death signal; set it again
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
 	// The capset below empties the ambient set too (the kernel keeps it a
 	// subset of permitted and inheritable): clearing it here is for this
 	// thread only, and costs the other threads of an in-process tool no
