@@ -50,7 +50,7 @@ run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat n
 run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
 run tool run file_read --autonomy full --json '{"path":"note.txt"}'
-run exec -- 'ls'   # supervised, no terminal: nobody can approve (exit 6)
+run exec -- 'ls'   # supervised, no terminal: nobody can approve, so it is denied (exit 3)
 
 say "the agent: a scripted session on the mock model, through a terminal"
 printf 'notes: ship the Aardvark adapter on Friday\n' > notes.txt
@@ -77,12 +77,12 @@ if [ -e /tmp/claw-demo-escape ]; then echo "ESCAPED: /tmp/claw-demo-escape exist
 run agent -m 'show me /etc/passwd'
 run memory search Aardvark
 
-say "the signed receipt log, as an auditor sees it"
-run receipt list
-run audit verify
-
 say "the bypass corpus shipped inside claw, against the policies in force"
 "$BIN" gate test --bypass-suite | tail -n 1
 
 say "the Rego unit tests of the built-in policies"
 "$BIN" gate test --rego | tail -n 1
+
+say "the signed receipt log, as an auditor sees it"
+run receipt list
+run audit verify

@@ -39,6 +39,9 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("CLAW_HOME", filepath.Join(e.WorkDir, ".claw"))
+			if root, err := filepath.Abs(filepath.Join("..", "..")); err == nil {
+				e.Setenv("CLAW_REPO", root) // the checkout: scripts/demo.sh
+			}
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
 			// Sandboxed tools re-execute claw after the child has
 			// switched to the unprivileged run_as user (the tests run as
