@@ -182,12 +182,7 @@ func outcomeExit(g *globals, out *broker.Outcome, err error, asJSON bool) error 
 	case broker.StatusEstop:
 		return withCode(exitDenied, errors.New("the emergency stop is engaged"), "clear it with 'claw estop --clear'")
 	case broker.StatusNeedsApproval:
-		if out.Decision.Decision == gate.Ask {
-			// nobody can approve it: a denial, as the gate's own
-			return withCode(exitDenied, fmt.Errorf("denied: this action needs approval and there is no terminal to ask\n%s", reasons()),
-				"run it from a terminal to approve it, or adjust the autonomy level")
-		}
-		return withCode(exitNeedsHuman, fmt.Errorf("%v\n%s", out.Err, reasons()), "run it from a terminal to type the passphrase")
+		return withCode(exitNeedsHuman, fmt.Errorf("%v\n%s", out.Err, reasons()), "run it from a terminal to approve it, or adjust the autonomy level")
 	case broker.StatusRejected:
 		if out.Err != nil {
 			// a wrong passphrase says so, and when the gate locks

@@ -18,14 +18,10 @@ allows, and the outcome receipt closes it.
 The command is the exact string the gate analysed; several arguments are
 joined with spaces, as ssh does. It runs through bash in the workspace.
 
-Without a terminal nobody can approve: an action that needs approval is
-denied (exit 3), and one that needs the passphrase is not run (exit 6).
-
 EXIT STATUS
-  the command's own status when it ran; 3 denied, rejected, or needing
-  approval with no terminal to ask; 6 needs the passphrase and there is no
-  terminal to type it; 5 sandbox unavailable, 126 sandbox setup failed
-  (nothing ran), 127 command not found, 1 error.`
+  the command's own status when it ran; 3 denied (or rejected), 6 needs
+  approval and there is no terminal to ask, 5 sandbox unavailable, 126
+  sandbox setup failed (nothing ran), 127 command not found, 1 error.`
 
 func newExecCommand(g *globals) *cobra.Command {
 	o := &actionOptions{}

@@ -102,9 +102,8 @@ approval on a terminal, sandbox. The result is printed as JSON.
   claw tool run file_read --json '{"path":"README.md"}'
 
 EXIT STATUS
-  0 the tool succeeded, 1 it failed (the JSON says why), 3 denied (also
-  when it needs approval and there is no terminal), 6 needs the passphrase
-  and there is no terminal, 5 sandbox unavailable, 2 usage.`,
+  0 the tool succeeded, 1 it failed (the JSON says why), 3 denied, 6 needs
+  approval and there is no terminal, 5 sandbox unavailable, 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := args[0]

@@ -15,7 +15,7 @@ const (
 	exitDenied      = 3   // denied by policy
 	exitVerify      = 4   // verification failed (tamper-evident)
 	exitSandbox     = 5   // sandbox unavailable
-	exitNeedsHuman  = 6   // needs a person (gate test's ask, a passphrase, a confirmation), and nobody could be asked
+	exitNeedsHuman  = 6   // needs approval or passphrase, and nobody could be asked
 	exitSetupFailed = 126 // sandbox setup failed, nothing ran
 	exitNotFound    = 127 // command not found
 	exitInterrupted = 130 // interrupted
