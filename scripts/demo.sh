@@ -50,7 +50,7 @@ run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat n
 run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
 run tool run file_read --autonomy full --json '{"path":"note.txt"}'
-run exec -- 'ls'   # supervised, no terminal: nobody can approve, so it is denied (exit 3)
+run exec -- 'ls'   # supervised, no terminal: nobody can approve; nothing runs (exit 6)
 
 say "the agent: a scripted session on the mock model, through a terminal"
 printf 'notes: ship the Aardvark adapter on Friday\n' > notes.txt
