@@ -97,7 +97,8 @@ func newHomeIn(parent string) (*sandboxHome, error) {
 		return nil, fmt.Errorf("sandbox home: %w", err)
 	}
 	dir := filepath.Join(parent, strings.TrimPrefix(filepath.Base(tmp), homePrefix))
-	if err := os.Rename(tmp, dir); err != nil {
+	// never over another home: a plain rename replaces an empty directory
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE); err != nil {
 		unix.Close(fd)
 		os.Remove(tmp)
 		return nil, fmt.Errorf("sandbox home: %w", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -32,7 +33,7 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: not started by the executor")
 		return CodeSetup
 	}
-	if orphaned() {
+	if slices.Contains(args, ArgRelayed) && orphaned(LifeFD) {
 		return CodeSetup // nobody is left to hear a report
 	}
 	if len(args) > 0 && args[0] == ArgPrestarted {
@@ -73,16 +74,17 @@ func Main(args []string) int {
 // orphaned reports whether the relay that cloned this child is already
 // dead (its life pipe hung up), and closes the pipe. The parent-death
 // signal is in place by now, so a relay that dies later kills the child;
-// one that died before is seen here. A child cloned directly by claw has
-// no life pipe (fd 5 is not open) and is never orphaned this way.
-func orphaned() bool {
-	if _, err := unix.FcntlInt(LifeFD, unix.F_GETFD, 0); err != nil {
-		return false
+// one that died before is seen here. Only a relayed child (ArgRelayed)
+// has a life pipe; one that lacks it is treated as orphaned.
+func orphaned(fd int) bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return true
 	}
-	defer unix.Close(LifeFD)
-	fds := []unix.PollFd{{Fd: LifeFD, Events: unix.POLLIN}}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+	return err != nil || n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
 }
 
 func execFailure(c *Config, err error) Status {

@@ -34,6 +34,10 @@ const (
 // its action: it has time to prepare while it waits for its config.
 const ArgPrestarted = "prestarted"
 
+// ArgRelayed is appended to the child's arguments by the relay that
+// cloned it: the child then has a life pipe on LifeFD.
+const ArgRelayed = "relayed"
+
 // warmDecoder decodes a small config once, so that the reflection work
 // of the JSON decoder is done before the real config arrives.
 func warmDecoder() {

@@ -90,7 +90,7 @@ func Relay(args []string) int {
 		writeStatus(os.NewFile(StatusFD, "status"), Status{Stage: "start", Code: CodeSetup, UID: -1, Err: "life pipe: " + err.Error()})
 		return CodeSetup
 	}
-	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{os.Args[0]}, args[1:]...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/proc/self/exe", append(append([]string{os.Args[0]}, args[1:]...), ArgRelayed), &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   []string{},
 		Files: []uintptr{0, 1, 2, ConfigFD, StatusFD, uintptr(life[0])},
