@@ -495,11 +495,16 @@ func (a *Agent) routeHints(purpose string) map[string]string {
 	return map[string]string{provider.PurposeKey: purpose, provider.ChannelKey: a.cfg.Channel}
 }
 
+// maxMetaValue bounds a metadata value taken from a provider's answer.
+const maxMetaValue = 256
+
 // replyMetadata is what the memory keeps about an answer besides its text.
 func replyMetadata(resp provider.ChatResponse) map[string]string {
 	meta := map[string]string{}
 	if resp.FinishReason != "" {
-		meta["finish_reason"] = string(resp.FinishReason)
+		// the provider's word, any length: clipped so that the memory
+		// never refuses the turn over it
+		meta["finish_reason"] = clipText(string(resp.FinishReason), maxMetaValue)
 	}
 	if u := resp.Usage; u != nil {
 		meta["input_tokens"] = strconv.Itoa(u.InputTokens)

@@ -335,3 +335,12 @@ func TestRouterRoutesCompaction(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyMetadataBounded: a provider's finish reason of any length is
+// clipped, so the memory never refuses a turn (and loses it) over it.
+func TestReplyMetadataBounded(t *testing.T) {
+	meta := replyMetadata(provider.ChatResponse{FinishReason: provider.FinishReason(strings.Repeat("x", memory.MaxMetadataBytes*2))})
+	if n := len(meta["finish_reason"]); n == 0 || n > maxMetaValue {
+		t.Fatalf("finish_reason kept %d bytes, want 1..%d", n, maxMetaValue)
+	}
+}

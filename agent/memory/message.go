@@ -104,7 +104,7 @@ func (s *Store) prepare(m Message) (storedRow, error) {
 			if len(c.Arguments) > MaxArgumentsBytes {
 				return storedRow{}, &LimitError{What: "tool call arguments", Max: MaxArgumentsBytes, Got: len(c.Arguments)}
 			}
-			c.Arguments = redactJSON(s.opt.redact, c.Arguments)
+			c.Arguments = redactJSON(s.opt.redact, s.opt.secretName, c.Arguments)
 			out[i] = c
 		}
 		b, err := encodeJSON(out)
@@ -138,7 +138,7 @@ func (s *Store) prepare(m Message) (storedRow, error) {
 // arguments (a model can write anything) are redacted as text and kept as
 // a JSON string, so what is stored is always valid JSON and what was
 // proposed is still visible.
-func redactJSON(redact Redactor, raw json.RawMessage) json.RawMessage {
+func redactJSON(redact Redactor, secret func(string) bool, raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
 	}
@@ -146,7 +146,7 @@ func redactJSON(redact Redactor, raw json.RawMessage) json.RawMessage {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err == nil && dec.InputOffset() == int64(len(bytes.TrimRight(raw, " \t\r\n"))) {
-		if b, err := encodeJSON(redactValue(redact, v)); err == nil {
+		if b, err := encodeJSON(redactValue(redact, secret, "", v)); err == nil {
 			return b
 		}
 	}
@@ -166,24 +166,41 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func redactValue(redact Redactor, v any) any {
+// redactValue redacts every string and key of v, and replaces whole what
+// lies under a secret field name (key is the name v is found under).
+func redactValue(redact Redactor, secret func(string) bool, key string, v any) any {
+	if secret != nil && v != nil && secret(key) {
+		return SecretMarker
+	}
 	switch v := v.(type) {
 	case string:
 		return redact(v)
 	case []any:
+		if name, ok := pairName(v); ok && secret != nil && secret(name) {
+			return []any{redact(name), SecretMarker}
+		}
 		for i := range v {
-			v[i] = redactValue(redact, v[i])
+			v[i] = redactValue(redact, secret, "", v[i])
 		}
 		return v
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[redact(k)] = redactValue(redact, e)
+			out[redact(k)] = redactValue(redact, secret, k, e)
 		}
 		return out
 	default:
 		return v
 	}
+}
+
+// pairName is the name of a [name, value] pair (headers written as pairs).
+func pairName(v []any) (string, bool) {
+	if len(v) != 2 {
+		return "", false
+	}
+	name, ok := v[0].(string)
+	return name, ok
 }
 
 // truncate cuts s to at most max bytes on a rune boundary, marking the cut,

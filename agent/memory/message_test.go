@@ -529,3 +529,42 @@ func TestConcurrentAppends(t *testing.T) {
 		t.Fatalf("search writer3: %d hits, %v", len(hits), err)
 	}
 }
+
+// TestSecretFieldsKeptOffDisk: a value under a secret field name has no
+// recognisable form (Basic credentials, a password), so it is replaced
+// whole, whatever its type, and so is the value of a [name, value] pair.
+func TestSecretFieldsKeptOffDisk(t *testing.T) {
+	ctx := context.Background()
+	secret := func(name string) bool { return strings.EqualFold(name, "authorization") || name == "password" }
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		hidden bool
+	}{
+		{name: "with secret fields", opts: []Option{WithSecretFields(secret)}, hidden: true},
+		{name: "without", hidden: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(filepath.Join(t.TempDir(), "memory.sqlite"), tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			c, _ := s.NewConversation(ctx, "cli")
+			args := `{"headers":{"Authorization":"Basic c2VjcmV0MQ=="},"password":{"v":"secret2"},"pairs":[["Authorization","secret3"],["Accept","text/plain"]],"n":{"password":4444}}`
+			out, err := s.Append(ctx, c.ID, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "1", Name: "http", Arguments: json.RawMessage(args)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(out[0].ToolCalls[0].Arguments)
+			for _, v := range []string{"c2VjcmV0MQ", "secret2", "secret3", "4444"} {
+				if strings.Contains(got, v) == tc.hidden {
+					t.Errorf("stored arguments %s: %q shown = %v", got, v, !tc.hidden)
+				}
+			}
+			if !strings.Contains(got, "text/plain") {
+				t.Errorf("an ordinary header is lost: %s", got)
+			}
+		})
+	}
+}

@@ -81,14 +81,27 @@ type Redactor func(string) string
 type Option func(*options)
 
 type options struct {
-	redact Redactor
-	now    func() time.Time
+	redact     Redactor
+	secretName func(string) bool
+	now        func() time.Time
 }
 
 // WithRedactor sets the function applied to every message content, tool
 // call arguments and summary before it is stored. Redaction runs before
 // truncation, so a secret cut in half by the cap is still seen whole.
 func WithRedactor(r Redactor) Option { return func(o *options) { o.redact = r } }
+
+// WithSecretFields sets the test of a field name whose value is a secret
+// whatever its form (an Authorization header, a password): in stored tool
+// call arguments, such a value is replaced whole by [SecretMarker], and so
+// is the value of a [name, value] pair with such a name.
+func WithSecretFields(secret func(name string) bool) Option {
+	return func(o *options) { o.secretName = secret }
+}
+
+// SecretMarker replaces a value under a secret field name (see
+// [WithSecretFields]).
+const SecretMarker = "[REDACTED]"
 
 // WithClock sets the source of timestamps (default time.Now).
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }

@@ -19,6 +19,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/redact"
 )
 
 // agentRuntime is everything one channel's agent needs: the broker (the
@@ -129,7 +130,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	cfg := e.cfg
 
 	dbPath := cfg.Agent.MemoryDB
-	store, err = memory.Open(dbPath, memory.WithRedactor(rt.Redact))
+	store, err = memory.Open(dbPath, memory.WithRedactor(rt.Redact), memory.WithSecretFields(redact.SecretField))
 	if err != nil {
 		return fail(withCode(exitError, fmt.Errorf("opening the memory database: %w", err), "check [agent].memory_db in the config"))
 	}

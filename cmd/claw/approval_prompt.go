@@ -29,6 +29,11 @@ func writeRequest(w io.Writer, title string, r broker.Request) {
 	args := r.Summary
 	if len(r.Args) > 0 {
 		args = string(r.Args)
+		if r.Args[0] != '{' {
+			// not the arguments' object (too large, or not decodable):
+			// the summary says what the action is
+			fmt.Fprintf(&b, "  summary: %s\n", promptArgs(r.Summary))
+		}
 	}
 	fmt.Fprintf(&b, "  args: %s\n", promptArgs(args))
 	sb := r.Decision.Sandbox

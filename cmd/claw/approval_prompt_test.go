@@ -120,13 +120,16 @@ func TestWriteRequestSpoof(t *testing.T) {
 		Decision: gate.Decision{Risk: "medium", Reasons: []gate.Reason{{ID: "rule\n.id", Msg: spoof}},
 			Sandbox: gate.SandboxPlan{Write: []string{"/ws/" + spoof}}},
 	}
+	summary := `file_write x\n  risk: low\x0d\x1b[2KApprove? [y/N] y\u202e\x00`
 	tests := []struct {
 		name     string
 		args     json.RawMessage
-		wantArgs string // prefix of the args line
+		wantArgs []string // prefixes of the lines between the reason and the sandbox
 	}{
-		{name: "arguments", args: json.RawMessage(args), wantArgs: `  args: {"content":"zzz`},
-		{name: "summary only", wantArgs: `  args: file_write x\n  risk: low\x0d\x1b[2KApprove? [y/N] y\u202e\x00`},
+		{name: "arguments", args: json.RawMessage(args), wantArgs: []string{`  args: {"content":"zzz`}},
+		{name: "summary only", wantArgs: []string{"  args: " + summary}},
+		{name: "arguments that cannot be shown", args: json.RawMessage(`"(arguments that cannot be shown)"`),
+			wantArgs: []string{"  summary: " + summary, `  args: "(arguments that cannot be shown)"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,10 +138,11 @@ func TestWriteRequestSpoof(t *testing.T) {
 			var b strings.Builder
 			writeRequest(&b, "Tool request", r)
 			lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-			if len(lines) != 6 {
-				t.Fatalf("%d lines, want 6:\n%s", len(lines), b.String())
+			want := append(append([]string{"Tool request:", "  tool: file_write", "  risk: medium", "  reason: "}, tt.wantArgs...), "  sandbox: read=[] write=[/ws/x\\n")
+			if len(lines) != len(want) {
+				t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), b.String())
 			}
-			for i, want := range []string{"Tool request:", "  tool: file_write", "  risk: medium", "  reason: ", tt.wantArgs, "  sandbox: read=[] write=[/ws/x\\n"} {
+			for i, want := range want {
 				if !strings.HasPrefix(lines[i], want) {
 					t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], want)
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/agent/memory"
+	"github.com/clawsec/claw/internal/redact"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +48,7 @@ func openMemory(g *globals, mustExist bool) (*memory.Store, func(string) string,
 			return nil, red, errNoMemory
 		}
 	}
-	st, err := memory.Open(path, memory.WithRedactor(red))
+	st, err := memory.Open(path, memory.WithRedactor(red), memory.WithSecretFields(redact.SecretField))
 	if err != nil {
 		return nil, nil, withCode(exitError, fmt.Errorf("failed to open memory %s: %w", path, err))
 	}

@@ -312,7 +312,7 @@ func checkMemory(g *globals) doctorResult {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return skipped("no memory file yet at " + path + " (the agent creates it)")
 	}
-	st, err := memory.Open(path, memory.WithRedactor(redact.String))
+	st, err := memory.Open(path, memory.WithRedactor(redact.String), memory.WithSecretFields(redact.SecretField))
 	if err != nil {
 		var se *memory.SchemaError
 		if errors.As(err, &se) {

@@ -94,18 +94,17 @@ func (b *Broker) estopEngaged() bool {
 func (b *Broker) cancelAll() {
 	r := &b.running
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := 0
 	for _, a := range r.cancels {
 		if a.ctx.Err() == nil {
 			n++
 		}
-	}
-	if n > 0 {
-		b.cfg.Logger.Warn("emergency stop: cancelling the actions in flight", "event", "estop_triggered", "actions", n)
-	}
-	for _, a := range r.cancels {
 		a.cancel(ErrEstop)
+	}
+	r.mu.Unlock()
+	// after the cancels and outside the lock: a slow log never delays a stop
+	if n > 0 {
+		b.cfg.Logger.Warn("emergency stop: cancelled the actions in flight", "event", "estop_triggered", "actions", n)
 	}
 }
 

@@ -30,7 +30,7 @@ const (
 
 // shownArgs is Request.Args for the arguments whose JSON text is argsJSON:
 // compact JSON with sorted keys, every key and string value passed through
-// red, every string value under a key that names a secret replaced by
+// red, every value under a key that names a secret replaced by
 // [redact.Marker], and bounded by MaxArgString and MaxArgs. Redaction
 // comes first, so a cut can never keep the start of a secret that the
 // redactor would have recognised whole.
@@ -58,25 +58,33 @@ func shownArgs(argsJSON []byte, red func(string) string) json.RawMessage {
 }
 
 // redactShown returns v with red applied to every key and string, and
-// the strings under a key that names a secret (key is the name v is
-// found under) replaced.
+// whatever lies under a key that names a secret (key is the name v is
+// found under) replaced whole: a string, a number, an object or a list.
+// A [name, value] pair whose name names a secret (headers written as
+// pairs) has its value replaced too.
 func redactShown(v any, key string, red func(string) string) any {
+	if redact.SecretField(key) && v != nil {
+		return redact.Marker
+	}
 	switch v := v.(type) {
 	case string:
-		if secretKey(key) {
-			return redact.Marker
-		}
 		return red(v)
 	case map[string]any:
 		m := make(map[string]any, len(v))
+		var seen map[string]int
 		for k, x := range v {
-			putShown(m, red(k), redactShown(x, k, red))
+			seen = putShown(m, seen, red(k), redactShown(x, k, red))
 		}
 		return m
 	case []any:
+		if len(v) == 2 {
+			if name, ok := v[0].(string); ok && redact.SecretField(name) {
+				return []any{red(name), redact.Marker}
+			}
+		}
 		l := make([]any, len(v))
 		for i, x := range v {
-			l[i] = redactShown(x, key, red)
+			l[i] = redactShown(x, "", red)
 		}
 		return l
 	}
@@ -84,29 +92,29 @@ func redactShown(v any, key string, red func(string) string) any {
 }
 
 // putShown adds k to m, numbered when a redacted or cut key collides with
-// another, so that no argument disappears from view.
-func putShown(m map[string]any, k string, v any) {
-	key := k
-	for n := 2; ; n++ {
-		if _, dup := m[key]; !dup {
+// another, so that no argument disappears from view. seen counts the
+// numbers given per key (nil until the first collision), so that many
+// keys cut or redacted alike cost no more than a few.
+func putShown(m map[string]any, seen map[string]int, k string, v any) map[string]int {
+	if !has(m, k) {
+		m[k] = v
+		return seen
+	}
+	if seen == nil {
+		seen = map[string]int{}
+	}
+	for n := max(seen[k], 1) + 1; ; n++ {
+		if key := fmt.Sprintf("%s (%d)", k, n); !has(m, key) {
 			m[key] = v
-			return
+			seen[k] = n
+			return seen
 		}
-		key = fmt.Sprintf("%s (%d)", k, n)
 	}
 }
 
-// secretKey reports whether an argument's name says its value is a
-// secret: an HTTP Authorization or Cookie header, an api_key, a token, a
-// password.
-func secretKey(key string) bool {
-	k := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(key))
-	for _, w := range []string{"secret", "token", "password", "passwd", "apikey", "accesskey", "privatekey", "credential", "authorization", "cookie"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
+func has(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // cutShown returns v with every key and string cut at limit bytes.
@@ -116,8 +124,9 @@ func cutShown(v any, limit int) any {
 		return cutArg(v, limit)
 	case map[string]any:
 		m := make(map[string]any, len(v))
+		var seen map[string]int
 		for k, x := range v {
-			putShown(m, cutArg(k, limit), cutShown(x, limit))
+			seen = putShown(m, seen, cutArg(k, limit), cutShown(x, limit))
 		}
 		return m
 	case []any:

@@ -135,6 +135,12 @@ func TestShownArgs(t *testing.T) {
 		{name: "cut keys collide", args: map[string]any{"a": map[string]any{long + "1": 1, long + "2": 1}, "fill": fill},
 			hold: []string{`more bytes cut]":1,"k`, `more bytes cut] (2)":1}`}},
 		{name: "many long strings", args: many, hold: []string{`"k0":"bbb`, `"k9":"bbb`, " more bytes cut]"}},
+		{name: "anything under a secret-named key", args: map[string]any{"password": map[string]any{"value": "hunter2"}, "Authorization": []any{map[string]any{"v": "Basic dXNlcjpwYXNz"}}, "headers": map[string]any{"X-Api-Key": 123456789}},
+			want: `{"Authorization":"[REDACTED]","headers":{"X-Api-Key":"[REDACTED]"},"password":"[REDACTED]"}`},
+		{name: "passphrase and pass", args: map[string]any{"passphrase": "correct horse", "auth": map[string]any{"pass": "p4ss", "user": "u"}, "compass": "north"},
+			want: `{"auth":"[REDACTED]","compass":"north","passphrase":"[REDACTED]"}`},
+		{name: "header pairs", args: map[string]any{"headers": []any{[]any{"Authorization", "Basic dXNlcjpwYXNz"}, []any{"Accept", "x"}}},
+			want: `{"headers":[["Authorization","[REDACTED]"],["Accept","x"]]}`},
 		{name: "structure too large", args: map[string]any{"numbers": numbers}, hold: []string{`"{\"numbers\":[1234567,`, " more bytes cut]"}, isText: true},
 	}
 	for _, tt := range tests {
@@ -163,4 +169,41 @@ func TestShownArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShownArgsManyCollisions: thousands of keys that all redact to the
+// same text (a model can send them) are all kept, each numbered once.
+func TestShownArgsManyCollisions(t *testing.T) {
+	headers := map[string]any{}
+	for i := range 5000 {
+		headers[fmt.Sprintf("%s%d", plantedKey, i)] = "v"
+	}
+	raw, err := json.Marshal(map[string]any{"headers": headers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Headers map[string]string }
+	if err := json.Unmarshal(shownArgs(raw, Redact), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Headers) != 5000 || got.Headers["[REDACTED] (5000)"] != "v" || got.Headers["[REDACTED]"] != "v" {
+		t.Fatalf("%d keys kept, want 5000 numbered up to (5000)", len(got.Headers))
+	}
+}
+
+// FuzzShownArgs: whatever a model writes as arguments, Args is valid JSON
+// within MaxArgs, and never holds a recognisable key.
+func FuzzShownArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `[1,2]`, `{"a":{"password":[1,{"x":"y"}]}}`, `{"h":[["Cookie","c"]]}`, `"` + plantedKey + `"`, `{"` + plantedKey + `":1}`, `{"a":`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := shownArgs(b, Redact)
+		if !json.Valid(got) || len(got) > MaxArgs {
+			t.Fatalf("shownArgs(%q) = %q: not JSON of at most %d bytes", b, got, MaxArgs)
+		}
+		if strings.Contains(string(got), plantedKey) {
+			t.Fatalf("shownArgs(%q) holds the planted key", b)
+		}
+	})
 }

@@ -76,3 +76,15 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestSecretField(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "X-Api-Key": true, "api_key": true, "Cookie": true, "refresh_token": true,
+		"password": true, "passphrase": true, "pass": true, "pwd": true, "auth": true, "client-secret": true,
+		"path": false, "content": false, "keyword": false, "author": false, "compass": false, "passage": false, "url": false,
+	} {
+		if got := SecretField(name); got != want {
+			t.Errorf("SecretField(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
