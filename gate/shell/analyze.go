@@ -206,8 +206,9 @@ func (a *analyzer) network(target string) {
 // shellEnv is what one shell process knows: the functions defined so far
 // and the options that change how cd finds its directory. A subshell
 // works on a copy; conditional branches share it, so a function defined
-// in a branch that may not run is known afterwards (the analysis of a call
-// lists the program of the same name as well, so knowing too much is safe).
+// in a branch that may not run is known afterwards, with the definition it
+// may not have replaced kept as its alt (a call analyses both, and lists
+// the program of the same name as well).
 type shellEnv struct {
 	funcs  map[string]*funcDef
 	cdable bool // shopt -s cdable_vars: cd NAME may go to $NAME
@@ -218,6 +219,9 @@ type funcDef struct {
 	body     *syntax.Stmt
 	src      string
 	exported bool // export -f: child bash processes define it too
+	// alt is the definition this one replaced where the replacement
+	// may not have run (a branch): a call may run either.
+	alt *funcDef
 }
 
 func (e *shellEnv) hasFunc(name string) bool { return e.funcs[name] != nil }
@@ -608,32 +612,10 @@ func (a *analyzer) binary(c *syntax.BinaryCmd, st *state) {
 		ok := st.okCwds()
 		br := st.branch()
 		a.stmt(c.Y, br)
-		if exits(c.Y) {
-			// `cd DIR || exit`: what follows runs only in DIR.
-			a.setCwds(st, ok)
-			st.ok = nil
-			mergeEnv(st, br)
-			return
-		}
 		ok = append(slices.Clone(ok), br.okCwds()...)
 		a.join(st, br)
 		st.ok = ok
 	}
-}
-
-// exits reports a statement that always ends the shell: exit, or a group
-// whose last command is exit.
-func exits(s *syntax.Stmt) bool {
-	if s == nil || s.Negated || s.Background {
-		return false
-	}
-	switch c := s.Cmd.(type) {
-	case *syntax.CallExpr:
-		return len(c.Args) > 0 && c.Args[0].Lit() == "exit"
-	case *syntax.Block:
-		return len(c.Stmts) > 0 && exits(c.Stmts[len(c.Stmts)-1])
-	}
-	return false
 }
 
 func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
@@ -755,8 +737,13 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 	for _, n := range c.Names {
 		names = append(names, n.Value)
 	}
-	def := &funcDef{body: c.Body, src: st.src}
 	for _, n := range names {
+		def := &funcDef{body: c.Body, src: st.src}
+		if st.cond {
+			// defined in a branch that may not run: the definition
+			// before it may still be the one a call runs
+			def.alt = st.sh.funcs[n]
+		}
 		st.sh.define(n, def)
 	}
 	ns := st.fork()
@@ -792,16 +779,31 @@ func (a *analyzer) callFunc(name string, def *funcDef, st *state) {
 		}
 		return
 	}
-	if !a.charge(int(def.body.End().Offset()) - int(def.body.Pos().Offset())) {
-		return
+	d, n := def, 0
+	for ; d != nil && n < maxAltDefs; d, n = d.alt, n+1 {
+		if !a.charge(int(d.body.End().Offset()) - int(d.body.Pos().Offset()) + parseCost) {
+			return
+		}
+		ns := st.branch()
+		ns.src = d.src
+		ns.funcs = append(ns.funcs, frame{name: name, async: st.async})
+		ns.async = false
+		a.stmt(d.body, ns)
+		a.join(st, ns)
 	}
-	ns := st.branch()
-	ns.src = def.src
-	ns.funcs = append(ns.funcs, frame{name: name, async: st.async})
-	ns.async = false
-	a.stmt(def.body, ns)
-	a.join(st, ns)
+	if d != nil {
+		a.dynamic("too many possible definitions of a function")
+	}
 }
+
+// parseCost is what each nested analysis (a string parsed as code, a
+// function body entered) is charged on top of its size, so that many
+// empty or tiny ones still reach the budget.
+const parseCost = 64
+
+// maxAltDefs bounds the definitions of one name a call analyses; past it
+// the analysis is dynamic.
+const maxAltDefs = 4
 
 // runsInShell reports a command run by the current shell itself, at most
 // through command or builtin: a builtin there changes the shell.
@@ -1176,9 +1178,11 @@ func (a *analyzer) decl(c *syntax.DeclClause, st *state) {
 				a.dynamic("name reference to an expansion in " + variant)
 			} else {
 				a.declText(as.Name.Value+"="+v, variant, true)
-				// declare -n r=PATH: every later r=… sets PATH
+				// declare -n r=PATH: every later r=… sets PATH, and
+				// any value may reach the target through r
 				base, _, _ := strings.Cut(v, "[")
 				st.setsDangerous(base)
+				a.vars.assign(base, false)
 			}
 		}
 	}

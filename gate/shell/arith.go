@@ -238,6 +238,10 @@ func (a *analyzer) paramExp(p *syntax.ParamExp, st *state) {
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
 		a.vars.use(arithUse{why: "prompt expansion ${" + name + "@P}"})
 	}
+	if p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) {
+		// ${x:=V} outside arithmetic assigns x too
+		a.vars.assign(name, intValue(p.Exp.Word))
+	}
 	if !isAtStar(p.Index) {
 		a.arith(p.Index, name, st)
 	}

@@ -2157,7 +2157,9 @@ func vimShell(line string) (string, bool) {
 		}
 		line = next
 	}
-	return "", false
+	// more commands than are followed: what is left, its bangs blanked,
+	// is taken as shell text, so nothing hidden past them goes unseen
+	return strings.ReplaceAll(line, "!", " "), true
 }
 
 // emacsLong are emacs's long options: a unique prefix of one stands for

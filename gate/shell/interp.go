@@ -216,7 +216,11 @@ var m4Spec = spec("D: U: I: o: l: t: F: R: W: H: L: d:: --define= --undefine= --
 	"--freeze-state= --reload-state= --word-regexp= --hashsize= --nesting-limit= --debug? --debugfile? --debuglen= " +
 	"--prefix-builtins --synclines --interactive --fatal-warnings --silent --quiet --gnu --traditional --help --version")
 
-var reM4Sys = lazyRegexp(`\b(m4_)?e?syscmd\(`)
+var (
+	reM4Sys = lazyRegexp(`\b(m4_)?e?syscmd\(`)
+	// reM4Indirect calls a macro by a name given as text: syscmd among them
+	reM4Indirect = lazyRegexp(`\b(m4_)?(indir|builtin)\(`)
+)
 
 // m4 runs shell commands with syscmd and esyscmd: its input is a program,
 // whether a file or standard input.
@@ -226,7 +230,7 @@ func (b *build) m4() {
 		b.script(v)
 	}
 	for _, v := range b.p.all("D", "define") {
-		if v.dyn || reM4Sys().MatchString(v.val) {
+		if v.dyn || reM4Sys().MatchString(v.val) || reM4Indirect().MatchString(v.val) {
 			b.mark(MarkInlineCode, "m4 -D")
 			b.m4Program(v)
 		}
@@ -256,11 +260,20 @@ func (b *build) m4Program(f field) {
 		return
 	}
 	s := f.val
+	if reM4Indirect().MatchString(s) {
+		b.mark(MarkExecFlag, "m4 indir")
+		b.dynamic("m4 macro called by name (indir, builtin)")
+	}
 	for _, loc := range reM4Sys().FindAllStringIndex(s, -1) {
 		b.mark(MarkExecFlag, "m4 syscmd")
 		j := closing(s, loc[1]-1)
 		if j < 0 {
 			j = len(s)
+		}
+		// charged as scanned: unbalanced calls make each scan run to the
+		// end, and the budget ends that
+		if !b.a.charge(j - loc[1] + parseCost) {
+			return
 		}
 		arg := s[loc[1]:j]
 		arg = strings.NewReplacer("`", "", "'", "", "[", "", "]", "").Replace(arg)

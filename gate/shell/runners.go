@@ -222,7 +222,13 @@ func (b *build) tmuxCommand(words []field, level int) {
 		return
 	}
 	d, ok := findTmux(words[0].val)
-	if !ok || d.kind == tmuxOther {
+	if !ok {
+		// an alias (splitp, a command-alias) or a command this table
+		// lacks may run a shell command
+		b.dynamic("tmux command not known: " + words[0].val)
+		return
+	}
+	if d.kind == tmuxOther {
 		return
 	}
 	via := "tmux " + d.name

@@ -202,15 +202,23 @@ func (a *analyzer) final(inv *invocation, st *state) {
 		// ｓｕｄｏ, rм: not the program it looks like, and not one to trust.
 		b.dynamic("non-ASCII or blank characters in command name")
 	}
-	if runsInShell(inv, st) {
-		a.shellBuiltin(name, inv.args, st)
-	}
+	var def *funcDef
 	if len(inv.via) == len(st.via) && !strings.Contains(f0.val, "/") {
 		// No wrapper at all (command and builtin skip functions): a call
 		// of a function defined earlier runs its body here. The program
 		// of the same name is listed as well.
-		if def := st.sh.funcs[name]; def != nil {
-			a.callFunc(name, def, st)
+		def = st.sh.funcs[name]
+	}
+	if runsInShell(inv, st) && def == nil {
+		// unset -f, shopt: only what surely is the builtin changes the
+		// shell (a function called unset changes nothing)
+		a.shellBuiltin(name, inv.args, st)
+	}
+	if def != nil {
+		a.callFunc(name, def, st)
+		if name == "cd" || name == "pushd" || name == "popd" {
+			// the function may run instead: the directory is unknown
+			b.dynamic("a function shadows " + name)
 		}
 	}
 	b.name = name
@@ -389,7 +397,7 @@ func (b *build) lenientString(f field, via string) {
 // lenient parses src one level deeper; if it does not parse, it is
 // reported as dynamic instead of failing the whole analysis.
 func (a *analyzer) lenient(src string, st *state, via string) {
-	if !a.charge(len(src)) {
+	if !a.charge(len(src) + parseCost) {
 		return
 	}
 	f, err := a.parser.Parse(strings.NewReader(src), "")
