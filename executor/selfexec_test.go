@@ -63,14 +63,17 @@ func TestSelfExecToolThreads(t *testing.T) {
 	var n int
 	pid, err := toolProcess(done)
 	if err == nil {
+		err = blockedOnFIFO(pid, done)
+	}
+	if err == nil {
 		n, err = threadsConfined(pid)
 	}
 	if err == nil && n < 2 {
 		err = fmt.Errorf("the tool's process has %d thread: nothing to compare", n)
 	}
 	// let the tool go on (it then refuses the FIFO) and end
-	if w, werr := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); werr == nil {
-		unix.Close(w)
+	if werr := openWriter(fifo); werr != nil && err == nil {
+		err = werr
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +114,42 @@ func toolProcess(done <-chan outcome) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no process %q in the sandbox", want)
+}
+
+// blockedOnFIFO waits until a thread of pid sleeps in the kernel waiting
+// for the FIFO's other end: the tool is then inside its open, with every
+// thread it will have before reading.
+func blockedOnFIFO(pid int, done <-chan outcome) error {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case o := <-done:
+			return fmt.Errorf("the action ended before its tool opened the FIFO: %+v", o)
+		default:
+		}
+		chans, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/wchan")
+		for _, c := range chans {
+			if b, err := os.ReadFile(c); err == nil && string(b) == "wait_for_partner" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the tool %d never blocked opening the FIFO", pid)
+}
+
+// openWriter opens and closes the FIFO's writing end once its reader is
+// waiting, which lets the reader's open return. A non-blocking open fails
+// with ENXIO until a reader is there, so it is retried.
+func openWriter(fifo string) error {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		w, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == nil {
+			return unix.Close(w)
+		}
+		if err != unix.ENXIO {
+			return fmt.Errorf("open the FIFO for writing: %w", err)
+		}
+	}
+	return fmt.Errorf("the FIFO %s never had a reader", fifo)
 }
 
 func parent(pid int) int {
