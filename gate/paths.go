@@ -125,8 +125,15 @@ func (r *PathResolver) walk(p string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
+			// Back up into a directory that may exist: what follows is
+			// resolved again, as the kernel would once the missing part
+			// is created, and /proc/<who> is magic again.
 			resolved = filepath.Dir(resolved)
+			exists = true
 			procWho = ""
+			if filepath.Dir(resolved) == "/proc" && isProcWho(filepath.Base(resolved)) {
+				procWho = filepath.Base(resolved)
+			}
 			continue
 		}
 		next := filepath.Join(resolved, c)

@@ -1,10 +1,12 @@
 package gate
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCanonical(t *testing.T) {
@@ -53,6 +55,10 @@ func TestCanonical(t *testing.T) {
 		{name: "symlink inside", in: "in/f", want: ws + "/sub/f"},
 		{name: "symlink then dotdot is kernel-style", in: "out/../etc", want: root + "/etc"},
 		{name: "dangling symlink resolves target", in: "dangling", want: secret + "/x"},
+		{name: "dotdot out of a missing dir meets a symlink", in: "new/../out/key", want: secret + "/key"},
+		{name: "dotdot back into proc self", in: "/proc/self/fd/../root/etc/shadow", want: "/etc/shadow"},
+		{name: "dotdot back into proc pid", in: "/proc/1/fd/../cwd/x", wantErr: "another process"},
+		{name: "missing dir then proc", in: "/missing/../proc/self/root/etc", want: "/etc"},
 		{name: "symlink loop", in: "loop/x", wantErr: "too many symlinks"},
 		{name: "nul byte", in: "a\x00b", wantErr: "NUL"},
 		{name: "empty", in: "", wantErr: "empty path"},
@@ -89,24 +95,138 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
+// fuzzTree is the file system FuzzCanonical resolves paths in: every
+// directory and file, and every symlink with its target.
+var fuzzTree = struct {
+	dirs, files map[string]bool
+	links       map[string]string
+}{
+	dirs: setOf("/", "/home", "/home/u", "/home/u/ws", "/home/u/ws/sub", "/home/u/ws/sub/deep",
+		"/etc", "/secret", "/usr", "/usr/bin", "/proc", "/dev", "/root", "/tmp"),
+	files: setOf("/etc/passwd", "/home/u/ws/f", "/home/u/ws/sub/g", "/secret/key", "/dev/null"),
+	links: map[string]string{
+		"/bin":                  "usr/bin",
+		"/dev/fd":               "/proc/self/fd",
+		"/dev/stdin":            "/proc/self/fd/0",
+		"/dev/stdout":           "/proc/self/fd/1",
+		"/dev/stderr":           "/proc/self/fd/2",
+		"/home/u/ws/out":        "/secret",
+		"/home/u/ws/rel":        "../../../secret",
+		"/home/u/ws/in":         "sub",
+		"/home/u/ws/up":         "sub/deep/../..",
+		"/home/u/ws/chain":      "in/deep",
+		"/home/u/ws/loop":       "loop",
+		"/home/u/ws/ping":       "pong",
+		"/home/u/ws/pong":       "ping",
+		"/home/u/ws/dangling":   "/secret/missing/x",
+		"/home/u/ws/root":       "/proc/self/root/etc",
+		"/home/u/ws/here":       "/proc/self/cwd",
+		"/home/u/ws/them":       "/proc/1/cwd",
+		"/home/u/ws/fd5":        "/dev/fd/5",
+		"/home/u/ws/sub/parent": "..",
+		"/tmp/proc":             "/proc",
+	},
+}
+
+func setOf(s ...string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}
+
+type fuzzInfo struct{ mode fs.FileMode }
+
+func (fi fuzzInfo) Name() string       { return "" }
+func (fi fuzzInfo) Size() int64        { return 0 }
+func (fi fuzzInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi fuzzInfo) ModTime() time.Time { return time.Time{} }
+func (fi fuzzInfo) IsDir() bool        { return fi.mode.IsDir() }
+func (fi fuzzInfo) Sys() any           { return nil }
+
+func fuzzLstat(p string) (fs.FileInfo, error) {
+	switch {
+	case fuzzTree.dirs[p]:
+		return fuzzInfo{fs.ModeDir | 0o755}, nil
+	case fuzzTree.files[p]:
+		return fuzzInfo{0o644}, nil
+	}
+	if _, ok := fuzzTree.links[p]; ok {
+		return fuzzInfo{fs.ModeSymlink | 0o777}, nil
+	}
+	return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
+}
+
+func fuzzReadlink(p string) (string, error) {
+	if t, ok := fuzzTree.links[p]; ok {
+		return t, nil
+	}
+	return "", &fs.PathError{Op: "readlink", Path: p, Err: fs.ErrInvalid}
+}
+
+// FuzzCanonical resolves arbitrary paths in a fake tree with symlinks.
+// What comes back is absolute, clean, free of NUL, passes through no
+// symlink (the kernel would have followed it), holds none of the /proc and
+// /dev/fd aliases Canonical rewrites or refuses, and is its own canonical
+// form; a refusal returns "".
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"a/b", "~/x", "$HOME/x", "/proc/self/root/etc", "/dev/fd/3", "../../..", "a\x00", "/proc/1/cwd", "~root"} {
+	for _, s := range []string{
+		"a/b", "~/x", "$HOME/x", "${PWD}/f", "/proc/self/root/etc", "/dev/fd/3", "../../..", "a\x00", "/proc/1/cwd", "~root",
+		"out/key", "rel/../x", "up/f", "chain/x", "loop/x", "ping", "dangling", "root/passwd", "here/f", "them", "fd5",
+		"sub/parent/out/key", "/tmp/proc/self/root/etc/passwd", "/bin/../etc", "/dev/stdout", "/proc/self/fd/1",
+		"new/../out/key", "/proc/self/fd/../root/etc/passwd", "/proc/1/x/../cwd", "/missing/../proc/self/root/secret",
+		"/home/u/ws/f/../out", "/a$/b", "/a/$", "x/${}/y",
+	} {
 		f.Add(s)
 	}
-	r := &PathResolver{Home: "/home/u", Cwd: "/home/u/ws"}
+	r := &PathResolver{Home: "/home/u", Cwd: "/home/u/ws", Lstat: fuzzLstat, Readlink: fuzzReadlink}
 	f.Fuzz(func(t *testing.T, p string) {
 		got, err := r.Canonical(p)
+		again, err2 := r.Canonical(p)
+		if got != again || (err == nil) != (err2 == nil) {
+			t.Fatalf("Canonical(%q) is not deterministic: %q, %v then %q, %v", p, got, err, again, err2)
+		}
 		if err != nil {
+			if got != "" {
+				t.Fatalf("Canonical(%q) = %q with error %v", p, got, err)
+			}
 			return
 		}
-		if !strings.HasPrefix(got, "/") {
-			t.Fatalf("Canonical(%q) = %q: not absolute", p, got)
+		if p == "" || strings.IndexByte(p, 0) >= 0 || len(p) > maxPathBytes {
+			t.Fatalf("Canonical(%q) accepted a path it must refuse: %q", p, got)
 		}
-		if strings.Contains(got, "/../") || strings.HasSuffix(got, "/..") || strings.Contains(got, "//") {
-			t.Fatalf("Canonical(%q) = %q: not clean", p, got)
+		if !strings.HasPrefix(got, "/") || filepath.Clean(got) != got {
+			t.Fatalf("Canonical(%q) = %q: not absolute and clean", p, got)
 		}
 		if strings.IndexByte(got, 0) >= 0 {
 			t.Fatalf("Canonical(%q) kept a NUL", p)
+		}
+		switch got {
+		case "/dev/stdin", "/dev/stdout", "/dev/stderr":
+			// the names procForms gives descriptors 0-2, links in
+			// the tree as on a real system
+		default:
+			for prefix := got; prefix != "/"; prefix = filepath.Dir(prefix) {
+				if _, ok := fuzzTree.links[prefix]; ok {
+					t.Fatalf("Canonical(%q) = %q: goes through the symlink %s", p, got, prefix)
+				}
+			}
+		}
+		if parts := strings.Split(got, "/"); len(parts) > 3 && parts[1] == "proc" && isProcWho(parts[2]) {
+			switch parts[3] {
+			case "root", "cwd", "exe", "map_files":
+				t.Fatalf("Canonical(%q) = %q: kept a /proc alias", p, got)
+			}
+		}
+		if strings.HasPrefix(got, "/dev/fd/") {
+			t.Fatalf("Canonical(%q) = %q: kept a descriptor alias", p, got)
+		}
+		if len(got) > maxPathBytes {
+			return // too long to be given to Canonical again
+		}
+		if twice, err := r.Canonical(got); err != nil || twice != got {
+			t.Fatalf("Canonical(%q) = %q, but Canonical(%q) = %q, %v", p, got, got, twice, err)
 		}
 	})
 }
