@@ -309,17 +309,61 @@ func TestInputValueMatchesJSON(t *testing.T) {
 	}
 }
 
+// FuzzParseAction: an accepted document is one JSON value of at most
+// MaxActionBytes with a tool; its arguments hold no json.Number (numbers
+// are float64, or strings when out of range); encoding the action and
+// parsing it again gives it back; a refusal returns the zero Action.
 func FuzzParseAction(f *testing.F) {
-	for _, s := range []string{`{"tool":"shell","args":{"command":"ls"}}`, `{"tool":"x"}`, `{"tool":"http","args":{"url":1e400}}`, `{}`, `[]`, `{"tool":"a"} x`} {
+	for _, s := range []string{
+		`{"tool":"shell","args":{"command":"ls"}}`, `{"tool":"x"}`, `{"tool":"http","args":{"url":1e400}}`, `{}`, `[]`, `{"tool":"a"} x`,
+		`{"tool":"a"}]`, `{"tool":"a","args":null}`, `{"TOOL":"a","Args":{"n":[1,-0,2.5e-3,{"m":1e999}]}}`, `{"tool":"a","args":{"s":"\ud800<&>"}}`,
+	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := ParseAction(b)
+		again, err2 := ParseAction(b)
+		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(a, again) {
+			t.Fatalf("ParseAction(%q) is not deterministic: %v, %v", b, err, err2)
+		}
 		if err != nil {
+			if a.Tool != "" || a.Args != nil {
+				t.Fatalf("ParseAction(%q) = %+v with error %v", b, a, err)
+			}
 			return
+		}
+		if len(b) > MaxActionBytes || !json.Valid(b) {
+			t.Fatalf("ParseAction accepted %q: not one JSON value of at most %d bytes", b, MaxActionBytes)
 		}
 		if a.Tool == "" || a.Args == nil {
 			t.Fatalf("ParseAction accepted %q without tool or args", b)
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for _, x := range v {
+					walk(x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			case nil, bool, string, float64:
+			default:
+				t.Fatalf("ParseAction(%q): argument value %v is a %T", b, v, v)
+			}
+		}
+		walk(a.Args)
+		enc, err := json.Marshal(a)
+		if err != nil {
+			t.Fatalf("ParseAction(%q) = %+v: %v", b, a, err)
+		}
+		if len(enc) <= MaxActionBytes {
+			back, err := ParseAction(enc)
+			if err != nil || !reflect.DeepEqual(back, a) {
+				t.Fatalf("ParseAction(%q) = %+v, encoded %s, parsed again %+v, %v", b, a, enc, back, err)
+			}
 		}
 		in := BuildInput(a, testContext("full"))
 		if _, err := inputValue(in); err != nil {
