@@ -74,6 +74,7 @@ func analysisTerm(a *shell.Analysis) *ast.Term {
 			kv("via", strs(c.Via)),
 			kv("stdin", ast.StringTerm(c.Stdin)),
 			kv("dynamic", ast.BooleanTerm(c.Dynamic)),
+			kv("function", ast.BooleanTerm(c.Function)),
 			kv("marks", ast.ArrayTerm(marks...)),
 		)
 	}

@@ -97,6 +97,9 @@ type analyzer struct {
 
 	unfed []int // commands reading a standard input of unknown source
 	vars  varFacts
+	// trapped: a trap handler was set, which may run anywhere after it
+	// (a DEBUG trap before every command) and undo what is tracked
+	trapped bool
 }
 
 func newAnalyzer(opts Options) *analyzer {
@@ -210,7 +213,11 @@ func (a *analyzer) network(target string) {
 // may not have replaced kept as its alt (a call analyses both, and lists
 // the program of the same name as well).
 type shellEnv struct {
-	funcs  map[string]*funcDef
+	funcs map[string]*funcDef
+	// unsure names the functions that may be absent when a later call
+	// runs: defined in a branch, passed to a child shell (which may not
+	// be bash), or given to an unset that may have removed them.
+	unsure map[string]bool
 	cdable bool // shopt -s cdable_vars: cd NAME may go to $NAME
 }
 
@@ -233,10 +240,27 @@ func (e *shellEnv) define(name string, def *funcDef) {
 	e.funcs[name] = def
 }
 
+// doubt marks the function name as one that may be absent.
+func (e *shellEnv) doubt(name string) {
+	if e.unsure == nil {
+		e.unsure = map[string]bool{}
+	}
+	e.unsure[name] = true
+}
+
+// sure reports whether a call of name surely runs the function defined
+// under that name, never a builtin or program.
+func (e *shellEnv) sure(name string) bool {
+	return e.funcs[name] != nil && !e.unsure[name] && !specialBuiltins[name]
+}
+
+// specialBuiltins are found before functions in POSIX mode.
+var specialBuiltins = set("break : . continue eval exec exit export readonly return set shift times trap unset source")
+
 // clone is the environment of a subshell: everything is inherited, and
 // nothing it defines comes back.
 func (e *shellEnv) clone() *shellEnv {
-	return &shellEnv{funcs: maps.Clone(e.funcs), cdable: e.cdable}
+	return &shellEnv{funcs: maps.Clone(e.funcs), unsure: maps.Clone(e.unsure), cdable: e.cdable}
 }
 
 // child is the environment of a new shell process started by this one:
@@ -245,7 +269,9 @@ func (e *shellEnv) child() *shellEnv {
 	ne := &shellEnv{}
 	for n, def := range e.funcs {
 		if def.exported {
+			// a child that is not bash (sh is dash) does not import it
 			ne.define(n, def)
+			ne.doubt(n)
 		}
 	}
 	return ne
@@ -407,7 +433,11 @@ func mergeEnv(st, br *state) {
 		for n, def := range br.sh.funcs {
 			if !st.sh.hasFunc(n) {
 				st.sh.define(n, def)
+				st.sh.doubt(n)
 			}
+		}
+		for n := range br.sh.unsure {
+			st.sh.doubt(n)
 		}
 		st.sh.cdable = st.sh.cdable || br.sh.cdable
 	}
@@ -741,8 +771,13 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 		def := &funcDef{body: c.Body, src: st.src}
 		if st.cond {
 			// defined in a branch that may not run: the definition
-			// before it may still be the one a call runs
+			// before it may still be the one a call runs, or none
 			def.alt = st.sh.funcs[n]
+			if def.alt == nil {
+				st.sh.doubt(n)
+			}
+		} else {
+			delete(st.sh.unsure, n)
 		}
 		st.sh.define(n, def)
 	}
@@ -822,25 +857,35 @@ func runsInShell(inv *invocation, st *state) bool {
 // shellBuiltin applies the builtins that change how later commands are
 // found: unset -f removes functions (only where it surely runs), shopt -s
 // cdable_vars lets cd take a variable's value.
-func (a *analyzer) shellBuiltin(name string, args []field, st *state) {
+func (a *analyzer) shellBuiltin(name string, args []field, st *state, surely bool) {
 	switch name {
 	case "unset":
-		funcs := false
+		// unset -f removes functions; plain unset removes a function
+		// when no variable has the name; unset -v only variables
+		funcs, vars := false, false
 		var names []string
 		for _, f := range args[1:] {
 			switch {
 			case f.dyn:
+				for n := range st.sh.funcs {
+					st.sh.doubt(n)
+				}
 				return
-			case f.val == "-f":
-				funcs = true
-			case strings.HasPrefix(f.val, "-"):
+			case strings.HasPrefix(f.val, "-") && len(names) == 0:
+				funcs = funcs || strings.Contains(f.val, "f")
+				vars = vars || strings.Contains(f.val, "v")
 			default:
 				names = append(names, f.val)
 			}
 		}
-		if funcs && !st.cond {
-			for _, n := range names {
+		if vars && !funcs {
+			return
+		}
+		for _, n := range names {
+			if funcs && surely && !st.cond {
 				delete(st.sh.funcs, n)
+			} else {
+				st.sh.doubt(n)
 			}
 		}
 	case "shopt":

@@ -26,6 +26,7 @@ type cmd struct {
 	Depth    int
 	Stdin    string
 	Dynamic  bool
+	Function bool
 	Marks    []string
 	NoMarks  []string
 }
@@ -109,6 +110,9 @@ func checkAnalysis(t *testing.T, tc tcase, got *Analysis) {
 		}
 		if g.Dynamic != w.Dynamic {
 			t.Errorf("%s = %v, want %v", pre("Dynamic"), g.Dynamic, w.Dynamic)
+		}
+		if g.Function != w.Function {
+			t.Errorf("%s = %v, want %v", pre("Function"), g.Function, w.Function)
 		}
 		for _, f := range []struct {
 			name      string
@@ -207,7 +211,7 @@ func TestStructure(t *testing.T) {
 		{
 			name: "function body where defined and at each call, with the program of its name",
 			src:  "f() { g; }; f; f",
-			cmds: []cmd{{Name: "g", Stdin: "pipe"}, {Name: "g"}, {Name: "f"}, {Name: "g"}, {Name: "f"}},
+			cmds: []cmd{{Name: "g", Stdin: "pipe"}, {Name: "g"}, {Name: "f", Function: true}, {Name: "g"}, {Name: "f", Function: true}},
 		},
 		{
 			name: "function keyword",
@@ -598,12 +602,63 @@ func TestFunctions(t *testing.T) {
 		{
 			name: "the body runs in the caller's directory",
 			src:  "f(){ rm -rf x; }; cd /tmp && f",
-			cmds: []cmd{{Name: "rm", Stdin: "pipe", Paths: []string{"/ws/x"}}, {Name: "cd"}, {Name: "rm", Paths: []string{"/tmp/x"}}, {Name: "f"}},
+			cmds: []cmd{{Name: "rm", Stdin: "pipe", Paths: []string{"/ws/x"}}, {Name: "cd"}, {Name: "rm", Paths: []string{"/tmp/x"}}, {Name: "f", Function: true}},
 		},
 		{
 			name: "exports of the body carry over",
 			src:  "f(){ export PATH=/tmp; }; f; ls",
-			cmds: []cmd{{Name: "export", Stdin: "pipe"}, {Name: "export"}, {Name: "f"}, {Name: "ls", Marks: []string{"dangerous_env:PATH"}}},
+			cmds: []cmd{{Name: "export", Stdin: "pipe"}, {Name: "export"}, {Name: "f", Function: true}, {Name: "ls", Marks: []string{"dangerous_env:PATH"}}},
+		},
+		{
+			name: "a call in a subshell or a pipeline surely runs the function",
+			src:  "f(){ ls; }; (f); f | cat",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f", Function: true}, {Name: "ls"}, {Name: "f", Function: true}, {Name: "cat", Stdin: "pipe"}},
+		},
+		{
+			name: "a definition in a loop may not run",
+			src:  "while false; do f(){ ls; }; done; f",
+			cmds: []cmd{{Name: "false"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "a definition in a loop replacing a sure one leaves a function",
+			src:  "f(){ ls; }; while false; do f(){ id; }; done; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "false"}, {Name: "id", Stdin: "pipe"}, {Name: "id"}, {Name: "ls"}, {Name: "f", Function: true}},
+		},
+		{
+			name: "plain unset removes a function when no variable has the name",
+			src:  "f(){ ls; }; unset f; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "unset"}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "unset -v removes only variables",
+			src:  "f(){ ls; }; unset -v f; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "unset"}, {Name: "ls"}, {Name: "f", Function: true}},
+		},
+		{
+			name:    "an unset of names not known removes any",
+			src:     "f(){ ls; }; unset -f $x; f",
+			cmds:    []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "unset", Dynamic: true}, {Name: "ls"}, {Name: "f"}},
+			dynamic: true,
+		},
+		{
+			name: "a body that unsets its own function",
+			src:  "f(){ unset -f f; }; f; f",
+			cmds: []cmd{{Name: "unset", Stdin: "pipe"}, {Name: "unset"}, {Name: "f", Function: true}, {Name: "unset"}, {Name: "f"}},
+		},
+		{
+			name: "redefined after unset -f",
+			src:  "f(){ ls; }; unset -f f; f(){ id; }; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "unset"}, {Name: "id", Stdin: "pipe"}, {Name: "id"}, {Name: "f", Function: true}},
+		},
+		{
+			name: "after a trap the function may be gone",
+			src:  "trap 'unset -f rm' DEBUG; rm(){ :; }; rm -rf /",
+			cmds: []cmd{{Name: "trap"}, {Name: "unset", Depth: 1}, {Name: ":", Stdin: "pipe"}, {Name: ":"}, {Name: "rm", Paths: []string{"/"}}},
+		},
+		{
+			name: "a function named unset that may be absent lets the builtin remove",
+			src:  "if x; then unset(){ :; }; fi; rm(){ :; }; unset -f rm; rm",
+			cmds: []cmd{{Name: "x"}, {Name: ":", Stdin: "pipe"}, {Name: ":", Stdin: "pipe"}, {Name: ":"}, {Name: "unset"}, {Name: ":"}, {Name: "rm"}},
 		},
 		{
 			name: "a child shell sees only exported functions",
@@ -665,7 +720,7 @@ func TestUnknownStdin(t *testing.T) {
 		{
 			name: "a function called from a download",
 			src:  "f(){ sh; }; curl x | f",
-			cmds: []cmd{{Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "curl"}, {Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "f", Stdin: "pipe"}},
+			cmds: []cmd{{Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "curl"}, {Name: "sh", Stdin: "pipe", Marks: dl}, {Name: "f", Stdin: "pipe", Function: true}},
 		},
 		{
 			name: "without a download it still reads its program from stdin",

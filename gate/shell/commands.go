@@ -393,6 +393,7 @@ func (b *build) trap() {
 	if !f.dyn && (f.val == "-" || f.val == "") {
 		return
 	}
+	b.a.trapped = true
 	b.lenientString(f, "trap")
 }
 
@@ -404,8 +405,14 @@ func (b *build) alias() {
 			b.dynamic("alias of a non-literal")
 			continue
 		}
-		if _, val, ok := strings.Cut(f.val, "="); ok && val != "" {
-			b.lenientString(field{val: val}, "alias")
+		if _, val, ok := strings.Cut(f.val, "="); ok {
+			// with expand_aliases or in POSIX mode (sh, set -o posix,
+			// POSIXLY_CORRECT) a later line expands it: `alias x=command`
+			// makes `x rm -rf /` run rm, which no command here names
+			b.dynamic("alias definition: later commands may expand it")
+			if val != "" {
+				b.lenientString(field{val: val}, "alias")
+			}
 		}
 	}
 }

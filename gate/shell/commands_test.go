@@ -390,7 +390,7 @@ func TestCwd(t *testing.T) {
 			name: "a cd in a function carries over, or not",
 			src:  "f(){ cd /; }; f; rm -rf x",
 			cmds: []cmd{
-				{Name: "cd", Stdin: "pipe"}, {Name: "cd"}, {Name: "f"},
+				{Name: "cd", Stdin: "pipe"}, {Name: "cd"}, {Name: "f", Function: true},
 				{Name: "rm", Paths: []string{"/x"}}, {Name: "rm", Paths: []string{"/ws/x"}},
 			},
 		},
@@ -727,9 +727,9 @@ func TestForkBomb(t *testing.T) {
 		{name: "function keyword", src: "function f { f | f & }; f", forkBomb: true},
 		{name: "background only", src: "f(){ f & f; }; f", forkBomb: true},
 		{name: "infinite background loop", src: "while true; do sleep 1 & done", forkBomb: true},
-		{name: "plain recursion is not a fork bomb", src: "f(){ f; }; f", cmds: []cmd{{Name: "f", Stdin: "pipe"}, {Name: "f"}, {Name: "f"}}},
+		{name: "plain recursion is not a fork bomb", src: "f(){ f; }; f", cmds: []cmd{{Name: "f", Stdin: "pipe", Function: true}, {Name: "f", Function: true}, {Name: "f", Function: true}}},
 		{name: "background call of another function", src: "g(){ :; }; f(){ g & }; f", cmds: []cmd{
-			{Name: ":", Stdin: "pipe"}, {Name: ":", Stdin: "pipe"}, {Name: "g", Stdin: "pipe"}, {Name: ":"}, {Name: "g"}, {Name: "f"},
+			{Name: ":", Stdin: "pipe"}, {Name: ":", Stdin: "pipe"}, {Name: "g", Stdin: "pipe", Function: true}, {Name: ":"}, {Name: "g", Function: true}, {Name: "f", Function: true},
 		}},
 		{name: "mutual recursion", src: "a(){ b|b& }; b(){ a|a& }; a", forkBomb: true},
 		{name: "mutual recursion through three", src: "a(){ b; }; b(){ c & }; c(){ a; }; a", forkBomb: true},

@@ -24,12 +24,18 @@
 // commands, [[ ]], coprocesses, time and ! are all walked. A function body
 // is walked where it is defined, as code that may run with any standard
 // input, and again at each call, where it runs (with the caller's
-// directory, input and environment); the program of the function's name is
-// listed at each call as well, since the function may be absent in a path
-// the analysis does not follow. Functions defined in a subshell, a pipeline
-// element or a substitution stay there; only exported ones reach a child
-// shell. A cycle of calls with one in a pipeline or the background is a
-// fork bomb.
+// directory, input and environment); the function's name is listed at
+// each call as well, as a command with Function set when the function
+// surely runs (defined unconditionally in this shell, not since given to
+// an unset that may have removed it, no trap set), or as the program of
+// that name when it may be absent. Functions defined in a subshell, a
+// pipeline element or a substitution stay there; only exported ones reach
+// a child shell, where they may be absent (sh does not import them). A
+// cycle of calls with one in a pipeline or the background is a fork bomb.
+//
+// An alias definition makes the analysis dynamic: with expand_aliases or
+// in POSIX mode a later line expands it, and `alias x=command` turns
+// `x rm -rf /` into a command no word here names.
 //
 // Words are expanded statically: brace expansion, ANSI-C quotes ($'\x72m'),
 // backslashes, quote removal, ~ and ~/x where bash expands them (at the start

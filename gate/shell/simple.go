@@ -209,12 +209,15 @@ func (a *analyzer) final(inv *invocation, st *state) {
 		// of the same name is listed as well.
 		def = st.sh.funcs[name]
 	}
-	if runsInShell(inv, st) && def == nil {
-		// unset -f, shopt: only what surely is the builtin changes the
-		// shell (a function called unset changes nothing)
-		a.shellBuiltin(name, inv.args, st)
+	if runsInShell(inv, st) && (def == nil || !st.sh.sure(name)) {
+		// unset -f, shopt: the builtin, unless a function of its name
+		// surely runs instead; only what surely is the builtin removes
+		a.shellBuiltin(name, inv.args, st, def == nil)
 	}
 	if def != nil {
+		// the name is also listed as a program, marked when the
+		// function surely runs instead of it
+		b.cmd.Function = st.sh.sure(name) && !a.trapped
 		a.callFunc(name, def, st)
 		if name == "cd" || name == "pushd" || name == "popd" {
 			// the function may run instead: the directory is unknown
@@ -644,7 +647,7 @@ var dangerousEnvNames = set("PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV E
 	"SYSTEMD_EDITOR KUBE_EDITOR KUBECTL_EXTERNAL_DIFF GH_PAGER GH_EDITOR GH_BROWSER DIFF_PAGER BAT_PAGER PS0 PS1 PS2 FPATH MAKEFILES " +
 	"VIMINIT EXINIT MYVIMRC GVIMINIT PYTHONWARNINGS PYTHONUSERBASE PYTHONEXECUTABLE NODE_REPL_EXTERNAL_MODULE OPENSSL_CONF " +
 	"OPENSSL_ENGINES OPENSSL_MODULES R_PROFILE R_PROFILE_USER R_ENVIRON R_ENVIRON_USER PHPRC PHP_INI_SCAN_DIR DOTNET_STARTUP_HOOKS " +
-	"EMACSLOADPATH TERMINAL BASH_LOADABLES_PATH")
+	"EMACSLOADPATH TERMINAL BASH_LOADABLES_PATH BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT")
 
 // varSetters are the builtins that assign the variables named in their
 // arguments, with the arity of their options.

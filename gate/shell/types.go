@@ -85,6 +85,13 @@ type Command struct {
 	Stdin string `json:"stdin"`
 	// Dynamic is true when this command's name is not static.
 	Dynamic bool `json:"dynamic"`
+	// Function is true when the name is a shell function the script
+	// surely defined before this call, in this shell: the function runs,
+	// not a program of that name. Its body's commands are listed where
+	// it is called. A call of a function that may be absent (defined in a
+	// branch, exported to a child shell, after an unset that may have
+	// removed it, or anywhere after a trap is set) is not marked.
+	Function bool `json:"function"`
 	// Marks are risk facts about this command, found in Go so policies
 	// never parse strings. See the Mark kinds.
 	Marks []Mark `json:"marks"`

@@ -642,8 +642,20 @@ func TestRecursion(t *testing.T) {
 			src:  "trap 'rm -rf /' EXIT; alias ls='rm -rf /'",
 			cmds: []cmd{
 				{Name: "trap"}, {Name: "rm", Depth: 1, Via: []string{"trap"}},
-				{Name: "alias"}, {Name: "rm", Depth: 1, Via: []string{"alias"}},
+				{Name: "alias", Dynamic: true}, {Name: "rm", Depth: 1, Via: []string{"alias"}},
 			},
+			dynamic: true,
+			reasons: []string{"alias definition: later commands may expand it"},
+		},
+		{
+			name:    "an alias of a prefix word",
+			src:     "shopt -s expand_aliases\nalias x=command\nx rm -rf /",
+			reasons: []string{"alias definition: later commands may expand it"},
+			dynamic: true,
+		},
+		{
+			name: "listing aliases defines none",
+			src:  "alias; alias ls",
 		},
 		{
 			name: "nested depth through several layers",
