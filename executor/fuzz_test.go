@@ -4,12 +4,35 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clawsec/claw/executor/internal/child"
 )
 
+// sameJSON reports whether a and b hold the same JSON value: encoding a
+// Spec compacts its arguments and escapes <, > and &.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// FuzzDecodeSpec: an accepted spec is one JSON value that keeps every
+// bound Validate documents (checked here on their own, not by calling
+// Validate), and survives an encode and decode unchanged; a refused one
+// wraps ErrInvalidSpec and comes back as the zero Spec.
 func FuzzDecodeSpec(f *testing.F) {
 	for _, seed := range []string{
 		`{"argv":["bash","-c","ls"],"write":["/ws"],"timeout":1000000000}`,
@@ -21,6 +44,9 @@ func FuzzDecodeSpec(f *testing.F) {
 		`{"argv":[]}`,
 		`{"tool":"nope"}`,
 		`[]`, ``, `{"argv":["a\u0000b"]}`, `{"argv":["x"],"read":["rel/path"]}`,
+		`{"argv":["x"]}]`, `{"argv":["x"]} }`, `{"tool":"http","Args":[]}}`,
+		`{"tool":"file_list","args":{ "path" : "/<a>" },"stdin":"","cwd":"/w","read":[],"net":{"ports":[]}}`,
+		`{"argv":["x"],"env":["github_token=1"]}`, `{"argv":["x"],"max_output":268435457}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -30,22 +56,90 @@ func FuzzDecodeSpec(f *testing.F) {
 			if !errors.Is(err, ErrInvalidSpec) {
 				t.Fatalf("error does not wrap ErrInvalidSpec: %v", err)
 			}
+			if !reflect.DeepEqual(s, Spec{}) {
+				t.Fatalf("refused spec %q came back as %+v", data, s)
+			}
 			return
 		}
-		if err := s.Validate(); err != nil {
-			t.Fatalf("decoded spec does not validate: %v", err)
+		if len(data) > MaxSpecBytes || !json.Valid(data) {
+			t.Fatalf("accepted %q: not one JSON value of at most %d bytes", data, MaxSpecBytes)
 		}
-		// a decoded spec survives a round trip
+		checkSpecBounds(t, s)
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecodeSpec(bytes.NewReader(b)); err != nil {
+		back, err := DecodeSpec(bytes.NewReader(b))
+		if err != nil {
 			t.Fatalf("round trip: %v\n%s", err, b)
+		}
+		if !sameJSON(s.Args, back.Args) {
+			t.Fatalf("round trip of %s changed the args to %s", b, back.Args)
+		}
+		s.Args, back.Args = nil, nil
+		if diff := cmp.Diff(s, back, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip of %s changed the spec (-decoded +again):\n%s", b, diff)
 		}
 	})
 }
 
+// checkSpecBounds checks what Validate promises of a spec it accepted.
+func checkSpecBounds(t *testing.T, s Spec) {
+	t.Helper()
+	switch s.Tool {
+	case "", ToolShell:
+		if len(s.Argv) == 0 || s.Argv[0] == "" || len(s.Args) != 0 {
+			t.Fatalf("accepted shell spec with argv %q and args %s", s.Argv, s.Args)
+		}
+	case ToolFileRead, ToolFileWrite, ToolEditFile, ToolFileList, ToolHTTP:
+		if len(s.Argv) != 0 || !json.Valid(s.Args) || len(s.Stdin) != 0 {
+			t.Fatalf("accepted %s spec with argv %q, args %s, %d bytes of stdin", s.Tool, s.Argv, s.Args, len(s.Stdin))
+		}
+	default:
+		t.Fatalf("accepted unknown tool %q", s.Tool)
+	}
+	for _, a := range s.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			t.Fatalf("accepted argument %q", a)
+		}
+	}
+	paths := append(append([]string{}, s.Read...), s.Write...)
+	if s.Cwd != "" {
+		paths = append(paths, s.Cwd)
+	}
+	for _, p := range paths {
+		if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
+			t.Fatalf("accepted path %q", p)
+		}
+	}
+	for _, p := range s.Net.Ports {
+		if p == 0 {
+			t.Fatal("accepted port 0")
+		}
+	}
+	for _, e := range s.Env {
+		name, _, _ := strings.Cut(e, "=")
+		if !envName.MatchString(name) {
+			t.Fatalf("accepted variable name %q", name)
+		}
+		u := strings.ToUpper(name)
+		for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "KEY", "AWS_", "CLAW_"} {
+			if strings.Contains(u, w) {
+				t.Fatalf("accepted secret-looking variable %q", name)
+			}
+		}
+	}
+	if s.Timeout < 0 || s.MaxOutput < 0 || s.MaxOutput > 256<<20 || s.MinLandlockABI < 0 {
+		t.Fatalf("accepted limits timeout %v, max_output %d, min ABI %d", s.Timeout, s.MaxOutput, s.MinLandlockABI)
+	}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// FuzzParseConfig: an accepted config is one JSON value with a known
+// mode, a command to exec, a whole seccomp program of at most 65535
+// instructions, absolute paths, in_process only for a tool entry, and it
+// survives an encode and parse unchanged; a refused one is nil.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"exec","argv":["/bin/true"],"env":[],"dir":"/","min_abi":6,"uid":-1,"gid":-1,"ro":["/usr"],"bpf":"AAAAAAAAAAA="}`))
 	f.Add([]byte(`{"mode":"probe","argv":null,"env":null,"dir":"","min_abi":0,"uid":-1,"gid":-1}`))
@@ -53,37 +147,401 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"bpf":"AAA="}`))
 	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"in_process":true}`))
+	f.Add([]byte(`{"mode":"exec","argv":["x"]}]`))
+	f.Add([]byte(`{"mode":"exec","argv":["x"],"exe":"rel","dir":"/"}`))
+	f.Add([]byte(`{"mode":"probe","rw":[""],"dev":["/dev/null"],"tcp_ports":[],"rlimits":[{"resource":7,"max":18446744073709551615}],"bpf":""}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := child.ParseConfig(data)
 		if err != nil {
+			if c != nil {
+				t.Fatalf("refused config %q came back as %+v", data, c)
+			}
 			return
 		}
-		if c.InProcess && (len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
+		if !json.Valid(data) {
+			t.Fatalf("accepted %q: not one JSON value", data)
+		}
+		switch c.Mode {
+		case child.ModeExec:
+			if len(c.Argv) == 0 || c.Argv[0] == "" {
+				t.Fatalf("accepted exec of argv %q", c.Argv)
+			}
+		case child.ModeProbe:
+		default:
+			t.Fatalf("accepted mode %q", c.Mode)
+		}
+		if c.InProcess && (c.Mode != child.ModeExec || len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
 			t.Fatalf("accepted in_process with argv %q", c.Argv)
 		}
-		if len(c.BPF)%8 != 0 {
+		if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
 			t.Fatalf("accepted a malformed program of %d bytes", len(c.BPF))
 		}
-		for _, p := range append(append(c.RO, c.RW...), c.Dev...) {
+		paths := append(append(append([]string{}, c.RO...), c.RW...), c.Dev...)
+		if c.Exe != "" {
+			paths = append(paths, c.Exe)
+		}
+		if c.Dir != "" {
+			paths = append(paths, c.Dir)
+		}
+		for _, p := range paths {
 			if !strings.HasPrefix(p, "/") {
 				t.Fatalf("accepted relative path %q", p)
+			}
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := child.ParseConfig(b)
+		if err != nil {
+			t.Fatalf("round trip: %v\n%s", err, b)
+		}
+		if diff := cmp.Diff(c, back, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip of %s changed the config (-parsed +again):\n%s", b, diff)
+		}
+	})
+}
+
+// toolTree is the tree FuzzToolArgs runs the tools in: text, binary and
+// invalid UTF-8 files, nested directories and symlinks.
+var toolTree = map[string]string{
+	"a.txt":         "hello\n",
+	"u.txt":         strings.Repeat("aé€😀", 40),
+	"nul.bin":       "a\x00b",
+	"bad.txt":       "ok\xff\xfe",
+	"d/x.txt":       "x",
+	"d/e/y.txt":     "yy",
+	"d/e/f/g/h.txt": "deep",
+	"d/e/f/g/i/j/k": "deeper",
+	"empty/":        "",
+	"d/link":        "-> ../a.txt",
+	"d/dirlink":     "-> e",
+	"d/dangling":    "-> nope",
+}
+
+func makeToolTree(t testing.TB, root string) {
+	t.Helper()
+	for name, content := range toolTree {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch target, link := strings.CutPrefix(content, "-> "); {
+		case link:
+			err = os.Symlink(target, p)
+		case strings.HasSuffix(name, "/"):
+			err = os.MkdirAll(p, 0o755)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot is every file of a tree with its mode and content.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			v += " " + l
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			v += " " + string(b)
+		}
+		out[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func clamp(v, def, hard int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return min(v, hard)
+}
+
+// FuzzToolArgs runs the file tools on arbitrary arguments. Arguments that
+// do not decode strictly, or name no absolute path, are refused before
+// anything is touched; the others run on a tree of their own (the path
+// taken inside it). Then: file_read returns UTF-8 text without NUL, a
+// prefix of the file within its size cap, the whole file unless it says
+// it truncated, and does not fail on a text file; file_list returns
+// sorted, unique, local entries within its depth and entry caps that are
+// what the tree holds, and all of them unless it says it truncated;
+// file_write leaves exactly the content with the mode asked; edit_file
+// replaces the one occurrence; a failed write or edit changes nothing.
+func FuzzToolArgs(f *testing.F) {
+	f.Add("file_read", []byte(`{"path":"/nonexistent/x"}`))
+	f.Add("file_read", []byte(`{"path":"/u.txt","max_bytes":7}`))
+	f.Add("file_read", []byte(`{"path":"/d/link"}`))
+	f.Add("file_read", []byte(`{"path":"/nul.bin"}`))
+	f.Add("file_read", []byte(`{"path":"/a.txt"}]`))
+	f.Add("edit_file", []byte(`{"path":"/nonexistent/x","old":"a","new":"b"}`))
+	f.Add("edit_file", []byte(`{"path":"/u.txt","old":"€😀a","new":""}`))
+	f.Add("edit_file", []byte(`{"path":"/a.txt","old":"hello","new":"bye"}`))
+	f.Add("file_list", []byte(`{"path":"/nonexistent","depth":-1}`))
+	f.Add("file_list", []byte(`{"path":"/","depth":2,"max_entries":3}`))
+	f.Add("file_list", []byte(`{"path":"/d/","max_entries":100}`))
+	f.Add("file_write", []byte(`{"path":"relative","content":"x"}`))
+	f.Add("file_write", []byte(`{"path":"/d/new.txt","content":"x","mode":384}`))
+	f.Add("file_write", []byte(`{"path":"/d/link","content":"x"}`))
+	f.Add("file_write", []byte(`{"path":"/a.txt","content":"longer","max_bytes":3}`))
+	f.Add("http", []byte(`{"url":"ftp://x"}`))
+	f.Add("rm", []byte(`{}`))
+	fixture := f.TempDir()
+	makeToolTree(f, fixture)
+	f.Fuzz(func(t *testing.T, name string, args []byte) {
+		if name == child.ToolHTTP {
+			return // the network; its decoder is the same StrictJSON
+		}
+		var path string
+		var decoded any
+		switch name {
+		case child.ToolFileRead:
+			var a child.FileReadArgs
+			decoded, path = &a, strictPath(args, &a, &a.Path)
+		case child.ToolFileWrite:
+			var a child.FileWriteArgs
+			decoded, path = &a, strictPath(args, &a, &a.Path)
+		case child.ToolEditFile:
+			var a child.EditFileArgs
+			decoded, path = &a, strictPath(args, &a, &a.Path)
+		case child.ToolFileList:
+			var a child.FileListArgs
+			decoded, path = &a, strictPath(args, &a, &a.Path)
+		}
+		if path == "" {
+			out, err := child.RunTool(name, args)
+			if err == nil || !isNil(out) {
+				t.Fatalf("%s %q: %v, %v; want an error and no payload", name, args, out, err)
+			}
+			return
+		}
+		if !json.Valid(args) {
+			t.Fatalf("%s accepted arguments %q: not one JSON value", name, args)
+		}
+		root := fixture
+		if name == child.ToolFileWrite || name == child.ToolEditFile {
+			root = t.TempDir()
+			makeToolTree(t, root)
+		}
+		inTree := filepath.Join(root, path)
+		if inTree != root && !strings.HasPrefix(inTree, root+"/") {
+			return
+		}
+		// the decoded arguments, encoded again with the path in the tree
+		reflect.ValueOf(decoded).Elem().FieldByName("Path").SetString(inTree)
+		args, err := json.Marshal(decoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, root)
+		out, err := child.RunTool(name, args)
+		again, err2 := child.RunTool(name, args)
+		if name == child.ToolFileRead || name == child.ToolFileList {
+			if (err == nil) != (err2 == nil) || !reflect.DeepEqual(out, again) {
+				t.Fatalf("%s %s is not deterministic: %v, %v then %v, %v", name, args, out, err, again, err2)
+			}
+			if after := snapshot(t, root); !reflect.DeepEqual(before, after) {
+				t.Fatalf("%s %s changed the tree", name, args)
+			}
+		}
+		if err != nil {
+			if !isNil(out) {
+				t.Fatalf("%s %s: payload %v with error %v", name, args, out, err)
+			}
+			if name == child.ToolFileWrite || name == child.ToolEditFile {
+				if after := snapshot(t, root); !reflect.DeepEqual(before, after) {
+					t.Fatalf("failed %s %s changed the tree: %v", name, args, err)
+				}
+			}
+		}
+		switch a := decoded.(type) {
+		case *child.FileReadArgs:
+			checkFileRead(t, *a, out, err)
+		case *child.FileListArgs:
+			checkFileList(t, root, *a, out, err)
+		case *child.FileWriteArgs:
+			if err == nil {
+				checkFileWrite(t, *a, out)
+			}
+		case *child.EditFileArgs:
+			if err == nil {
+				checkEditFile(t, before, root, *a, out)
 			}
 		}
 	})
 }
 
-func FuzzToolArgs(f *testing.F) {
-	f.Add("file_read", []byte(`{"path":"/nonexistent/x"}`))
-	f.Add("edit_file", []byte(`{"path":"/nonexistent/x","old":"a","new":"b"}`))
-	f.Add("file_list", []byte(`{"path":"/nonexistent","depth":-1}`))
-	f.Add("file_write", []byte(`{"path":"relative","content":"x"}`))
-	f.Add("http", []byte(`{"url":"ftp://x"}`))
-	f.Fuzz(func(t *testing.T, name string, args []byte) {
-		if name == child.ToolFileWrite || name == child.ToolEditFile || name == child.ToolHTTP {
-			return // side effects; their decoders are the same StrictJSON
+// strictPath decodes args into v as the tools do and returns the path it
+// names, or "" when the tool would refuse the arguments before touching
+// anything.
+func strictPath(args []byte, v any, path *string) string {
+	if child.StrictJSON(args, v) != nil || !filepath.IsAbs(*path) || strings.IndexByte(*path, 0) >= 0 {
+		return ""
+	}
+	return *path
+}
+
+func isNil(v any) bool {
+	return v == nil || reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil()
+}
+
+func checkFileRead(t *testing.T, a child.FileReadArgs, out any, err error) {
+	t.Helper()
+	want, rerr := os.ReadFile(a.Path)
+	text := rerr == nil && utf8.Valid(want) && bytes.IndexByte(want, 0) < 0
+	if err != nil {
+		if text {
+			t.Fatalf("file_read %+v failed on a text file: %v", a, err)
 		}
-		child.RunTool(name, args) // must not panic
+		return
+	}
+	r := out.(*child.FileReadResult)
+	max := clamp(a.MaxBytes, child.DefaultReadMax, child.HardReadMax)
+	switch {
+	case rerr != nil:
+		t.Fatalf("file_read %+v read what cannot be read: %v", a, rerr)
+	case !utf8.ValidString(r.Content) || strings.IndexByte(r.Content, 0) >= 0:
+		t.Fatalf("file_read %+v returned binary %q", a, r.Content)
+	case int64(len(r.Content)) > max || !strings.HasPrefix(string(want), r.Content):
+		t.Fatalf("file_read %+v returned %q, not a prefix of %q within %d bytes", a, r.Content, want, max)
+	case r.Size != int64(len(want)) || r.Truncated != (r.Size > max):
+		t.Fatalf("file_read %+v: size %d truncated %v, file of %d bytes", a, r.Size, r.Truncated, len(want))
+	case !r.Truncated && r.Content != string(want):
+		t.Fatalf("file_read %+v returned %q of %q without saying it truncated", a, r.Content, want)
+	case r.Truncated && int64(len(r.Content)) <= max-utf8.UTFMax:
+		t.Fatalf("file_read %+v returned %d bytes, cut more than a rune off %d", a, len(r.Content), max)
+	}
+}
+
+func checkFileList(t *testing.T, root string, a child.FileListArgs, out any, err error) {
+	t.Helper()
+	if err != nil {
+		if fi, serr := os.Lstat(a.Path); serr == nil && fi.IsDir() {
+			t.Fatalf("file_list %+v failed on a directory: %v", a, err)
+		}
+		return
+	}
+	r := out.(*child.FileListResult)
+	depth := a.Depth
+	if depth <= 0 {
+		depth = child.DefaultListDepth
+	}
+	depth = min(depth, child.MaxListDepth)
+	max := int(clamp(int64(a.MaxEntries), child.DefaultListMax, child.HardListMax))
+	if len(r.Entries) > max || r.Truncated && len(r.Entries) != max {
+		t.Fatalf("file_list %+v: %d entries, truncated %v, cap %d", a, len(r.Entries), r.Truncated, max)
+	}
+	seen := map[string]bool{}
+	for i, e := range r.Entries {
+		if i > 0 && r.Entries[i-1].Path >= e.Path {
+			t.Fatalf("file_list %+v: entries not sorted and unique at %q", a, e.Path)
+		}
+		if !filepath.IsLocal(e.Path) || filepath.Clean(e.Path) != e.Path {
+			t.Fatalf("file_list %+v: entry %q is not a clean local path", a, e.Path)
+		}
+		if n := strings.Count(e.Path, "/") + 1; n > depth {
+			t.Fatalf("file_list %+v: entry %q deeper than %d", a, e.Path, depth)
+		}
+		fi, err := os.Lstat(filepath.Join(a.Path, e.Path))
+		if err != nil {
+			t.Fatalf("file_list %+v listed %q, which is not there: %v", a, e.Path, err)
+		}
+		want := "other"
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			want = "symlink"
+		case fi.IsDir():
+			want = "dir"
+		case fi.Mode().IsRegular():
+			want = "file"
+		}
+		if e.Type != want || want == "file" && e.Size != fi.Size() {
+			t.Fatalf("file_list %+v: entry %+v, the tree has a %s of %d bytes", a, e, want, fi.Size())
+		}
+		seen[e.Path] = true
+	}
+	if r.Truncated {
+		return
+	}
+	base := filepath.Clean(a.Path)
+	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if p == base || err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		if !seen[rel] {
+			t.Fatalf("file_list %+v left out %q", a, rel)
+		}
+		if d.IsDir() && strings.Count(rel, "/")+1 >= depth {
+			return fs.SkipDir
+		}
+		return nil
 	})
+}
+
+func checkFileWrite(t *testing.T, a child.FileWriteArgs, out any) {
+	t.Helper()
+	r := out.(*child.FileWriteResult)
+	got, err := os.ReadFile(a.Path)
+	fi, serr := os.Lstat(a.Path)
+	switch {
+	case err != nil || serr != nil:
+		t.Fatalf("file_write %q: %v %v", a.Path, err, serr)
+	case string(got) != a.Content || r.Bytes != len(a.Content):
+		t.Fatalf("file_write %q of %q left %q, reported %d bytes", a.Path, a.Content, got, r.Bytes)
+	case int64(len(a.Content)) > clamp(a.MaxBytes, child.DefaultWriteMax, child.HardWriteMax):
+		t.Fatalf("file_write %q wrote %d bytes over the cap of %d", a.Path, len(a.Content), a.MaxBytes)
+	case !fi.Mode().IsRegular() || a.Mode != 0 && fi.Mode().Perm() != fs.FileMode(a.Mode)&fs.ModePerm:
+		t.Fatalf("file_write %q with mode %o left %v", a.Path, a.Mode, fi.Mode())
+	}
+}
+
+func checkEditFile(t *testing.T, before map[string]string, root string, a child.EditFileArgs, out any) {
+	t.Helper()
+	r := out.(*child.EditFileResult)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realPath, err := filepath.EvalSymlinks(a.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(realRoot, realPath)
+	old, ok := toolTree[rel]
+	if !ok || strings.HasPrefix(old, "-> ") {
+		t.Fatalf("edit_file %q edited what is not a file of the tree (%q)", a.Path, before[rel])
+	}
+	got, err := os.ReadFile(a.Path)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case strings.Count(old, a.Old) != 1:
+		t.Fatalf("edit_file %q replaced %q, which occurs %d times", a.Path, a.Old, strings.Count(old, a.Old))
+	case string(got) != strings.Replace(old, a.Old, a.New, 1) || r.Replacements != 1 || r.Bytes != len(got):
+		t.Fatalf("edit_file %q of %q into %q left %q, reported %+v", a.Path, a.Old, a.New, got, r)
+	}
 }
 
 func TestCapture(t *testing.T) {

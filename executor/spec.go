@@ -207,7 +207,7 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return Spec{}, fmt.Errorf("%w: trailing data", ErrInvalidSpec)
 	}
 	if err := s.Validate(); err != nil {

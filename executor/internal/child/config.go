@@ -149,7 +149,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("malformed sandbox config: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("malformed sandbox config: trailing data")
 	}
 	switch c.Mode {

@@ -128,7 +128,7 @@ func StrictJSON(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("malformed arguments: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("malformed arguments: trailing data")
 	}
 	return nil
