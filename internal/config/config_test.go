@@ -345,13 +345,31 @@ max_body_bytes = 10
 				`config.toml:3:8: providers.x.kind: "gpt" is not one of mock, openai-compatible, openai, anthropic, reliable, router`,
 				`config.toml:4:15: providers.x.api_key_env: must name an environment variable (like "OPENAI_API_KEY"), not hold the key itself`,
 				`config.toml:5:12: providers.x.base_url: "ftp://h/" is not an http(s) URL without credentials`,
-				`config.toml:6:13: providers.x.headers.Authorization: credentials do not belong in the config; name the variable in api_key_env`,
+				`config.toml:6:13: providers.x.headers.Authorization: ` + credentialHeaderMsg,
 				`config.toml:9:19: providers.r.fallbacks[1]: "ghost" names no [providers.ghost] section (defined: k, local, r, x)`,
 				`config.toml:10:12: providers.k: provider k has no kind; set kind to one of mock, openai-compatible, openai, anthropic, reliable, router`,
 				`config.toml:13:19: agent.max_tool_rounds: must be at least 1, got 0`,
 				`config.toml:14:16: agent.tool_timeout: must be positive, got -1s`,
 				`config.toml:16:10: serve.listen: "localhost" is not host:port, like "127.0.0.1:8787"`,
 				`config.toml:17:18: serve.max_body_bytes: must be at least 1024, got 10`,
+			},
+		},
+		{
+			name: "credential headers, every one in one pass",
+			file: `[providers.azure]
+kind = "openai-compatible"
+headers = { api-key = "azurePLANTEDhdr9876", "X-Title" = "claw" }
+[providers.b]
+kind = "anthropic"
+headers.Proxy-Authorization = "Basic Ym9iOmh1bnRlcjI="
+headers."x.session" = "s1"
+timeout = "soon"
+`,
+			want: []string{
+				`config.toml:3:13: providers.azure.headers.api-key: ` + credentialHeaderMsg,
+				`config.toml:6:9: providers.b.headers.Proxy-Authorization: ` + credentialHeaderMsg,
+				`config.toml:7:9: providers.b.headers."x.session": ` + credentialHeaderMsg,
+				`config.toml:8:11: providers.b.timeout: invalid duration "soon": use a number with a unit, like "250ms" or "15s"`,
 			},
 		},
 		{
@@ -557,6 +575,137 @@ func TestMasked(t *testing.T) {
 	// An empty hash stays empty: "no passphrase" must stay visible.
 	if got := Default(testHome).Masked().Security.PassphraseHash; got != "" {
 		t.Errorf("empty hash masked as %q", got)
+	}
+}
+
+const credentialHeaderMsg = "a header named like a credential does not belong in the config; " +
+	"put the key in an environment variable and name the variable in api_key_env"
+
+// plantedHeader is a header value with no credential format: only its
+// header's name says it is a key.
+const plantedHeader = "azurePLANTEDhdr9876"
+
+func TestProviderHeaders(t *testing.T) {
+	tests := []struct {
+		name    string
+		header  string // the header name, as a TOML key
+		refused bool
+	}{
+		{name: "azure api-key", header: "api-key", refused: true},
+		{name: "authorization", header: "Authorization", refused: true},
+		{name: "authorization in lower case", header: "authorization", refused: true},
+		{name: "proxy-authorization", header: "Proxy-Authorization", refused: true},
+		{name: "x-api-key", header: "X-API-KEY", refused: true},
+		{name: "api_key with underscore", header: "api_key", refused: true},
+		{name: "google api key", header: "x-goog-api-key", refused: true},
+		{name: "azure subscription key", header: "Ocp-Apim-Subscription-Key", refused: true},
+		{name: "auth token", header: "X-Auth-Token", refused: true},
+		{name: "aws session token", header: "X-Amz-Security-Token", refused: true},
+		{name: "client secret", header: "Client_Secret", refused: true},
+		{name: "password", header: "X-Password", refused: true},
+		{name: "cookie", header: "Cookie", refused: true},
+		{name: "session", header: "X-Session-Id", refused: true},
+		{name: "quoted name with dots", header: `"x.api.key"`, refused: true},
+		{name: "anthropic-version", header: "anthropic-version"},
+		{name: "anthropic-beta", header: "anthropic-beta"},
+		{name: "openai-organization", header: "OpenAI-Organization"},
+		{name: "openai-project", header: "OpenAI-Project"},
+		{name: "x-request-id", header: "x-request-id"},
+		{name: "user-agent", header: "User-Agent"},
+		{name: "accept", header: "accept"},
+		{name: "content-type", header: "Content-Type"},
+		{name: "openrouter title", header: `"X-Title"`},
+		{name: "openrouter referer", header: "HTTP-Referer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := "[providers.x]\nkind = \"openai-compatible\"\nheaders = { " + tt.header + " = \"" + plantedHeader + "\" }\n"
+			c, err := Parse([]byte(file), "config.toml", testHome)
+			if !tt.refused {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if len(c.Providers["x"].Headers) != 1 {
+					t.Errorf("headers = %v", c.Providers["x"].Headers)
+				}
+				return
+			}
+			want := []string{"config.toml:3:13: " + joinKey("providers.x.headers", strings.Trim(tt.header, `"`)) + ": " + credentialHeaderMsg}
+			if d := cmp.Diff(want, errorLines(t, err)); d != "" {
+				t.Errorf("errors (-want +got):\n%s", d)
+			}
+			if strings.Contains(err.Error(), plantedHeader) {
+				t.Errorf("error echoes the header value: %v", err)
+			}
+		})
+	}
+}
+
+// TestMaskedHeaders holds that a config accepted before credential headers
+// were refused still never prints one.
+func TestMaskedHeaders(t *testing.T) {
+	c := Default(testHome)
+	c.Providers["azure"] = Provider{
+		Kind: "openai-compatible",
+		Headers: map[string]string{
+			"api-key":             plantedHeader,
+			"Authorization":       "Bearer " + plantedHeader,
+			"Proxy-Authorization": plantedHeader,
+			"X-Title":             "claw",
+			"anthropic-version":   "2023-06-01",
+			"X-Empty-Token":       "",
+		},
+	}
+	m := c.Masked()
+	want := map[string]string{
+		"api-key": Mask, "Authorization": Mask, "Proxy-Authorization": Mask,
+		"X-Title": "claw", "anthropic-version": "2023-06-01", "X-Empty-Token": "",
+	}
+	if d := cmp.Diff(want, m.Providers["azure"].Headers); d != "" {
+		t.Errorf("masked headers (-want +got):\n%s", d)
+	}
+	if c.Providers["azure"].Headers["api-key"] != plantedHeader {
+		t.Errorf("Masked changed the original")
+	}
+
+	var toml, js bytes.Buffer
+	if err := m.WriteTOML(&toml); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewEncoder(&js).Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"toml": toml.String(), "json": js.String()} {
+		if strings.Contains(out, plantedHeader) || strings.Contains(out, "PLANTED") {
+			t.Errorf("%s output leaks a header value:\n%s", name, out)
+		}
+		if !strings.Contains(out, "claw") {
+			t.Errorf("%s output lost a harmless header:\n%s", name, out)
+		}
+	}
+}
+
+func TestCredentialHeader(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"authorization", true}, {"Authorization", true}, {"proxy-authorization", true},
+		{"x-api-key", true}, {"X_Api_Key", true}, {"api-key", true}, {"API-KEY", true}, {"apikey", true},
+		{"x-goog-api-key", true}, {"ocp-apim-subscription-key", true}, {"x-auth-token", true},
+		{"x-amz-security-token", true}, {"client-secret", true}, {"x-password", true}, {"passwd", true},
+		{"x-passphrase", true}, {"cookie", true}, {"set-cookie", true}, {"x-session-id", true},
+		{"session", true}, {"x-credentials", true}, {"pass", true}, {"PWD", true}, {"auth", true},
+		{"x.api.key", true}, {"Api Key", true},
+		{"anthropic-version", false}, {"anthropic-beta", false}, {"openai-organization", false},
+		{"openai-project", false}, {"x-request-id", false}, {"user-agent", false}, {"accept", false},
+		{"accept-encoding", false}, {"content-type", false}, {"x-title", false}, {"http-referer", false},
+		{"x-stainless-os", false}, {"keep-alive", false}, {"compass", false}, {"", false},
+	}
+	for _, tt := range tests {
+		if got := credentialHeader(tt.name); got != tt.want {
+			t.Errorf("credentialHeader(%q) = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 

@@ -27,8 +27,11 @@
 // (with the closest known key as a suggestion), every value of the wrong
 // type, enum values that are not allowed (naming the allowed ones), invalid
 // durations and sizes, negative or out-of-range numbers, allowed_domains
-// entries that are not a host name, "*.host" or "*", relative paths, and
-// passphrase_for entries that are neither a risk level nor a rule id.
+// entries that are not a host name, "*.host" or "*", relative paths,
+// passphrase_for entries that are neither a risk level nor a rule id, and
+// provider headers named like a credential (Authorization, api-key, any
+// name with auth, token, secret, key, password, cookie or session in it):
+// a key comes only from the environment variable api_key_env names.
 // Positions come from go-toml's unstable parser AST; values are decoded from
 // the document tree by the field tags of [Config].
 //
@@ -44,8 +47,10 @@
 //
 // # Secrets
 //
-// The passphrase hash, any key named like a secret, and any value that looks
-// like a credential are replaced by [Mask] in [Config.Masked], and error
-// messages never repeat such values. Print a config with
+// The passphrase hash, any key named like a secret, the value of any
+// provider header named like a credential (refused by validation, but
+// masked all the same), and any value that looks like a credential are
+// replaced by [Mask] in [Config.Masked], and error messages never repeat
+// such values. Print a config with
 // c.Masked().WriteTOML(w) or by JSON-encoding c.Masked().
 package config

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawsec/claw/internal/redact"
 )
 
 // FuzzParse checks that Parse never panics and that every error it reports
@@ -69,3 +71,27 @@ func FuzzParse(f *testing.F) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// FuzzCredentialHeader checks that every header name redact.SecretField
+// hides is refused in a provider's headers, and that the classifier sees
+// through case and separators.
+func FuzzCredentialHeader(f *testing.F) {
+	for _, s := range []string{
+		"authorization", "Proxy-Authorization", "x-api-key", "api-key", "Cookie", "X-Auth-Token",
+		"anthropic-version", "openai-organization", "x-request-id", "user-agent", "accept",
+		"pass", "p_w_d", "\u212aey", "\xff", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got := credentialHeader(name)
+		if redact.SecretField(name) && !got {
+			t.Fatalf("redact.SecretField(%q) but credentialHeader is false", name)
+		}
+		for _, v := range []string{strings.ToUpper(name), strings.ReplaceAll(name, "-", "_"), strings.ReplaceAll(name, "_", "-")} {
+			if got && !credentialHeader(v) {
+				t.Fatalf("credentialHeader(%q) but not %q", name, v)
+			}
+		}
+	})
+}

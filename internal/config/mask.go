@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,9 +16,10 @@ import (
 const Mask = "********"
 
 // Masked returns a deep copy of c in which secrets are replaced by [Mask]:
-// passphrase_hash and any key named like a secret (token, password, …) when
-// non-empty, and any string value that looks like a credential (a provider
-// API key, a cloud access key, a JWT, a PEM block).
+// passphrase_hash, any key named like a secret (token, password, …) and
+// any provider header named like a credential (Authorization, api-key, …)
+// when non-empty, and any string value that looks like a credential (a
+// provider API key, a cloud access key, a JWT, a PEM block).
 func (c *Config) Masked() *Config {
 	m := *c
 	maskValue("", reflect.ValueOf(&m).Elem())
@@ -41,12 +43,19 @@ func maskValue(path string, v reflect.Value) {
 		if v.IsNil() {
 			return
 		}
+		// Validation refuses credential headers; an old config that was
+		// accepted before must still not print one.
+		headers := leafKey(path) == "headers"
 		cp := reflect.MakeMapWithSize(v.Type(), v.Len())
 		iter := v.MapRange()
 		for iter.Next() {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(iter.Value())
-			maskValue(joinKey(path, iter.Key().String()), e)
+			k := iter.Key().String()
+			maskValue(joinKey(path, k), e)
+			if headers && e.Kind() == reflect.String && e.String() != "" && credentialHeader(k) {
+				e.SetString(Mask)
+			}
 			cp.SetMapIndex(iter.Key(), e)
 		}
 		v.Set(cp)
@@ -63,8 +72,8 @@ func maskValue(path string, v reflect.Value) {
 	}
 }
 
-// secretKey reports whether a key path names a secret.
-func secretKey(path string) bool {
+// leafKey is the last key of a dotted path, without an index.
+func leafKey(path string) string {
 	leaf := path
 	if i := strings.LastIndexByte(leaf, '.'); i >= 0 {
 		leaf = leaf[i+1:]
@@ -72,7 +81,12 @@ func secretKey(path string) bool {
 	if i := strings.IndexByte(leaf, '['); i >= 0 {
 		leaf = leaf[:i]
 	}
-	leaf = strings.ToLower(leaf)
+	return leaf
+}
+
+// secretKey reports whether a key path names a secret.
+func secretKey(path string) bool {
+	leaf := strings.ToLower(leafKey(path))
 	if leaf == "passphrase" {
 		return true
 	}
@@ -88,6 +102,41 @@ func secretKey(path string) bool {
 		}
 	}
 	return false
+}
+
+// Words that make an HTTP header name a credential: anywhere in the name
+// (headerSecretWords) or as the whole name (headerSecretNames), compared
+// in lower case with everything but letters and digits removed. They are
+// wider than the field names redact.SecretField hides (a test holds that
+// every name it flags is refused here): a provider header is sent with
+// every request, and the key has its own place, api_key_env.
+var (
+	headerSecretWords = []string{
+		"auth", "token", "secret", "key", "password", "passwd", "passphrase",
+		"credential", "cookie", "session",
+	}
+	headerSecretNames = []string{"pass", "pwd"}
+)
+
+// credentialHeader reports whether a header called name may carry a
+// credential: Authorization, Proxy-Authorization, X-Api-Key, Api-Key,
+// Cookie, and any name containing auth, token, secret, key, password,
+// credential, cookie or session, in any case and with any separators.
+// Anthropic-Version, OpenAI-Organization, X-Request-Id, User-Agent and
+// Accept are not.
+func credentialHeader(name string) bool {
+	k := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, strings.ToLower(name))
+	for _, w := range headerSecretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return slices.Contains(headerSecretNames, k)
 }
 
 // secretPrefixes start well-known credential formats.

@@ -181,6 +181,7 @@ func (s *source) validateProviders(c *Config) {
 		}
 	}
 	ref("default_provider", c.DefaultProvider)
+	s.checkHeaders()
 	for _, n := range names {
 		base := joinKey("providers", n)
 		if !s.hasUnder(base) {
@@ -220,15 +221,6 @@ func (s *source) validateProviders(c *Config) {
 		if pv.Script != "" {
 			s.checkPath(key("script"), pv.Script, false)
 		}
-		for h := range pv.Headers {
-			hk := joinKey(key("headers"), h)
-			if !headerNameRe().MatchString(h) {
-				s.errAtKey(hk, "%q is not an HTTP header name", h)
-			}
-			if strings.EqualFold(h, "authorization") || strings.EqualFold(h, "x-api-key") {
-				s.errAtKey(hk, "credentials do not belong in the config; name the variable in api_key_env")
-			}
-		}
 		for i, f := range pv.Fallbacks {
 			ref(fmt.Sprintf("%s[%d]", key("fallbacks"), i), f)
 		}
@@ -241,6 +233,30 @@ func (s *source) validateProviders(c *Config) {
 		}
 		if pv.Kind == "router" && pv.Default == "" && len(pv.Routes) == 0 {
 			s.errAtKey(base, "provider %s is a router without routes or default", n)
+		}
+	}
+}
+
+// checkHeaders checks the names of every provider's headers as the file
+// writes them, so that a credential header is reported even when another
+// problem in its [providers.NAME] section keeps the section from being
+// decoded.
+func (s *source) checkHeaders() {
+	providers, _ := s.tree["providers"].(map[string]any)
+	for _, n := range slices.Sorted(maps.Keys(providers)) {
+		pv, _ := providers[n].(map[string]any)
+		headers, _ := pv["headers"].(map[string]any) // decode reports a non-table
+		base := joinKey(joinKey("providers", n), "headers")
+		for _, h := range slices.Sorted(maps.Keys(headers)) {
+			hk := joinKey(base, h)
+			if !headerNameRe().MatchString(h) {
+				s.errAtKey(hk, "%q is not an HTTP header name", h)
+			}
+			if credentialHeader(h) {
+				// Never echo the value: it is the credential.
+				s.errAtKey(hk, "a header named like a credential does not belong in the config; "+
+					"put the key in an environment variable and name the variable in api_key_env")
+			}
 		}
 	}
 }
