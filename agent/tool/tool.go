@@ -34,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -235,7 +236,7 @@ func Decode(name string, raw json.RawMessage) (map[string]any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return bad("arguments are not JSON: %v", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return bad("arguments hold more than one JSON value")
 	}
 	if str, ok := v.(string); ok {
@@ -244,6 +245,9 @@ func Decode(name string, raw json.RawMessage) (map[string]any, error) {
 		inner.UseNumber()
 		if err := inner.Decode(&v); err != nil {
 			return bad("arguments are a string that is not a JSON object")
+		}
+		if _, err := inner.Token(); err != io.EOF {
+			return bad("arguments are a string that holds more than one JSON value")
 		}
 	}
 	obj, ok := v.(map[string]any)

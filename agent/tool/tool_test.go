@@ -1,10 +1,14 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecode(t *testing.T) {
@@ -94,38 +98,108 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// FuzzDecode: arguments come from a model; Decode must never panic and
-// must return either an error or an object holding only known properties
-// of the right types.
+// FuzzDecode: arguments come from a model. Decode accepts only what
+// its documentation promises: at most MaxArgBytes of UTF-8 holding one
+// JSON object (or a JSON string holding one, and nothing else), with every
+// required property, no unknown one, each of its type and value; encoding
+// what it returns and decoding that again gives it back. It refuses with
+// an *ArgError naming the tool (ErrUnknownTool for an unknown tool) and a
+// nil map, and it is deterministic.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"command":"ls"}`, `"{\"path\":\"a\"}"`, `null`, `[]`, `{"url":"u","headers":{"a":"b"}}`, `{"path":1e400}`, `{"a":`} {
+	for _, s := range []string{`{"command":"ls"}`, `"{\"path\":\"a\"}"`, `null`, `[]`, `{"url":"u","headers":{"a":"b"}}`, `{"path":1e400}`, `{"a":`,
+		` {"command":"<&>\u2028"} `, `{"url":"u","headers":{}}`, `{"command":"a","command":"b"}`,
+		`{"url":""}}`, `{"command":"ls"}]`, `"{\"command\":\"ls\"} {\"command\":\"id\"}"`, `"{\"command\":\"ls\"}]"`} {
 		f.Add("shell", s)
 		f.Add("http", s)
 	}
+	f.Add("time", ``)
+	f.Add("file_write", `{"path":"p","content":""}`)
+	f.Add("rm", `{}`)
 	f.Fuzz(func(t *testing.T, name, raw string) {
 		args, err := Decode(name, json.RawMessage(raw))
+		again, err2 := Decode(name, json.RawMessage(raw))
+		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(args, again) {
+			t.Fatalf("Decode(%q, %q) is not deterministic: %v, %v", name, raw, err, err2)
+		}
+		spec, known := Lookup(name)
 		if err != nil {
+			var ae *ArgError
+			switch {
+			case args != nil:
+				t.Fatalf("Decode(%q, %q) = %v with error %v", name, raw, args, err)
+			case !known && !errors.Is(err, ErrUnknownTool):
+				t.Fatalf("unknown tool %q: %v", name, err)
+			case known && (!errors.As(err, &ae) || ae.Tool != name):
+				t.Fatalf("Decode(%q, %q): %v is not an *ArgError for the tool", name, raw, err)
+			}
 			return
 		}
-		spec, ok := Lookup(name)
-		if !ok {
+		if !known {
 			t.Fatalf("unknown tool %q decoded", name)
 		}
-		for k, v := range args {
-			found := false
-			for _, p := range spec.Props {
-				if p.Name == k {
-					found = true
-					if p.Type == "string" {
-						if _, ok := v.(string); !ok {
-							t.Fatalf("%s is %T", k, v)
-						}
-					}
+		doc := strings.TrimSpace(raw)
+		if doc == "" || doc == "null" {
+			doc = "{}"
+		}
+		if len(raw) > MaxArgBytes || !utf8.ValidString(doc) || !json.Valid([]byte(doc)) {
+			t.Fatalf("Decode(%q, %q) accepted what is not one JSON value of UTF-8 within the bound", name, raw)
+		}
+		var inner string
+		if json.Unmarshal([]byte(doc), &inner) == nil {
+			if !json.Valid([]byte(inner)) {
+				t.Fatalf("Decode(%q, %q) accepted a string that is not one JSON value", name, raw)
+			}
+			doc = inner
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("Decode(%q, %q) accepted what is not an object: %v", name, raw, err)
+		}
+		if len(obj) != len(args) {
+			t.Fatalf("Decode(%q, %q) = %v, the object has %d properties", name, raw, args, len(obj))
+		}
+		for _, p := range spec.Props {
+			v, ok := args[p.Name]
+			if !ok {
+				if p.Required {
+					t.Fatalf("Decode(%q, %q) = %v without %q", name, raw, args, p.Name)
+				}
+				continue
+			}
+			switch p.Type {
+			case "string":
+				if v != obj[p.Name] {
+					t.Fatalf("%s = %#v, the object has %#v", p.Name, v, obj[p.Name])
+				}
+			case "integer":
+				if _, ok := v.(int64); !ok {
+					t.Fatalf("%s is %T", p.Name, v)
+				}
+			case "boolean":
+				if v != obj[p.Name] {
+					t.Fatalf("%s = %#v, the object has %#v", p.Name, v, obj[p.Name])
+				}
+			case "object":
+				m, ok := v.(map[string]any)
+				if !ok || !reflect.DeepEqual(map[string]any(m), obj[p.Name]) {
+					t.Fatalf("%s = %#v, the object has %#v", p.Name, v, obj[p.Name])
 				}
 			}
-			if !found {
+		}
+		for k := range args {
+			if !slices.ContainsFunc(spec.Props, func(p Prop) bool { return p.Name == k }) {
 				t.Fatalf("unknown property %q accepted", k)
 			}
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(args); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(name, b.Bytes())
+		if err != nil || !reflect.DeepEqual(back, args) {
+			t.Fatalf("Decode(%q, %s) = %v, %v; want it back as %v", name, b.Bytes(), back, err, args)
 		}
 	})
 }
