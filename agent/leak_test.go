@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,22 +55,55 @@ func TestRecoverToolCalls(t *testing.T) {
 	}
 }
 
-// FuzzRecoverToolCalls: model text is untrusted. Recovery must not panic,
-// must only name active tools, and must give JSON arguments.
+// FuzzRecoverToolCalls: model text is untrusted. Recovery is
+// deterministic; it names only active tools, at most maxLeaked of them,
+// numbered leaked_1, leaked_2, …, with JSON arguments; what it leaves is
+// the text with the calls cut out (trimmed, nothing added), and the text
+// itself when it recovers nothing.
 func FuzzRecoverToolCalls(f *testing.F) {
 	f.Add(`<tool_call>{"name":"shell","arguments":{"command":"ls"}}</tool_call>`)
 	f.Add("```json\n{\"name\":\"shell\",\"args\":\"x\"}\n```")
 	f.Add(`{"function":{"name":"shell"}}`)
 	f.Add(`<tool_use>{</tool_use>`)
+	f.Add(`a <tool_call>{"name":"file_list","input":"{\"path\":1}"}</tool_call> b <tool_use>{"tool":"http"}</tool_use> c`)
+	f.Add(strings.Repeat(`<tool_call>{"name":"shell"}</tool_call>`, maxLeaked+1))
+	f.Add(`<tool_<tool_call>{"name":"shell"}</tool_call>call>{"name":"shell"}</tool_call>`)
+	active := map[string]bool{"shell": true, "file_list": true}
 	f.Fuzz(func(t *testing.T, text string) {
-		calls, _ := RecoverToolCalls(text, map[string]bool{"shell": true})
-		if len(calls) > maxLeaked {
-			t.Fatalf("%d calls", len(calls))
+		calls, rest := RecoverToolCalls(text, active)
+		again, rest2 := RecoverToolCalls(text, active)
+		if !reflect.DeepEqual(calls, again) || rest != rest2 {
+			t.Fatalf("RecoverToolCalls(%q) is not deterministic", text)
 		}
-		for _, c := range calls {
-			if c.Name != "shell" || !json.Valid(c.Arguments) {
-				t.Fatalf("bad call %+v", c)
+		if len(calls) == 0 {
+			if calls != nil || rest != text {
+				t.Fatalf("RecoverToolCalls(%q) recovered nothing but left %q", text, rest)
+			}
+			return
+		}
+		if len(text) > maxLeakScan || len(calls) > maxLeaked {
+			t.Fatalf("%d calls from %d bytes", len(calls), len(text))
+		}
+		for i, c := range calls {
+			if !active[c.Name] || !json.Valid(c.Arguments) || c.ID != fmt.Sprintf("leaked_%d", i+1) {
+				t.Fatalf("bad call %d %+v", i, c)
+			}
+			if !strings.Contains(text, c.Name) {
+				t.Fatalf("call %+v names a tool the text does not", c)
 			}
 		}
+		if rest != strings.TrimSpace(rest) || len(rest) >= len(text) || !subsequence(rest, text) {
+			t.Fatalf("RecoverToolCalls(%q) left %q, which is not the text with parts cut out", text, rest)
+		}
 	})
+}
+
+// subsequence reports whether s is t with some bytes removed.
+func subsequence(s, t string) bool {
+	for i := 0; i < len(t) && len(s) > 0; i++ {
+		if t[i] == s[0] {
+			s = s[1:]
+		}
+	}
+	return s == ""
 }
