@@ -19,6 +19,19 @@
 // do not match the tool's schema still reach the Invoker (which records
 // the attempt and denies it) and come back as a tool error.
 //
+// A call the agent does not run gets a tool error too, with status
+// [StatusNotRun] and no receipt: the calls left when the turn is
+// interrupted ("not run: the turn was interrupted"), and those beyond the
+// first [memory.MaxToolCalls] of one reply (a reply with more is kept as
+// several assistant messages, each followed by its results). Before any
+// call runs, an id that is empty, over [memory.MaxNameBytes] or already
+// used is replaced by call_TURN_ROUND_INDEX, in the call and its result
+// alike, and a name over that limit is refused as an unknown tool, so
+// saving a round never fails after its tools ran. Every call the model is
+// sent has its result: history loaded for a turn gives a call saved
+// without one (by a crash, or by an older claw) a "not run" error, and
+// leaves out a result that answers no call.
+//
 // Models sometimes write a tool call as text instead of a structured call
 // (<tool_call>{…}</tool_call>, a ```json block, or a bare JSON object naming
 // an active tool). When a reply has no structured calls, such text is
@@ -227,6 +240,13 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		schemas = append(schemas, provider.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema()})
 		active[t.Name] = true
 	}
+	// the call ids the model sees, which a new call must not reuse
+	seen := map[string]bool{}
+	for _, m := range history {
+		for _, c := range m.ToolCalls {
+			seen[c.ID] = true
+		}
+	}
 	system := a.systemPrompt(conv.Summary)
 	for round := 0; ; round++ {
 		req := provider.ChatRequest{System: system, Messages: history, Tools: schemas, Model: a.cfg.Model,
@@ -266,39 +286,57 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		}
 		if len(calls) == 0 {
 			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, TurnID: turn,
-				Provider: resp.Provider, Model: resp.Model, Metadata: meta}); err != nil {
+				Provider: keepName(resp.Provider), Model: keepName(resp.Model), Metadata: meta}); err != nil {
 				return res, fmt.Errorf("saving the reply: %w", err)
 			}
 			a.log.Info("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
 			res.Reply, res.Rounds = text, round
 			return res, nil
 		}
-		if len(calls) > memory.MaxToolCalls {
-			calls = calls[:memory.MaxToolCalls]
+		// Before anything runs, every call gets an id the memory can keep
+		// and no other call has, and a name it can keep.
+		calls, refused := normaliseCalls(calls, turn, round, seen)
+		if over := len(calls) - memory.MaxToolCalls; over > 0 {
+			a.log.Warn("tool calls beyond the limit not run", "event", "tool_denied", "conversation", conv.ID,
+				"count", over, "limit", memory.MaxToolCalls)
 		}
-		for i := range calls {
-			if calls[i].ID == "" {
-				calls[i].ID = fmt.Sprintf("call_%d_%d", round+1, i+1)
+		var stored []memory.Message
+		for i, c := range calls {
+			if i%memory.MaxToolCalls == 0 {
+				// One message holds at most MaxToolCalls calls: a longer
+				// reply is kept as several, each followed by its results.
+				part := calls[i:min(i+memory.MaxToolCalls, len(calls))]
+				m := memory.Message{Role: memory.RoleAssistant, ToolCalls: memCalls(part), TurnID: turn,
+					Provider: keepName(resp.Provider), Model: keepName(resp.Model)}
+				if i == 0 {
+					m.Content, m.Metadata = text, meta
+				}
+				history = append(history, provider.Message{Role: provider.RoleAssistant, Content: m.Content, ToolCalls: part})
+				stored = append(stored, m)
 			}
-		}
-		assistant := provider.Message{Role: provider.RoleAssistant, Content: text, ToolCalls: calls}
-		stored := []memory.Message{{Role: memory.RoleAssistant, Content: text, ToolCalls: memCalls(calls), TurnID: turn,
-			Provider: resp.Provider, Model: resp.Model, Metadata: meta}}
-		history = append(history, assistant)
-		for _, c := range calls {
-			a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
-			status("tool " + c.Name)
 			var out tool.Result
-			if active[c.Name] {
+			switch {
+			case i >= memory.MaxToolCalls:
+				out = notRun(fmt.Sprintf("more than %d tool calls in one reply", memory.MaxToolCalls))
+			case ctx.Err() != nil:
+				out = notRun(interrupted)
+			case refused[i] != "":
+				out = tool.Result{IsError: true, Status: "invalid", Content: refused[i] + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")}
+			case active[c.Name]:
+				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
+				status("tool " + c.Name)
 				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-			} else {
+				status("")
+			default:
+				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
+				status("tool " + c.Name)
 				// Not offered here: the attempt still goes to the broker,
 				// with arguments it refuses, so it leaves a receipt.
 				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{"not_offered_on_this_channel":true}`)})
+				status("")
 				out.IsError, out.Status = true, "invalid"
 				out.Content = fmt.Sprintf("error: the tool %q is not offered on this channel; the tools are: %s", c.Name, strings.Join(activeNames(a.cfg.Tools), ", "))
 			}
-			status("")
 			rec := ToolRecord{ID: c.ID, Name: c.Name, Status: out.Status, ActionID: out.ActionID}
 			if out.IsError {
 				rec.Error = firstLine(out.Content)
@@ -308,13 +346,13 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			if r.OnTool != nil {
 				r.OnTool(rec)
 			}
-			a.logOutcome(conv.ID, c.Name, out)
+			if i < memory.MaxToolCalls {
+				// the calls over the limit were logged above, at once
+				a.logOutcome(conv.ID, c.Name, out)
+			}
 			history = append(history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
 			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content,
 				IsError: out.IsError, TurnID: turn, Metadata: resultMetadata(out)})
-			if ctx.Err() != nil {
-				break
-			}
 		}
 		if _, err := st.Append(context.WithoutCancel(ctx), conv.ID, stored...); err != nil {
 			return res, fmt.Errorf("saving tool calls: %w", err)
@@ -325,6 +363,50 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			return res, err
 		}
 	}
+}
+
+// interrupted is why the calls after an interruption were not run.
+const interrupted = "the turn was interrupted"
+
+// StatusNotRun is the status of a tool call the agent did not run: the
+// turn was interrupted before it, or the reply held more calls than one
+// reply may. It never reached the broker, so it has no receipt.
+const StatusNotRun = "not_run"
+
+// notRun is the tool error of a call that was not run, and why.
+func notRun(why string) tool.Result {
+	return tool.Result{IsError: true, Status: StatusNotRun, Content: "error: not run: " + why}
+}
+
+// invalidToolName stands in for a tool name the memory cannot keep.
+const invalidToolName = "invalid_tool_name"
+
+// normaliseCalls makes calls safe to run and to keep, before any runs. A
+// call id that is empty, longer than [memory.MaxNameBytes], not UTF-8, or
+// already used (in this reply or in the history, listed in seen) is
+// replaced by call_TURN_ROUND_INDEX; the replacement is the id of the call
+// and of its result alike. A name the memory cannot keep is replaced by
+// invalidToolName, and refused[i] is the tool error that call gets instead
+// of running. seen is updated with the ids returned.
+func normaliseCalls(calls []provider.ToolCall, turn string, round int, seen map[string]bool) (out []provider.ToolCall, refused []string) {
+	out = make([]provider.ToolCall, len(calls))
+	refused = make([]string, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || len(c.ID) > memory.MaxNameBytes || !utf8.ValidString(c.ID) || seen[c.ID] {
+			c.ID = fmt.Sprintf("call_%s_%d_%d", turn, round+1, i+1)
+			for seen[c.ID] {
+				c.ID += "_"
+			}
+		}
+		seen[c.ID] = true
+		if len(c.Name) > memory.MaxNameBytes || !utf8.ValidString(c.Name) {
+			refused[i] = fmt.Sprintf("error: unknown tool: a name of %d bytes starting %q (at most %d bytes of UTF-8)",
+				len(c.Name), prefix(strings.ToValidUTF8(c.Name, "\uFFFD"), 32), memory.MaxNameBytes)
+			c.Name = invalidToolName
+		}
+		out[i] = c
+	}
+	return out, refused
 }
 
 func (a *Agent) logOutcome(conv, name string, out tool.Result) {
@@ -427,7 +509,63 @@ func (a *Agent) history(ctx context.Context, conv *memory.Conversation, status f
 		}
 		out = append(out, pm)
 	}
+	out, added, dropped := answerEveryCall(out)
+	if added+dropped > 0 {
+		a.log.Warn("history repaired for the model", "event", "history_repaired", "conversation", conv.ID,
+			"unanswered_calls", added, "results_without_call", dropped)
+	}
 	return out, nil
+}
+
+// answerEveryCall returns msgs as every provider accepts them: each
+// assistant message's tool calls are followed by exactly one result per
+// call, in the order of the calls. A call with no result (kept by a turn
+// that crashed, or by an older claw that saved nothing for the calls an
+// interruption stopped) gets a tool error saying it was not run; a result
+// that answers no call of the assistant message just before it, or answers
+// one twice, is left out. The memory is not changed. It returns how many
+// results it added and how many it left out.
+func answerEveryCall(msgs []provider.Message) (out []provider.Message, added, dropped int) {
+	out = make([]provider.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); {
+		m := msgs[i]
+		i++
+		if m.Role == provider.RoleTool {
+			dropped++ // answers no call
+			continue
+		}
+		out = append(out, m)
+		if m.Role != provider.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		results := map[string]provider.Message{}
+		for ; i < len(msgs) && msgs[i].Role == provider.RoleTool; i++ {
+			id := msgs[i].ToolCallID
+			if _, dup := results[id]; dup || !hasCall(m.ToolCalls, id) {
+				dropped++
+				continue
+			}
+			results[id] = msgs[i]
+		}
+		for _, c := range m.ToolCalls {
+			r, ok := results[c.ID]
+			if !ok {
+				r = provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, IsError: true, Content: notRun(interrupted).Content}
+				added++
+			}
+			out = append(out, r)
+		}
+	}
+	return out, added, dropped
+}
+
+func hasCall(calls []provider.ToolCall, id string) bool {
+	for _, c := range calls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // summarise asks the model for a summary of msgs, continuing prev.
@@ -560,6 +698,25 @@ func clipText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + mark
+}
+
+// keepName is s as the memory keeps a name the provider gave (its name,
+// the model's): UTF-8, and cut to [memory.MaxNameBytes], so that the
+// memory never refuses a turn over it.
+func keepName(s string) string {
+	return prefix(strings.ToValidUTF8(s, "\uFFFD"), memory.MaxNameBytes-len("…"))
+}
+
+// prefix cuts s to at most n bytes on a rune boundary, marking the cut
+// with "…".
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func firstLine(s string) string {
