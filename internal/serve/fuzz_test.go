@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,14 +14,24 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-// FuzzChatBody sends arbitrary bodies to POST /chat: the answer is always
-// a JSON 200, 400 or 413, never a panic.
+// FuzzChatBody sends arbitrary bodies to POST /chat. The answer is one
+// JSON value: 413 exactly when the body is over the bound; otherwise 200
+// exactly when the body is one strict JSON object with a message that is
+// not blank and a conversation id of at most 128 printable bytes, and
+// then the turn saw that message and conversation and the answer carries
+// its reply; otherwise 400. An error answer names its code and no turn
+// ran.
 func FuzzChatBody(f *testing.F) {
 	f.Add([]byte(`{"conversation":"c1","message":"hi"}`))
 	f.Add([]byte(`{"message":"hi","new_conversation":true}`))
 	f.Add([]byte(`{"conversation":"\u0000","message":"x"}`))
 	f.Add([]byte(`{"message":1}`))
+	f.Add([]byte(`{"message":" \t\n"}`))
+	f.Add([]byte(`{"message":"x"}]`))
+	f.Add([]byte(`{"Message":"<b>&\u2028","CONVERSATION":"é"}`))
+	f.Add([]byte(`{"message":"` + strings.Repeat("a", 1100) + `"}`))
 	f.Add([]byte(`[]`))
+	const maxBody = 1024
 	dir := f.TempDir()
 	priv, _ := receipts.GenerateKey(receipts.Ed25519)
 	signer, _ := receipts.NewSigner(priv)
@@ -28,8 +40,10 @@ func FuzzChatBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer log.Close()
-	srv, err := New(Config{Home: dir, Token: token, MaxBodyBytes: 1024, Queue: approvals.NewQueue(time.Minute), Log: log,
+	var turns []ChatRequest
+	srv, err := New(Config{Home: dir, Token: token, MaxBodyBytes: maxBody, Queue: approvals.NewQueue(time.Minute), Log: log,
 		Chat: func(_ context.Context, r ChatRequest, _ func(string)) (ChatResult, error) {
+			turns = append(turns, r)
 			return ChatResult{Conversation: r.Conversation, Reply: r.Message}, nil
 		}})
 	if err != nil {
@@ -37,17 +51,51 @@ func FuzzChatBody(f *testing.F) {
 	}
 	h := srv.Handler()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest("POST", "/chat", strings.NewReader(string(body)))
+		turns = nil
+		req := httptest.NewRequest("POST", "/chat", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		switch w.Code {
-		case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		default:
-			t.Fatalf("status %d for %q", w.Code, body)
+		if !json.Valid(w.Body.Bytes()) || w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%d %q for %q: not a JSON answer", w.Code, w.Body.String(), body)
 		}
-		if !strings.HasPrefix(w.Body.String(), "{") {
-			t.Fatalf("not JSON: %q", w.Body.String())
+		var want chatBody
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		okBody := json.Valid(body) && dec.Decode(&want) == nil &&
+			strings.TrimSpace(want.Message) != "" && len(want.Conversation) <= 128 &&
+			!strings.ContainsFunc(want.Conversation, func(r rune) bool { return r < 0x20 || r == 0x7f })
+		switch {
+		case len(body) > maxBody:
+			if w.Code != http.StatusRequestEntityTooLarge {
+				t.Fatalf("%d for a body of %d bytes", w.Code, len(body))
+			}
+		case okBody:
+			if w.Code != http.StatusOK {
+				t.Fatalf("%d %s for %q", w.Code, w.Body, body)
+			}
+		default:
+			if w.Code != http.StatusBadRequest {
+				t.Fatalf("%d %s for %q", w.Code, w.Body, body)
+			}
+		}
+		if w.Code != http.StatusOK {
+			var e struct {
+				Error approvals.APIError `json:"error"`
+			}
+			if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code == "" || e.Error.Message == "" || len(turns) != 0 {
+				t.Fatalf("%d %s for %q, %d turns", w.Code, w.Body, body, len(turns))
+			}
+			return
+		}
+		seen := ChatRequest{Conversation: want.Conversation, NewConversation: want.NewConversation, Message: want.Message}
+		if len(turns) != 1 || turns[0] != seen {
+			t.Fatalf("body %q ran turns %+v, want one %+v", body, turns, seen)
+		}
+		var got ChatResult
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.Reply != want.Message ||
+			got.Conversation != want.Conversation || got.ToolCalls == nil || len(got.ToolCalls) != 0 {
+			t.Fatalf("answer %s to %q: %+v %v", w.Body, body, got, err)
 		}
 	})
 }
