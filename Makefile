@@ -17,7 +17,9 @@ build: deps
 	$(GO) build -trimpath -o $(BIN) ./cmd/claw
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/claw-sandbox ./executor/cmd/claw-sandbox
 
+# The demo's agent session is typed by ttydrive, which waits for each prompt.
 demo: build
+	$(GO) build -trimpath -o bin/ttydrive ./scripts/ttydrive
 	@scripts/demo.sh $(BIN)
 
 vet: deps

@@ -68,10 +68,25 @@ echo "summary.txt (allowed at full autonomy), runs ./build.sh (the policy asks;"
 echo "the demo answers y; the sandbox then stops the script's reads and write"
 echo "outside the workspace), and tries 'rm -rf /' (denied before anything runs)."
 printf '$ claw agent --autonomy full   (typing: run the demo / y / /exit)\n'
-if command -v script >/dev/null 2>&1; then
-	printf 'run the demo\ny\n/exit\n' | script -qec "'$BIN' agent --new --autonomy full" /dev/null | tr -d '\r' | sed -e 's/\x1b\[K//g' -e 's/^.*thinking//'
+# An approval counts only when typed after its question shows, so the
+# session is typed by ttydrive, which waits for each prompt (make demo
+# builds it next to claw; the tests put it on PATH).
+TTYDRIVE=${TTYDRIVE:-$(command -v ttydrive || true)}
+if [ -z "$TTYDRIVE" ] && [ -x "$(dirname "$BIN")/ttydrive" ]; then
+	TTYDRIVE=$(dirname "$BIN")/ttydrive
+fi
+if [ -n "$TTYDRIVE" ]; then
+	cat > "$tmp/dialogue" <<'EOF_DIALOGUE'
+expect you> $
+send run the demo
+expect Approve\? \[y/N\] $
+send y
+expect you> $
+send /exit
+EOF_DIALOGUE
+	"$TTYDRIVE" -timeout 60s "$tmp/dialogue" "$BIN" agent --new --autonomy full | sed -e 's/^.*thinking[^a-z]*//'
 else
-	echo "(script(1) is missing: run 'claw agent --autonomy full' and type 'run the demo')"
+	echo "(ttydrive is missing: run 'claw agent --autonomy full' and type 'run the demo')"
 fi
 if [ -e /tmp/claw-demo-escape ]; then echo "ESCAPED: /tmp/claw-demo-escape exists"; rm -f /tmp/claw-demo-escape; else echo "/tmp/claw-demo-escape does not exist: the sandbox held"; fi
 run agent -m 'show me /etc/passwd'

@@ -127,6 +127,7 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 // standard input is a terminal: piped input can never approve.
 type ttyApprover struct {
 	in  *bufio.Reader
+	fd  int
 	out io.Writer
 }
 
@@ -135,11 +136,17 @@ func newTTYApprover(g *globals) broker.Approver {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return &ttyApprover{in: bufio.NewReader(io.LimitReader(f, 1<<16)), out: g.stderr}
+	return &ttyApprover{in: bufio.NewReader(io.LimitReader(f, 1<<16)), fd: int(f.Fd()), out: g.stderr}
 }
 
 func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
 	writeRequest(t.out, "Tool request", r)
+	// only an answer typed after the question counts
+	n := t.in.Buffered()
+	t.in.Discard(n)
+	if n += flushTerminalInput(t.fd); n > 0 {
+		fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
+	}
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/internal/broker"
+	"golang.org/x/sys/unix"
 )
 
 // maxPromptArgs bounds the args line of a prompt, in bytes of escaped
@@ -52,4 +53,18 @@ func promptArgs(s string) string {
 	}
 	cut := sanitizeClip(s, maxPromptArgs)
 	return fmt.Sprintf("%s (%d more bytes not shown)", cut, len(full)-len(strings.TrimSuffix(cut, "…")))
+}
+
+// flushTerminalInput discards the input the terminal fd holds that no
+// read has taken yet, and returns how many bytes that was (0 when fd is
+// not a terminal).
+func flushTerminalInput(fd int) int {
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	if err != nil {
+		return 0
+	}
+	if err := unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH); err != nil {
+		return 0
+	}
+	return n
 }

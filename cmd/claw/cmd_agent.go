@@ -83,10 +83,12 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	}
 	var approver broker.Approver
 	var in *lineInput
+	var ap *replApprover
 	if isTTY(g.stdin) {
 		in = newLineInput(g)
 		defer in.Close()
-		approver = &replApprover{in: in, out: g.stderr}
+		ap = &replApprover{in: in, out: g.stderr}
+		approver = ap
 	}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
 		if in != nil {
@@ -100,7 +102,14 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sp := newSpinner(g.stderr, isTTY(g.stderr) && isTTY(g.stdin))
-	pr := &replyPrinter{w: g.stdout, sp: sp}
+	prefix := ""
+	if isTTY(g.stdout) {
+		prefix = "claw> " // as in the REPL: the model's text is marked
+	}
+	pr := newReplyPrinter(g.stdout, prefix, sp)
+	if ap != nil {
+		ap.printing(pr)
+	}
 	req := agent.TurnRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
@@ -132,12 +141,31 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 // replyPrinter prints the model's text as it streams (providers that
 // stream), or the whole reply at the end (the others). Text streamed before
 // a round of tool calls ends its line when the first call is shown.
+//
+// On a terminal every line of the model's text after the first starts
+// with modelMargin, so no line a model writes can pass for one of claw's
+// own (a drawn "Tool request: … Approve? [y/N]" shows as the model's).
 type replyPrinter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	prefix  string
+	margin  string // before each line after the first; "" off a terminal
 	sp      *spinner
 	started bool
+	midLine bool // the last text written did not end a line
+}
+
+// modelMargin starts each continuation line of the model's text on a
+// terminal; claw's own prompts and reports never start with it.
+const modelMargin = "    | "
+
+// newReplyPrinter prints to w; the margin is on when w is a terminal.
+func newReplyPrinter(w io.Writer, prefix string, sp *spinner) *replyPrinter {
+	p := &replyPrinter{w: w, prefix: prefix, sp: sp}
+	if isTTY(w) {
+		p.margin = modelMargin
+	}
+	return p
 }
 
 func (p *replyPrinter) delta(t string) {
@@ -146,20 +174,54 @@ func (p *replyPrinter) delta(t string) {
 	if !p.started {
 		p.sp.set("")
 		fmt.Fprint(p.w, p.prefix)
-		p.started = true
+		p.started, p.midLine = true, true
 	}
-	fmt.Fprint(p.w, sanitizeStream(t))
+	io.WriteString(p.w, p.margined(sanitizeStream(t)))
+}
+
+// margined puts the margin at the start of every line of s that follows
+// a newline, the first line of a later chunk included; a trailing newline
+// waits for the text after it.
+func (p *replyPrinter) margined(s string) string {
+	if p.margin == "" {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		if !p.midLine {
+			b.WriteString(p.margin)
+			p.midLine = true
+		}
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i+1])
+		s = s[i+1:]
+		p.midLine = false
+	}
+	return b.String()
 }
 
 func (p *replyPrinter) tool(show func(agent.ToolRecord)) func(agent.ToolRecord) {
 	return func(r agent.ToolRecord) {
-		p.mu.Lock()
-		if p.started {
-			fmt.Fprintln(p.w)
-			p.started = false
-		}
-		p.mu.Unlock()
+		p.endLine()
 		show(r)
+	}
+}
+
+// endLine ends the model's text streamed so far, for a line of claw's own
+// (a tool report, a question); the model's next text starts a new line
+// with the prefix.
+func (p *replyPrinter) endLine() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		if p.midLine {
+			fmt.Fprintln(p.w)
+		}
+		p.started, p.midLine = false, false
 	}
 }
 
@@ -167,22 +229,19 @@ func (p *replyPrinter) finish(reply string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
-		fmt.Fprintln(p.w)
+		if p.midLine {
+			fmt.Fprintln(p.w)
+		}
 		p.started = false
 		return
 	}
-	fmt.Fprintln(p.w, p.prefix+sanitizeStream(reply))
+	p.midLine = true
+	fmt.Fprintln(p.w, p.prefix+strings.TrimSuffix(p.margined(sanitizeStream(reply)), "\n"))
+	p.midLine = false
 }
 
 // abort ends a streamed line when the turn failed.
-func (p *replyPrinter) abort() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.started {
-		fmt.Fprintln(p.w)
-		p.started = false
-	}
-}
+func (p *replyPrinter) abort() { p.endLine() }
 
 // sanitizeStream escapes control characters in streamed text but keeps
 // newlines and tabs, so a model cannot move the cursor or rewrite the
@@ -238,7 +297,8 @@ func agentError(err error) error {
 func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	in := newLineInput(g)
 	defer in.Close()
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", &replApprover{in: in, out: g.stderr}, func(ro *runtimeOptions) {
+	ap := &replApprover{in: in, out: g.stderr}
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", ap, func(ro *runtimeOptions) {
 		ro.askUser = in.askUser(g.stderr)
 		ro.prestart = true
 	})
@@ -288,7 +348,8 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			continue
 		}
 		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-		pr := &replyPrinter{w: g.stdout, prefix: "claw> ", sp: sp}
+		pr := newReplyPrinter(g.stdout, "claw> ", sp)
+		ap.printing(pr)
 		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
 			OnStatus: sp.set, OnTool: pr.tool(showTool(g.stderr)), OnDelta: pr.delta})
 		sp.set("")
@@ -363,6 +424,7 @@ func replCommand(ctx context.Context, g *globals, rt *agentRuntime, line string,
 type lineInput struct {
 	mu     sync.Mutex
 	tty    bool       // standard input is a terminal
+	term   *os.File   // standard input when it is a terminal
 	st     lineEditor // nil: plain
 	plain  *plainLines
 	hist   string
@@ -402,6 +464,9 @@ func newLineInput(g *globals) *lineInput {
 	// A person at a terminal can approve; line editing also needs the
 	// terminal on the output side.
 	in := &lineInput{tty: isTTY(g.stdin), stdout: g.stderr}
+	if in.tty {
+		in.term = g.stdin.(*os.File)
+	}
 	if in.tty && isTTY(g.stdout) {
 		st := liner.NewLiner()
 		st.SetCtrlCAborts(true)
@@ -444,6 +509,29 @@ func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, 
 		return "", ctx.Err()
 	case r := <-ch:
 		return r.s, r.err
+	}
+}
+
+// discardTypeahead throws away what was typed before an approval or
+// passphrase prompt and says so on out: an answer counts only when typed
+// after its question is on the screen, so a "y" typed at a prompt a model
+// drew in its text approves nothing. A read still in flight (a prompt that
+// timed out) is left alone; ask refuses to start then.
+func (in *lineInput) discardTypeahead(out io.Writer) {
+	if in.busy() {
+		return
+	}
+	in.mu.Lock()
+	n := 0
+	if in.plain != nil {
+		n = in.plain.discard()
+	}
+	in.mu.Unlock()
+	if in.term != nil {
+		n += flushTerminalInput(int(in.term.Fd()))
+	}
+	if n > 0 {
+		fmt.Fprintf(out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
 	}
 }
 
@@ -568,6 +656,13 @@ type plainLines struct {
 
 func newPlainLines(r io.Reader) *plainLines { return &plainLines{r: r} }
 
+// discard drops what was read but not yet returned, and says how much.
+func (p *plainLines) discard() int {
+	n := len(p.buf)
+	p.buf = nil
+	return n
+}
+
 const maxLine = 256 << 10
 
 func (p *plainLines) next() (string, error) {
@@ -602,6 +697,27 @@ func (p *plainLines) next() (string, error) {
 type replApprover struct {
 	in  *lineInput
 	out io.Writer
+
+	mu sync.Mutex
+	pr *replyPrinter // the turn's, whose line a question ends first
+}
+
+// printing makes pr the printer of the turn now running.
+func (a *replApprover) printing(pr *replyPrinter) {
+	a.mu.Lock()
+	a.pr = pr
+	a.mu.Unlock()
+}
+
+// endLine ends a line of the model's text left open, so a question starts
+// on a line of its own.
+func (a *replApprover) endLine() {
+	a.mu.Lock()
+	pr := a.pr
+	a.mu.Unlock()
+	if pr != nil {
+		pr.endLine()
+	}
 }
 
 func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
@@ -609,7 +725,9 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 		// Piped input can never approve.
 		return broker.Answer{Result: "rejected", By: "cli:no-tty"}, nil
 	}
+	a.endLine()
 	writeRequest(a.out, "Tool request", r)
+	a.in.discardTypeahead(a.out)
 	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
@@ -633,7 +751,9 @@ func (a *replApprover) AskPassphrase(ctx context.Context, r broker.Request) (str
 	if !a.in.tty || a.in.st == nil {
 		return "", errors.New("the passphrase can only be typed on a terminal")
 	}
+	a.endLine()
 	writeRequest(a.out, "Passphrase request", r)
+	a.in.discardTypeahead(a.out)
 	return a.in.ask(ctx, "Passphrase: ", true)
 }
 

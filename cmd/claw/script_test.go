@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/clawsec/claw/internal/ttydrive"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -25,7 +26,8 @@ func TestMain(m *testing.M) {
 		}
 	}
 	testscript.Main(m, map[string]func(){
-		"claw": func() { os.Exit(run(os.Args[1:])) },
+		"claw":     func() { os.Exit(run(os.Args[1:])) },
+		"ttydrive": func() { os.Exit(ttydrive.Main(os.Args[1:])) },
 	})
 }
 

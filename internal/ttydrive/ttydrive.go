@@ -14,7 +14,9 @@
 // /dev/tty. It gets ttydrive's environment, with TERM=xterm when TERM is
 // unset or empty. Everything it writes is read as it comes, so it never
 // blocks on a full terminal, and the whole of it is printed to standard
-// output at the end, cleaned as described below, for a test to assert on.
+// output at the end, cleaned as described below, for a test to assert on;
+// there a line the program redrew (a carriage return that does not end the
+// line, as a line editor or a spinner writes) shows once, as last drawn.
 //
 // # Dialogues
 //
@@ -254,6 +256,7 @@ type driver struct {
 
 	mu   sync.Mutex
 	out  []byte  // cleaned output so far
+	raw  []byte  // the output as written, for the screen at the end
 	cl   cleaner // the state of the cleaning of out
 	pos  int     // where the next expect starts searching in out
 	more chan struct{}
@@ -350,6 +353,7 @@ func (d *driver) read() {
 		if n > 0 {
 			d.mu.Lock()
 			d.out = d.cl.append(d.out, buf[:n])
+			d.raw = append(d.raw, buf[:n]...)
 			d.mu.Unlock()
 			d.notify()
 		}
@@ -485,7 +489,37 @@ func (d *driver) stop(timeout time.Duration) {
 func (d *driver) output() []byte {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.out
+	return screen(d.raw)
+}
+
+// screen is p as the lines a terminal ends up showing, roughly: escape
+// sequences removed, and a carriage return that does not end a line
+// starting the line again (as does moving to the first column), so a line
+// redrawn (a line editor echoing what is typed, a spinner) shows once, as
+// last drawn.
+func screen(p []byte) []byte {
+	// moving to the first column (CSI G, CSI 1G) is a carriage return
+	p = bytes.ReplaceAll(p, []byte("\x1b[1G"), []byte("\r"))
+	p = bytes.ReplaceAll(p, []byte("\x1b[G"), []byte("\r"))
+	var c cleaner
+	var out []byte
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\r')
+		if i < 0 {
+			out = c.append(out, p)
+			break
+		}
+		out = c.append(out, p[:i])
+		j := i
+		for j < len(p) && p[j] == '\r' {
+			j++
+		}
+		if c.state == plain && (j == len(p) || p[j] != '\n') {
+			out = out[:bytes.LastIndexByte(out, '\n')+1]
+		}
+		p = p[j:]
+	}
+	return out
 }
 
 // status returns the exit status to pass on: the program's own, or 128+N

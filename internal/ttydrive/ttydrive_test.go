@@ -304,3 +304,27 @@ func TestTail(t *testing.T) {
 		t.Errorf("tail = %q", got)
 	}
 }
+
+// TestScreen: the final output shows a redrawn line once, as last drawn,
+// and keeps lines ended by a carriage return and a newline.
+func TestScreen(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{name: "line endings from the terminal", in: "one\r\ntwo\r\r\n", want: "one\ntwo\n"},
+		{name: "a line editor echoing", in: "you> \ryou> r\x1b[K\ryou> ru\x1b[K\r\n", want: "you> ru\n"},
+		{name: "a line editor moving to the first column", in: "you> \x1b[1G\x1b[0Kyou> hi\x1b[8G\r\n", want: "you> hi\n"},
+		{name: "a spinner cleared", in: "a\n\r⠋ thinking\r\x1b[Kclaw> hi\r\n", want: "a\nclaw> hi\n"},
+		{name: "a return at the very end", in: "done\r", want: ""},
+		{name: "a return inside an escape sequence", in: "x\x1b]0;t\ritle\x07y\n", want: "xy\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(screen([]byte(tt.in))); got != tt.want {
+				t.Errorf("screen(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
