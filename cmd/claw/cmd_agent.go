@@ -263,7 +263,11 @@ func sanitizeStream(t string) string {
 func showTool(w io.Writer) func(agent.ToolRecord) {
 	return func(r agent.ToolRecord) {
 		if r.Error != "" {
-			fmt.Fprintf(w, "  [%s] %s: %s\n", sanitize(r.Name), sanitize(r.Status), sanitize(strings.TrimPrefix(r.Error, "error: ")))
+			msg := strings.TrimPrefix(r.Error, "error: ")
+			if r.Status == agent.StatusNotRun {
+				msg = strings.TrimPrefix(msg, "not run: ") // the status says it
+			}
+			fmt.Fprintf(w, "  [%s] %s: %s\n", sanitize(r.Name), sanitize(r.Status), sanitize(msg))
 		} else {
 			fmt.Fprintf(w, "  [%s] %s\n", sanitize(r.Name), sanitize(r.Status))
 		}
