@@ -39,7 +39,9 @@
 // parent's access; switches uid/gid if asked; drops every capability
 // (bounding and ambient sets emptied, securebits locked); sets
 // no_new_privs; enforces Landlock (filesystem, TCP ports, abstract unix
-// socket and signal scopes); loads the seccomp program; marks every
+// socket and signal scopes); loads the seccomp program (which also
+// refuses every mode with the setuid or setgid bit: a sandboxed uid 0
+// owns what it creates as root on the host); marks every
 // inherited descriptor close-on-exec; and starts the command. Any failure
 // stops it with status 126 before the command runs. It stays the PID
 // namespace's init, reaps, and reports the command's status; when it

@@ -279,6 +279,7 @@ func escapeSuite(t *testing.T) {
 			}
 		})
 	}
+	t.Run("set-id files", noSetIDFiles)
 	t.Run("planted secret", func(t *testing.T) { plantedSecret(t, f) })
 	t.Run("leaked fd", func(t *testing.T) { leakedFD(t, f) })
 }
@@ -329,6 +330,140 @@ func leakedFD(t *testing.T, f *fixture) {
 	}
 }
 
+// setIDCalls are the system calls that make a file with a mode or give a
+// file one (sysprobe setid).
+var setIDCalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "creat", "tmpfile", "mknod", "mknodat", "openat2"}
+
+// setuidSource is a setuid program (setuid-root when the tests run as root)
+// in a directory of its own that every user may search, on the
+// filesystem of the test's temporary directories.
+func setuidSource(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	data, err := os.ReadFile("/bin/true")
+	must(t, err)
+	p := filepath.Join(dir, "suid-true")
+	must(t, os.WriteFile(p, data, 0o755))
+	must(t, os.Chmod(p, 0o755|os.ModeSetuid|os.ModeSetgid))
+	return p
+}
+
+// searchableDir is a new directory every user may write in.
+func searchableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.Chmod(dir, 0o777))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	return dir
+}
+
+// hostSetuid is a setuid program of the host on the same filesystem as
+// dir, or "".
+func hostSetuid(dir string) string {
+	var d unix.Stat_t
+	if unix.Stat(dir, &d) != nil {
+		return ""
+	}
+	for _, p := range []string{"/usr/bin/passwd", "/usr/bin/su", "/bin/su", "/usr/bin/mount", "/usr/bin/newgrp"} {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil && st.Mode&unix.S_ISUID != 0 && st.Dev == d.Dev {
+			return p
+		}
+	}
+	return ""
+}
+
+// noSetIDFiles: no file with the setuid or setgid bit can be left in a
+// write grant, neither by a system call that makes a file with a mode or
+// changes one (each tried with both bits), nor by the tools that set them
+// (chmod, install -m, cp -p of a setuid program), nor by a hard link to a
+// setuid program the sandbox can read on the same filesystem (claw's, and
+// the host's own when one is there); nor a file with a file capability
+// (no CAP_SETFCAP). The command runs as uid 0 when the
+// tests run as root, whose files belong to root on the host too (the user
+// namespace maps uids one to one) and who, as their owner, needs no
+// capability to set the bits; and then as an unprivileged run_as user.
+// Outside the sandbox each call leaves the bit, and root's hard link is
+// made (TestEscapeControls). The hard links were refused before the
+// set-id rules were (Landlock grants no cross-directory link from a path
+// outside the write grants, and a write grant is a mount of its own, so a
+// link into it from anywhere else is EXDEV); the rest was not.
+func noSetIDFiles(t *testing.T) {
+	src := setuidSource(t)
+	host := hostSetuid(filepath.Dir(src))
+	probe := sysprobeArgv(t)[0]
+	users := []string{""}
+	if os.Geteuid() == 0 {
+		users = append(users, "65534")
+	}
+	for _, u := range users {
+		name := "uid " + strconv.Itoa(os.Geteuid())
+		if u != "" {
+			name = "run as " + u
+		}
+		t.Run(name, func(t *testing.T) {
+			ws := searchableDir(t)
+			var script strings.Builder
+			for _, c := range setIDCalls {
+				for _, m := range []string{"4755", "2755", "6755"} {
+					fmt.Fprintf(&script, "echo %s %s $(%s setid %s %s %s-%s)\n", c, m, probe, c, m, c, m)
+				}
+			}
+			fmt.Fprintf(&script, "touch capped; echo setcap - $(%s setcap capped)\n", probe)
+			fmt.Fprintf(&script, `touch f; chmod 4755 f; chmod g+s f
+mkdir d; chmod g+s d
+install -m 4755 /bin/true installed
+cp -p %[1]s copied
+cp -a %[1]s archived
+ln %[1]s hl
+ln -L /proc/self/fd/3 hl-fd 3<%[1]s
+`, src)
+			if host != "" {
+				fmt.Fprintf(&script, "ln %s hl-host\n", host)
+			}
+			res := run(t, Spec{Argv: bash(script.String()), Read: []string{testBin, filepath.Dir(src)}, Write: []string{ws}, RunAs: u})
+			lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+			if len(lines) != 3*len(setIDCalls)+1 {
+				t.Fatalf("%d lines from the set-id calls, want %d: %q (stderr %q)", len(lines), 3*len(setIDCalls)+1, res.Stdout, res.Stderr)
+			}
+			for _, l := range lines {
+				call, got, _ := strings.Cut(l, " ")
+				_, got, _ = strings.Cut(got, " ")
+				want := "denied EPERM"
+				if call == "openat2" {
+					want = "denied ENOSYS" // libc falls back to openat
+				}
+				if got != want && got != "unsupported" {
+					t.Errorf("%s: %q, want %q", l[:len(l)-len(got)-1], got, want)
+				}
+			}
+			filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if fi, err := d.Info(); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+					t.Errorf("side effect: %s is %v", p, fi.Mode())
+				}
+				if _, err := unix.Lgetxattr(p, "security.capability", nil); err == nil {
+					t.Errorf("side effect: %s has a file capability", p)
+				}
+				return nil
+			})
+			for _, l := range []string{"hl", "hl-fd", "hl-host"} {
+				absent(t, filepath.Join(ws, l))
+			}
+			// the tools ran: what they made is there, without the bits
+			for _, p := range []string{"f", "d", "installed", "copied"} {
+				if _, err := os.Stat(filepath.Join(ws, p)); err != nil {
+					t.Errorf("%v (stderr %q)", err, res.Stderr)
+				}
+			}
+		})
+	}
+}
+
 // int80Unusable says why an i386 system call through int 0x80 cannot be
 // tried here: it must return outside the sandbox for its death inside to
 // mean anything. Some kernels and hypervisors have no 32-bit entry (the
@@ -374,6 +509,37 @@ func TestEscapeControls(t *testing.T) {
 		out, err := execOut(sysprobeArgv(t, c.args...)...)
 		if err != nil || c.want != "" && out != c.want || out == "denied EPERM" || out == "" {
 			t.Errorf("control %v: %q %v", c.args, out, err)
+		}
+	}
+	// Every set-id call leaves its bit, and root links a setuid program
+	// on the same filesystem.
+	dir := t.TempDir()
+	for _, c := range setIDCalls {
+		p := filepath.Join(dir, c)
+		out, err := execOut(sysprobeArgv(t, "setid", c, "4755", p)...)
+		if out == "unsupported" {
+			continue
+		}
+		fi, serr := os.Stat(p)
+		if err != nil || out != "allowed" || serr != nil || fi.Mode()&os.ModeSetuid == 0 {
+			t.Errorf("control setid %s: %q %v, file %v %v", c, out, err, fi, serr)
+		}
+	}
+	if os.Geteuid() == 0 {
+		p := filepath.Join(dir, "capped")
+		must(t, os.WriteFile(p, nil, 0o644))
+		if out, err := execOut(sysprobeArgv(t, "setcap", p)...); err != nil || out != "allowed" {
+			t.Errorf("control setcap: %q %v", out, err)
+		}
+		src := setuidSource(t)
+		for _, s := range []string{src, hostSetuid(dir)} {
+			if s == "" {
+				continue
+			}
+			l := filepath.Join(dir, "hl-"+filepath.Base(s))
+			if err := os.Link(s, l); err != nil {
+				t.Errorf("control: root cannot link %s: %v", s, err)
+			}
 		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 // classic BPF interpreter, on the system calls whose refusal in the
 // sandbox proves little on its own: without capabilities the kernel
 // already answers EPERM to kexec_load, init_module, finit_module and
-// reboot, and some kernels have no i386 entry to try. Each case fails if
+// reboot, and some kernels have no i386 entry to try. The set-id rules are checked here on every argument the kernel
+// reads, garbage in the bits it ignores included. Each case fails if
 // its rule left the filter (or, for the other ABIs, the bad-arch action
 // were not to kill the process); the controls fail if the interpreter or
 // the encoding of the calls were wrong.
@@ -24,9 +25,10 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		t.Skipf("no audit arch for %s here", runtime.GOARCH)
 	}
 	const (
-		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-		allow = unix.SECCOMP_RET_ALLOW
-		kill  = unix.SECCOMP_RET_KILL_PROCESS
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		allow  = unix.SECCOMP_RET_ALLOW
+		kill   = unix.SECCOMP_RET_KILL_PROCESS
 	)
 	nr := func(name string) uint32 {
 		sc, err := seccomp.GetSyscallFromName(name)
@@ -34,6 +36,15 @@ func TestSeccompFilterDecisions(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return uint32(sc)
+	}
+	// nrOpt is the number of a call that some architectures lack
+	// (arm64 has no chmod, open, creat or mknod)
+	const noSyscall = ^uint32(0)
+	nrOpt := func(name string) uint32 {
+		if sc, err := seccomp.GetSyscallFromName(name); err == nil && sc >= 0 {
+			return uint32(sc)
+		}
+		return noSyscall
 	}
 	type call struct {
 		name string
@@ -55,6 +66,38 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		{name: "ioctl TIOCLINUX", nr: nr("ioctl"), args: [6]uint64{0, unix.TIOCLINUX}, want: eperm},
 		{name: "ioctl TIOCLINUX high bits", nr: nr("ioctl"), args: [6]uint64{0, 1<<32 | unix.TIOCLINUX}, want: eperm},
 	}
+	// the set-id bits, in every call that sets a mode
+	const (
+		wr      = unix.O_WRONLY | unix.O_CLOEXEC
+		creat   = unix.O_CREAT | unix.O_EXCL | wr
+		tmpfile = unix.O_TMPFILE | wr
+		garbage = 0xdead << 32          // bits above what the kernel reads
+		atFDCWD = 1<<32 + unix.AT_FDCWD // AT_FDCWD as the 32-bit int it is
+	)
+	for _, m := range []uint64{0o4755, 0o2755, 0o6000, 0o4000 | garbage, 0o2000 | garbage} {
+		calls = append(calls,
+			call{name: fmt.Sprintf("chmod %#o", m), nr: nrOpt("chmod"), args: [6]uint64{0, m}, want: eperm},
+			call{name: fmt.Sprintf("fchmod %#o", m), nr: nr("fchmod"), args: [6]uint64{3, m}, want: eperm},
+			call{name: fmt.Sprintf("fchmodat %#o", m), nr: nr("fchmodat"), args: [6]uint64{atFDCWD, 0, m}, want: eperm},
+			call{name: fmt.Sprintf("fchmodat2 %#o", m), nr: sysFchmodat2, args: [6]uint64{atFDCWD, 0, m, unix.AT_SYMLINK_NOFOLLOW}, want: eperm},
+			call{name: fmt.Sprintf("creat %#o", m), nr: nrOpt("creat"), args: [6]uint64{0, m}, want: eperm},
+			call{name: fmt.Sprintf("open O_CREAT %#o", m), nr: nrOpt("open"), args: [6]uint64{0, creat, m}, want: eperm},
+			call{name: fmt.Sprintf("open O_TMPFILE %#o", m), nr: nrOpt("open"), args: [6]uint64{0, tmpfile, m}, want: eperm},
+			call{name: fmt.Sprintf("openat O_CREAT %#o", m), nr: nr("openat"), args: [6]uint64{atFDCWD, 0, creat, m}, want: eperm},
+			call{name: fmt.Sprintf("openat O_TMPFILE %#o", m), nr: nr("openat"), args: [6]uint64{atFDCWD, 0, tmpfile, m}, want: eperm},
+			call{name: fmt.Sprintf("mknod %#o", m), nr: nrOpt("mknod"), args: [6]uint64{0, unix.S_IFREG | m}, want: eperm},
+			call{name: fmt.Sprintf("mknodat %#o", m), nr: nr("mknodat"), args: [6]uint64{atFDCWD, 0, unix.S_IFREG | m}, want: eperm},
+		)
+	}
+	calls = append(calls,
+		call{name: "openat2", nr: nr("openat2"), args: [6]uint64{atFDCWD, 0, 0, 24}, want: enosys},
+		// controls: modes without the bits, and opens that do not create
+		call{name: "fchmodat 01777 (control)", nr: nr("fchmodat"), args: [6]uint64{atFDCWD, 0, 0o1777}, want: allow},
+		call{name: "fchmod 0755 (control)", nr: nr("fchmod"), args: [6]uint64{3, 0o755 | garbage}, want: allow},
+		call{name: "openat O_CREAT 0644 (control)", nr: nr("openat"), args: [6]uint64{atFDCWD, 0, creat, 0o644}, want: allow},
+		call{name: "openat O_RDONLY, stray mode (control)", nr: nr("openat"), args: [6]uint64{atFDCWD, 0, unix.O_RDONLY, 0o6777}, want: allow},
+		call{name: "mknodat fifo (control)", nr: nr("mknodat"), args: [6]uint64{atFDCWD, 0, unix.S_IFIFO | 0o644}, want: allow},
+	)
 	if runtime.GOARCH == "amd64" {
 		calls = append(calls,
 			call{name: "i386 getpid", arch: unix.AUDIT_ARCH_I386, nr: 20, want: kill},
@@ -65,12 +108,16 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		prog, err := seccompProgram(netOn)
 		must(t, err)
 		for _, c := range calls {
+			if c.nr == noSyscall {
+				continue // not a call of this architecture
+			}
 			if c.arch == 0 {
 				c.arch = native
 			}
+			want := c.want
 			got, err := runBPF(prog, seccompData(c.nr, c.arch, c.args))
-			if err != nil || got != c.want {
-				t.Errorf("network %v, %s: filter returns %#x (%v), want %#x", netOn, c.name, got, err, c.want)
+			if err != nil || got != want {
+				t.Errorf("network %v, %s: filter returns %#x (%v), want %#x", netOn, c.name, got, err, want)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
@@ -37,8 +38,9 @@ var denyEPERM = []string{
 	"fanotify_init", "lsm_set_self_attr",
 }
 
-// ENOSYS makes libc fall back to calls the filter can inspect.
-var denyENOSYS = []string{"clone3"}
+// ENOSYS makes libc fall back to calls the filter can inspect: clone3's
+// flags and openat2's mode are in structs a filter cannot read.
+var denyENOSYS = []string{"clone3", "openat2"}
 
 const (
 	cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
@@ -46,7 +48,42 @@ const (
 	addrNoRandomize = 0x0040000
 	ipprotoMPTCP    = 262
 	afMax           = 64 // above every family the kernel knows
+
+	// sysFchmodat2 is fchmodat2's number on amd64 and arm64, for a
+	// libseccomp too old to know the name.
+	sysFchmodat2 = 452
+	// oTmpfile is O_TMPFILE without the O_DIRECTORY it includes.
+	oTmpfile = unix.O_TMPFILE &^ unix.O_DIRECTORY
 )
+
+// fixedSyscallNumbers: sysFchmodat2 is right for this architecture.
+var fixedSyscallNumbers = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// setIDBits are the mode bits refused wherever a mode is set.
+var setIDBits = []uint64{unix.S_ISUID, unix.S_ISGID}
+
+// modeRules are the calls that set a file's mode: the argument holding it
+// and, for the open family, the one holding the flags that make the
+// kernel use it (it ignores the mode without O_CREAT or O_TMPFILE; -1:
+// always used). A sandboxed uid 0 creates files owned by root on the host
+// (the user namespace maps uids one to one), and an owner may set the
+// setuid bit without any capability: refusing the set-id bits here keeps
+// a setuid-root program from being left in a write grant.
+var modeRules = []struct {
+	name        string
+	nr          int // used when libseccomp does not know the name; 0: none
+	mode, flags int
+}{
+	{name: "chmod", mode: 1, flags: -1},
+	{name: "fchmod", mode: 1, flags: -1},
+	{name: "fchmodat", mode: 2, flags: -1},
+	{name: "fchmodat2", nr: sysFchmodat2, mode: 2, flags: -1},
+	{name: "creat", mode: 1, flags: -1},
+	{name: "open", mode: 2, flags: 1},
+	{name: "openat", mode: 3, flags: 2},
+	{name: "mknod", mode: 1, flags: -1},
+	{name: "mknodat", mode: 2, flags: -1},
+}
 
 type bpfKey struct{ net bool }
 
@@ -83,10 +120,13 @@ func buildSeccomp(net bool) ([]byte, error) {
 		return nil, fmt.Errorf("seccomp: %w", err)
 	}
 	eperm := seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
-	add := func(name string, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error {
+	addNr := func(name string, nr int, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error {
 		sc, err := seccomp.GetSyscallFromName(name)
 		if err != nil {
-			return nil // not a syscall of this architecture
+			if nr == 0 || !fixedSyscallNumbers {
+				return nil // not a syscall of this architecture
+			}
+			sc = seccomp.ScmpSyscall(nr)
 		}
 		if len(conds) == 0 {
 			err = f.AddRule(sc, act)
@@ -97,6 +137,9 @@ func buildSeccomp(net bool) ([]byte, error) {
 			return fmt.Errorf("seccomp rule %s: %w", name, err)
 		}
 		return nil
+	}
+	add := func(name string, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error {
+		return addNr(name, 0, act, conds...)
 	}
 	masked := func(arg uint, mask, value uint64) seccomp.ScmpCondition {
 		// operand order: mask first, then the value (see the package notes)
@@ -133,6 +176,23 @@ func buildSeccomp(net bool) ([]byte, error) {
 	}
 	if err := add("personality", eperm, masked(0, addrNoRandomize, addrNoRandomize)); err != nil {
 		return nil, err
+	}
+	// no setuid or setgid bit in any mode set: one rule per bit (and per
+	// flag of the open family), as masked equality compares one value
+	for _, r := range modeRules {
+		for _, bit := range setIDBits {
+			if r.flags < 0 {
+				if err := addNr(r.name, r.nr, eperm, masked(uint(r.mode), bit, bit)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			for _, flag := range []uint64{unix.O_CREAT, oTmpfile} {
+				if err := addNr(r.name, r.nr, eperm, masked(uint(r.flags), flag, flag), masked(uint(r.mode), bit, bit)); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	eafno := seccomp.ActErrno.SetReturnCode(int16(unix.EAFNOSUPPORT))
 	if !net {

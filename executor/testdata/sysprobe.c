@@ -7,7 +7,8 @@
  * Every call is harmless even where it is allowed: kexec_load names no
  * architecture, init_module has no image, finit_module no file, reboot
  * lacks its magic numbers, TIOCLINUX only asks for the shift state, and
- * process_vm_readv/writev touch this process's own memory.
+ * process_vm_readv/writev touch this process's own memory. setid and
+ * setcap make and change files where the test says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,9 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
 
 static const char *errname(int e)
 {
@@ -39,6 +49,8 @@ static const char *errname(int e)
 	case ENOTTY: return "ENOTTY";
 	case ENOSYS: return "ENOSYS";
 	case ENOEXEC: return "ENOEXEC";
+	case EEXIST: return "EEXIST";
+	case EXDEV: return "EXDEV";
 	}
 	snprintf(buf, sizeof buf, "E%d", e);
 	return buf;
@@ -152,6 +164,91 @@ static int nofile(long max)
 	return 0;
 }
 
+/* plain makes an empty file with mode 0644 for a call that changes a mode */
+static int plain(const char *path)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		printf("denied create %s: %s\n", path, errname(errno));
+	return fd;
+}
+
+/*
+ * setid CALL MODE PATH: make the file PATH (which must not exist) with the
+ * octal MODE, or make it 0644 and then give it MODE, with the system call
+ * CALL itself (not a libc wrapper that might pick another); "unsupported"
+ * when this architecture lacks the call.
+ */
+static int setid(const char *call, const char *modes, const char *path)
+{
+	mode_t mode = strtoul(modes, NULL, 8);
+	int flags = O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC;
+	int fd;
+	umask(0);
+	if (!strcmp(call, "chmod")) {
+#ifdef SYS_chmod
+		if (plain(path) < 0)
+			return 0;
+		return result(syscall(SYS_chmod, path, mode));
+#endif
+	} else if (!strcmp(call, "fchmod")) {
+		if ((fd = plain(path)) < 0)
+			return 0;
+		return result(syscall(SYS_fchmod, fd, mode));
+	} else if (!strcmp(call, "fchmodat")) {
+		if (plain(path) < 0)
+			return 0;
+		return result(syscall(SYS_fchmodat, AT_FDCWD, path, mode));
+	} else if (!strcmp(call, "fchmodat2")) {
+		if (plain(path) < 0)
+			return 0;
+		return result(syscall(SYS_fchmodat2, AT_FDCWD, path, mode, 0));
+	} else if (!strcmp(call, "open")) {
+#ifdef SYS_open
+		return result(syscall(SYS_open, path, flags, mode));
+#endif
+	} else if (!strcmp(call, "openat")) {
+		return result(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+	} else if (!strcmp(call, "creat")) {
+#ifdef SYS_creat
+		return result(syscall(SYS_creat, path, mode));
+#endif
+	} else if (!strcmp(call, "openat2")) {
+		struct { unsigned long long flags, mode, resolve; } how = {flags, mode, 0};
+		return result(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+	} else if (!strcmp(call, "tmpfile")) {
+		/* an unnamed file in PATH's directory, then linked as PATH */
+		char dir[4096], proc[64];
+		snprintf(dir, sizeof dir, "%s", path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		fd = syscall(SYS_openat, AT_FDCWD, slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+		if (fd < 0)
+			return result(fd);
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		return result(linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW));
+	} else if (!strcmp(call, "mknod")) {
+#ifdef SYS_mknod
+		return result(syscall(SYS_mknod, path, S_IFREG | mode, 0));
+#endif
+	} else if (!strcmp(call, "mknodat")) {
+		return result(syscall(SYS_mknodat, AT_FDCWD, path, S_IFREG | mode, 0));
+	} else {
+		printf("usage: sysprobe setid CALL MODE PATH\n");
+		return 2;
+	}
+	printf("unsupported\n");
+	return 0;
+}
+
+/* setcap PATH: give PATH a file capability (CAP_SETUID, effective) */
+static int setcap(const char *path)
+{
+	unsigned int v2[5] = {0x02000001, 1u << 7, 0, 0, 0};
+	return result(setxattr(path, "security.capability", v2, sizeof v2, 0));
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -180,6 +277,10 @@ int main(int argc, char **argv)
 		return forks(atol(a), argv[3]);
 	if (!strcmp(what, "nofile"))
 		return nofile(atol(a));
+	if (!strcmp(what, "setid") && argc > 4)
+		return setid(a, argv[3], argv[4]);
+	if (!strcmp(what, "setcap"))
+		return setcap(a);
 	if (!strcmp(what, "ids")) {
 		printf("%d %d\n", (int)getuid(), (int)geteuid());
 		return 0;
