@@ -106,7 +106,8 @@
 //
 // Landlock below ABI 9 does not cover pathname unix sockets and below 10
 // not UDP; seccomp refuses every socket when the network is off and only
-// allows AF_INET/AF_INET6 (no raw, no MPTCP) when it is on. With a network
+// allows TCP and UDP sockets over AF_INET/AF_INET6 (no raw, ICMP, SCTP,
+// UDP-Lite or MPTCP) when it is on. With a network
 // grant there is no network namespace, so UDP is open: to port 53 only on
 // ABI 10 or later, to any port and address below it (names are resolved
 // inside the sandbox, over UDP, so it cannot simply be refused). RLIMIT_NPROC

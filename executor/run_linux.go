@@ -259,7 +259,7 @@ func (s *Support) describe() {
 		s.Missing = append(s.Missing, "Landlock: not enabled (add landlock to the lsm= boot parameter)")
 	}
 	if s.Seccomp {
-		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant; foreign architectures killed")
+		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant, TCP and UDP only with one; foreign architectures killed")
 	}
 	s.Enforced = append(s.Enforced, "no_new_privs; every capability dropped (bounding, ambient, securebits locked)")
 	if s.UserNS || s.PIDNS || s.MountNS {

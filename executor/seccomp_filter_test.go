@@ -14,7 +14,9 @@ import (
 // classic BPF interpreter, on the system calls whose refusal in the
 // sandbox proves little on its own: without capabilities the kernel
 // already answers EPERM to kexec_load, init_module, finit_module and
-// reboot, and some kernels have no i386 entry to try. The set-id rules are checked here on every argument the kernel
+// reboot, some kernels have no i386 entry to try, and whether the
+// kernel itself refuses an SCTP or ICMP socket depends on its modules and
+// sysctls. The set-id rules are checked here on every argument the kernel
 // reads, garbage in the bits it ignores included. Each case fails if
 // its rule left the filter (or, for the other ABIs, the bad-arch action
 // were not to kill the process); the controls fail if the interpreter or
@@ -27,6 +29,8 @@ func TestSeccompFilterDecisions(t *testing.T) {
 	const (
 		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		eafno  = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
+		eproto = unix.SECCOMP_RET_ERRNO | uint32(unix.EPROTONOSUPPORT)
 		allow  = unix.SECCOMP_RET_ALLOW
 		kill   = unix.SECCOMP_RET_KILL_PROCESS
 	)
@@ -52,6 +56,7 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		nr   uint32
 		args [6]uint64
 		want uint32
+		net  uint32 // the answer with a network grant, when it differs
 	}
 	calls := []call{
 		{name: "getpid (control)", nr: nr("getpid"), want: allow},
@@ -98,6 +103,38 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		call{name: "openat O_RDONLY, stray mode (control)", nr: nr("openat"), args: [6]uint64{atFDCWD, 0, unix.O_RDONLY, 0o6777}, want: allow},
 		call{name: "mknodat fifo (control)", nr: nr("mknodat"), args: [6]uint64{atFDCWD, 0, unix.S_IFIFO | 0o644}, want: allow},
 	)
+	// sockets: none without a network grant; with one, TCP and UDP over
+	// IPv4 and IPv6 only, the protocol compared as the int it is
+	const nbcx = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	for _, s := range []struct {
+		name          string
+		fam, typ, pro uint64
+		net           uint32
+	}{
+		{"tcp", unix.AF_INET, unix.SOCK_STREAM, 0, allow},
+		{"tcp explicit", unix.AF_INET, unix.SOCK_STREAM | nbcx, unix.IPPROTO_TCP, allow},
+		{"tcp6", unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP, allow},
+		{"udp", unix.AF_INET, unix.SOCK_DGRAM | nbcx, 0, allow},
+		{"udp6 explicit", unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP, allow},
+		{"tcp, protocol high bits", unix.AF_INET, unix.SOCK_STREAM, 1<<32 | unix.IPPROTO_TCP, allow},
+		{"udplite", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_UDPLITE, eproto},
+		{"udplite6", unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDPLITE, eproto},
+		{"sctp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, eproto},
+		{"sctp seqpacket", unix.AF_INET6, unix.SOCK_SEQPACKET, unix.IPPROTO_SCTP, eproto},
+		{"icmp datagram", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP, eproto},
+		{"icmpv6 datagram", unix.AF_INET6, unix.SOCK_DGRAM | nbcx, unix.IPPROTO_ICMPV6, eproto},
+		{"raw", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, eproto},
+		{"raw, protocol 0", unix.AF_INET6, unix.SOCK_RAW | nbcx, 0, eproto},
+		{"packet type", unix.AF_INET, unix.SOCK_PACKET, 0, eproto},
+		{"dccp", unix.AF_INET, unix.SOCK_DCCP, unix.IPPROTO_DCCP, eproto},
+		{"mptcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, eproto},
+		{"tcp, protocol 0x1006", unix.AF_INET, unix.SOCK_STREAM, 0x1000 | unix.IPPROTO_TCP, eproto},
+		{"negative protocol", unix.AF_INET, unix.SOCK_STREAM, 0xffffffff, eproto},
+		{"unix", unix.AF_UNIX, unix.SOCK_STREAM, 0, eafno},
+		{"netlink", unix.AF_NETLINK, unix.SOCK_DGRAM, 0, eafno},
+	} {
+		calls = append(calls, call{name: "socket " + s.name, nr: nr("socket"), args: [6]uint64{s.fam, s.typ, s.pro}, want: eafno, net: s.net})
+	}
 	if runtime.GOARCH == "amd64" {
 		calls = append(calls,
 			call{name: "i386 getpid", arch: unix.AUDIT_ARCH_I386, nr: 20, want: kill},
@@ -115,6 +152,9 @@ func TestSeccompFilterDecisions(t *testing.T) {
 				c.arch = native
 			}
 			want := c.want
+			if netOn && c.net != 0 {
+				want = c.net
+			}
 			got, err := runBPF(prog, seccompData(c.nr, c.arch, c.args))
 			if err != nil || got != want {
 				t.Errorf("network %v, %s: filter returns %#x (%v), want %#x", netOn, c.name, got, err, want)

@@ -46,7 +46,6 @@ const (
 	cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
 		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
 	addrNoRandomize = 0x0040000
-	ipprotoMPTCP    = 262
 	afMax           = 64 // above every family the kernel knows
 
 	// sysFchmodat2 is fchmodat2's number on amd64 and arm64, for a
@@ -206,8 +205,9 @@ func buildSeccomp(net bool) ([]byte, error) {
 			return nil, err
 		}
 	} else {
-		// network granted: AF_INET and AF_INET6 only, no raw sockets, no
-		// MPTCP (which Landlock's TCP rules do not cover).
+		// network granted: AF_INET and AF_INET6 only, and of those TCP
+		// and UDP only: no raw, ICMP, SCTP, UDP-Lite or MPTCP sockets
+		// (Landlock's TCP rules do not cover MPTCP).
 		for fam := uint64(0); fam < afMax; fam++ {
 			if fam == unix.AF_INET || fam == unix.AF_INET6 {
 				continue
@@ -216,11 +216,19 @@ func buildSeccomp(net bool) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if err := add("socket", eperm, masked(1, 0xf, unix.SOCK_RAW)); err != nil {
-			return nil, err
+		eproto := seccomp.ActErrno.SetReturnCode(int16(unix.EPROTONOSUPPORT))
+		// the type without SOCK_NONBLOCK and SOCK_CLOEXEC (the kernel
+		// refuses any other flag): stream or datagram
+		for _, b := range blocksExcept(sockTypeMask, unix.SOCK_STREAM, unix.SOCK_DGRAM) {
+			if err := add("socket", eproto, masked(1, b.mask, b.value)); err != nil {
+				return nil, err
+			}
 		}
-		if err := add("socket", eperm, masked(2, 0xffffffff, ipprotoMPTCP)); err != nil {
-			return nil, err
+		// the protocol, an int: the default one, TCP or UDP
+		for _, b := range blocksExcept(0xffffffff, 0, unix.IPPROTO_TCP, unix.IPPROTO_UDP) {
+			if err := add("socket", eproto, masked(2, b.mask, b.value)); err != nil {
+				return nil, err
+			}
 		}
 		ne, _ := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err := add("socketpair", eafno, ne); err != nil {
@@ -235,6 +243,37 @@ func buildSeccomp(net bool) ([]byte, error) {
 		return nil, errors.New("seccomp export: malformed program")
 	}
 	return prog, nil
+}
+
+// sockTypeMask is the type part of socket's type argument (SOCK_TYPE_MASK).
+const sockTypeMask = 0xf
+
+// block is the set of values v with v&mask == value.
+type block struct{ mask, value uint64 }
+
+// blocksExcept covers every value under mask (a run of low bits) but the
+// kept ones with aligned power-of-two blocks: masked-equality rules that
+// refuse all the rest, the way a filter that allows by default must.
+func blocksExcept(mask uint64, keep ...uint64) []block {
+	var out []block
+	var split func(value, size uint64)
+	split = func(value, size uint64) {
+		kept := false
+		for _, k := range keep {
+			if k >= value && k-value < size {
+				kept = true
+			}
+		}
+		switch {
+		case !kept:
+			out = append(out, block{mask &^ (size - 1), value})
+		case size > 1:
+			split(value, size/2)
+			split(value+size/2, size/2)
+		}
+	}
+	split(0, mask+1)
+	return out
 }
 
 // exportBPF writes the program to a memfd (libseccomp before 2.6 has no

@@ -8,7 +8,7 @@
  * architecture, init_module has no image, finit_module no file, reboot
  * lacks its magic numbers, TIOCLINUX only asks for the shift state, and
  * process_vm_readv/writev touch this process's own memory. setid and
- * setcap make and change files where the test says.
+ * socket make files and sockets in the places the test names.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -51,6 +52,9 @@ static const char *errname(int e)
 	case ENOEXEC: return "ENOEXEC";
 	case EEXIST: return "EEXIST";
 	case EXDEV: return "EXDEV";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+	case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
 	}
 	snprintf(buf, sizeof buf, "E%d", e);
 	return buf;
@@ -249,6 +253,15 @@ static int setcap(const char *path)
 	return result(setxattr(path, "security.capability", v2, sizeof v2, 0));
 }
 
+/* socket FAMILY TYPE PROTOCOL: create (and close) that socket */
+static int sock(int family, int type, int protocol)
+{
+	int fd = socket(family, type, protocol);
+	if (fd >= 0)
+		close(fd);
+	return result(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -281,6 +294,8 @@ int main(int argc, char **argv)
 		return setid(a, argv[3], argv[4]);
 	if (!strcmp(what, "setcap"))
 		return setcap(a);
+	if (!strcmp(what, "socket") && argc > 4)
+		return sock(atoi(a), atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(what, "ids")) {
 		printf("%d %d\n", (int)getuid(), (int)geteuid());
 		return 0;
