@@ -280,6 +280,7 @@ func escapeSuite(t *testing.T) {
 		})
 	}
 	t.Run("set-id files", noSetIDFiles)
+	t.Run("system secrets", systemSecrets)
 	t.Run("planted secret", func(t *testing.T) { plantedSecret(t, f) })
 	t.Run("leaked fd", func(t *testing.T) { leakedFD(t, f) })
 }
@@ -327,6 +328,62 @@ func leakedFD(t *testing.T, f *fixture) {
 	res := run(t, f.spec(probeArgv("fd", strconv.Itoa(fd))...))
 	if got := strings.TrimSpace(string(res.Stdout)); got != "denied EBADF" {
 		t.Errorf("reading the leaked fd %d: %q", fd, got)
+	}
+}
+
+// systemSecrets: the minimal /etc every sandbox reads holds nothing only
+// root may read, since the sandbox's uid 0 reads what root may: no grant
+// covers the TLS private key directories, the shadow files, sudoers or
+// the SSH host keys; every file the /etc grants hold on this host is
+// readable by everyone; and where this host has TLS private key
+// directories, the sandbox can neither list them nor read a file in them.
+// It failed when all of /etc/ssl and /etc/pki were granted (Debian's
+// /etc/ssl/private holds the snakeoil key).
+func systemSecrets(t *testing.T) {
+	secrets := []string{"/etc/ssl/private", "/etc/pki/tls/private", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"}
+	for _, g := range systemReadPaths() {
+		for _, s := range secrets {
+			if g == "/" || g == s || strings.HasPrefix(s, g+"/") {
+				t.Errorf("the read grant %s covers %s", g, s)
+			}
+		}
+		if !strings.HasPrefix(g, "/etc/") {
+			continue
+		}
+		root, err := filepath.EvalSymlinks(g)
+		if err != nil {
+			continue // a grant on nothing
+		}
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				t.Errorf("walking the read grant %s: %v", g, err)
+				return nil
+			}
+			fi, err := d.Info()
+			switch {
+			case err != nil || d.Type()&os.ModeSymlink != 0:
+			case fi.IsDir() && fi.Mode().Perm()&0o005 != 0o005, !fi.IsDir() && fi.Mode().Perm()&0o004 == 0:
+				t.Errorf("the read grant %s holds %s (%v), which not everyone may read", g, p, fi.Mode())
+			}
+			return nil
+		})
+	}
+	for _, dir := range []string{"/etc/ssl/private", "/etc/pki/tls/private"} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		argvs := [][]string{probeArgv("list", dir)}
+		if names, err := os.ReadDir(dir); err == nil { // as root
+			for _, n := range names {
+				argvs = append(argvs, probeArgv("read", filepath.Join(dir, n.Name())))
+			}
+		}
+		for _, argv := range argvs {
+			res := run(t, Spec{Argv: argv, Read: []string{testBin}})
+			if out := string(bytes.TrimSpace(res.Stdout)); out != "denied EACCES" {
+				t.Errorf("%s %s: %q, want denied EACCES", argv[1], argv[2], out)
+			}
+		}
 	}
 }
 

@@ -913,15 +913,23 @@ func lookupUser(name string) (uid, gid int, err error) {
 var devicePaths = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // systemReadPaths are readable (and executable) in every sandbox: the
-// system's programs and libraries and a minimal /etc.
+// system's programs and libraries and a minimal /etc. The sandbox's uid 0
+// reads what root may, so nothing here may hold a file only root can
+// read: of /etc/ssl and /etc/pki only the CA certificates and OpenSSL's
+// configuration, never their private directories (TLS keys); no shadow
+// files. Paths that do not exist grant nothing.
 func systemReadPaths() []string {
 	ps := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 	for _, e := range []string{
 		"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
 		"hosts", "resolv.conf", "host.conf", "gai.conf", "localtime", "timezone", "services",
-		"protocols", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "alternatives",
+		"protocols", "ca-certificates", "ca-certificates.conf", "alternatives",
 		"mime.types", "os-release", "debian_version", "bash.bashrc", "inputrc", "terminfo",
 		"magic", "locale.alias", "locale.conf", "environment.d",
+		// CA certificates: the directories and the bundles where Go and
+		// OpenSSL look for them (Debian, Fedora, Alpine, openSUSE)
+		"ssl/certs", "ssl/openssl.cnf", "ssl/cert.pem", "ssl/ca-bundle.pem",
+		"pki/tls/certs", "pki/tls/cert.pem", "pki/tls/openssl.cnf", "pki/ca-trust",
 	} {
 		ps = append(ps, "/etc/"+e)
 	}

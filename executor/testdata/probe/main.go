@@ -56,6 +56,9 @@ func run(what string, a []string) error {
 	case "read":
 		_, err := os.ReadFile(arg(a, 0))
 		return err
+	case "list": // read a directory's names
+		_, err := os.ReadDir(arg(a, 0))
+		return err
 	case "remove":
 		return unix.Unlink(arg(a, 0))
 	case "rename":
