@@ -3,6 +3,8 @@ package executor
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -376,6 +378,11 @@ func TestForkBombBounded(t *testing.T) {
 	}
 }
 
+// TestOutputFloodCapped: a flood of output is kept up to MaxOutput, head
+// and tail, while the digests cover every byte the command wrote (as
+// Result documents): StdoutSHA256 is the SHA-256 of the whole stream, not
+// of the kept part, and OutputSHA256 the SHA-256 of the stdout and stderr
+// digests' raw bytes, concatenated.
 func TestOutputFloodCapped(t *testing.T) {
 	requireSandbox(t)
 	res := run(t, Spec{Argv: bash("yes | head -c 50000000; echo done >&2"), MaxOutput: 64 << 10})
@@ -387,6 +394,25 @@ func TestOutputFloodCapped(t *testing.T) {
 	}
 	if !bytes.HasPrefix(res.Stdout, []byte("y\ny\n")) || !bytes.HasSuffix(res.Stdout, []byte("y\ny\n")) {
 		t.Fatalf("head/tail not kept")
+	}
+	whole := sha256.New()
+	chunk := bytes.Repeat([]byte("y\n"), 1<<15)
+	for n := 0; n < 50000000; n += len(chunk) {
+		whole.Write(chunk[:min(len(chunk), 50000000-n)])
+	}
+	so, se := whole.Sum(nil), sha256.Sum256([]byte("done\n"))
+	if string(res.Stderr) != "done\n" || res.StderrTruncated {
+		t.Fatalf("stderr %q truncated %v", res.Stderr, res.StderrTruncated)
+	}
+	if want := hex.EncodeToString(so); res.StdoutSHA256 != want {
+		t.Errorf("stdout digest %s, want %s (the whole stream's)", res.StdoutSHA256, want)
+	}
+	if want := hex.EncodeToString(se[:]); res.StderrSHA256 != want {
+		t.Errorf("stderr digest %s, want %s", res.StderrSHA256, want)
+	}
+	both := sha256.Sum256(append(so, se[:]...))
+	if want := hex.EncodeToString(both[:]); res.OutputSHA256 != want {
+		t.Errorf("output digest %s, want SHA-256(stdout digest || stderr digest) = %s", res.OutputSHA256, want)
 	}
 	// endless output ends at the timeout, with memory bounded
 	res = run(t, Spec{Argv: []string{"yes"}, MaxOutput: 4096, Timeout: time.Second})
