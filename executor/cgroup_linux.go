@@ -17,8 +17,9 @@ import (
 // cgroups bound what rlimits cannot: the number of processes for root
 // (RLIMIT_NPROC never applies to uid 0) and the memory of the whole tree.
 // claw uses cgroup v2 when the hierarchy is delegated to it, else the v1
-// pids and memory controllers when it may write them (root), else nothing
-// (and says so in claw doctor).
+// pids controller when it may write it (root; no v1 memory group, which
+// costs milliseconds per action to create), else nothing (and says so in
+// claw doctor).
 
 type cgroupKind struct {
 	version string   // "v2", "v1"

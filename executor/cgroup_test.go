@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,5 +97,28 @@ func TestSweepStaleCgroups(t *testing.T) {
 	case err := <-waited:
 		t.Fatalf("the process in a group of a dead PID ended (%v); the sweep must not kill", err)
 	default:
+	}
+}
+
+// TestDescribeCgroups: claw doctor claims, for each cgroup version, only
+// the limits claw writes there: pids.max and memory.max with v2, pids.max
+// alone with v1 (claw makes no v1 memory group).
+func TestDescribeCgroups(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		memory  bool
+	}{{"v2", true}, {"v1", false}} {
+		s := Support{Cgroup: tc.version}
+		s.describe()
+		var line string
+		for _, e := range s.Enforced {
+			if strings.HasPrefix(e, "cgroup "+tc.version+":") {
+				line = e
+			}
+		}
+		claims := strings.Contains(line, "memory.max") || strings.Contains(line, "memory limit")
+		if !strings.Contains(line, "pids.max") || claims != tc.memory {
+			t.Errorf("cgroup %s: %q, want pids.max and a memory limit %v", tc.version, line, tc.memory)
+		}
 	}
 }

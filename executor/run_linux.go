@@ -280,7 +280,7 @@ func (s *Support) describe() {
 	case "v2":
 		s.Enforced = append(s.Enforced, "cgroup v2: pids.max and memory.max per action")
 	case "v1":
-		s.Enforced = append(s.Enforced, "cgroup v1: pids.max (and memory limit) per action")
+		s.Enforced = append(s.Enforced, "cgroup v1: pids.max per action (memory bounded per process by RLIMIT_DATA only)")
 	default:
 		s.Missing = append(s.Missing, "cgroups: no delegated cgroup; process count relies on RLIMIT_NPROC (not enforced for root) and the wall timeout")
 	}
