@@ -82,7 +82,7 @@ EXIT STATUS
 				spec.Stdin = data
 			}
 			if degraded {
-				warnf(g.stderr, "--unsafe-degraded: the command runs with whatever confinement this kernel offers")
+				warnf(g.stderr, "--unsafe-degraded: the command runs with whatever confinement this kernel offers, perhaps none, and no receipt records it")
 			}
 			res, err := executor.Run(c.Context(), spec)
 			return reportRun(g, res, err, asJSON)
@@ -103,7 +103,7 @@ EXIT STATUS
 	f.Uint64Var(&limits.Processes, "pids", 0, "number of processes (default 512)")
 	f.Uint64Var(&limits.FileSizeBytes, "file-size", 0, "largest file the command may write, in bytes (default 1 GiB)")
 	f.IntVar(&minABI, "min-landlock-abi", 0, "required Landlock ABI (default 6)")
-	f.BoolVar(&degraded, "unsafe-degraded", false, "run even when the kernel cannot confine the command fully (loud, recorded)")
+	f.BoolVar(&degraded, "unsafe-degraded", false, "run even when the kernel cannot confine the command fully (prints a warning; writes no receipt)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
 }
