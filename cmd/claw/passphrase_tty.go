@@ -52,6 +52,10 @@ func newTTYPassphrase(g *globals) broker.PassphraseAsker {
 
 func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
 	writeRequest(t.out, "Passphrase request", r)
+	// only what is typed after the question counts (see replApprover)
+	if n := flushTerminalInput(int(t.in.Fd())); n > 0 {
+		fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
+	}
 	fmt.Fprint(t.out, "Passphrase: ")
 	line, err := readNoEcho(ctx, t.in)
 	fmt.Fprintln(t.out)
