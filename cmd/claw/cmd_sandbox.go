@@ -158,7 +158,11 @@ func reportRun(g *globals, res executor.Result, err error, asJSON bool) error {
 		warnf(g.stderr, "output truncated (%d bytes of stdout, %d of stderr produced)", res.StdoutBytes, res.StderrBytes)
 	}
 	if res.Sandbox.Degraded {
-		warnf(g.stderr, "DEGRADED sandbox: %s", strings.Join(res.Sandbox.Warnings, "; "))
+		missing := make([]string, len(res.Sandbox.Warnings))
+		for i, w := range res.Sandbox.Warnings {
+			missing[i] = strings.TrimPrefix(w, "DEGRADED: ") // said once, first
+		}
+		warnf(g.stderr, "DEGRADED sandbox: %s", strings.Join(missing, "; "))
 	}
 	switch {
 	case errors.As(err, &se):
