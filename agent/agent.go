@@ -392,14 +392,18 @@ func normaliseCalls(calls []provider.ToolCall, turn string, round int, seen map[
 	out = make([]provider.ToolCall, len(calls))
 	refused = make([]string, len(calls))
 	for i, c := range calls {
-		if c.ID == "" || len(c.ID) > memory.MaxNameBytes || !utf8.ValidString(c.ID) || seen[c.ID] {
+		if c.ID == "" || len(c.ID) > memory.MaxNameBytes || !portableID(c.ID) || seen[c.ID] {
 			c.ID = fmt.Sprintf("call_%s_%d_%d", turn, round+1, i+1)
 			for seen[c.ID] {
 				c.ID += "_"
 			}
 		}
 		seen[c.ID] = true
-		if len(c.Name) > memory.MaxNameBytes || !utf8.ValidString(c.Name) {
+		switch {
+		case c.Name == "":
+			refused[i] = "error: unknown tool: the call names no tool"
+			c.Name = invalidToolName
+		case len(c.Name) > memory.MaxNameBytes || !utf8.ValidString(c.Name):
 			refused[i] = fmt.Sprintf("error: unknown tool: a name of %d bytes starting %q (at most %d bytes of UTF-8)",
 				len(c.Name), prefix(strings.ToValidUTF8(c.Name, "\uFFFD"), 32), memory.MaxNameBytes)
 			c.Name = invalidToolName
@@ -407,6 +411,20 @@ func normaliseCalls(calls []provider.ToolCall, turn string, round int, seen map[
 		out[i] = c
 	}
 	return out, refused
+}
+
+// portableID reports whether id is made of letters, digits, _ and - only,
+// the ids every provider accepts (Anthropic refuses others, such as the
+// "functions.shell:0" some OpenAI-compatible servers send), so that a
+// conversation can go on with another provider.
+func portableID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *Agent) logOutcome(conv, name string, out tool.Result) {

@@ -448,6 +448,10 @@ func TestNormaliseCalls(t *testing.T) {
 		{name: "generated id taken", call: call("a", "time"), seen: []string{"a", "call_t1_2_1"}, wantID: "call_t1_2_1_", wantName: "time"},
 		{name: "long name", call: call("a", strings.Repeat("é", memory.MaxNameBytes)), wantID: "a", wantName: invalidToolName, wantRefused: true},
 		{name: "name not UTF-8", call: call("a", "ti\xffme"), wantID: "a", wantName: invalidToolName, wantRefused: true},
+		{name: "no name", call: call("a", ""), wantID: "a", wantName: invalidToolName, wantRefused: true},
+		{name: "id another provider refuses", call: call("functions.shell:0", "time"), wantID: "call_t1_2_1", wantName: "time"},
+		{name: "id with a space", call: call("call 1", "time"), wantID: "call_t1_2_1", wantName: "time"},
+		{name: "id of letters, digits, _ and -", call: call("call_A-9", "time"), wantID: "call_A-9", wantName: "time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
