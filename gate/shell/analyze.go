@@ -62,7 +62,7 @@ func Analyze(src string, opts Options) (res *Analysis) {
 		a.dynamic("invisible or bidirectional control characters")
 	}
 	st := &state{cwd: a.opts.Cwd, sh: &shellEnv{}}
-	a.parseAndWalk(src, st)
+	a.parseAndWalk(src, st, true)
 	a.finish()
 	return
 }
@@ -97,8 +97,10 @@ type analyzer struct {
 
 	unfed []int // commands reading a standard input of unknown source
 	vars  varFacts
-	// trapped: a trap handler was set, which may run anywhere after it
-	// (a DEBUG trap before every command) and undo what is tracked
+	// trapped: a trap handler was set, or code not followed here runs in
+	// this shell (a sourced script, a mapfile -C callback); it may run
+	// anywhere after it (a DEBUG trap before every command) and undo what
+	// is tracked
 	trapped bool
 }
 
@@ -219,6 +221,17 @@ type shellEnv struct {
 	// be bash), or given to an unset that may have removed them.
 	unsure map[string]bool
 	cdable bool // shopt -s cdable_vars: cd NAME may go to $NAME
+	// foreign: a shell that is not bash or a POSIX sh (zsh, ksh,
+	// PowerShell, a login shell not known), whose aliases, builtins or
+	// own ways of removing functions may come before its functions: no
+	// call there surely runs a function.
+	foreign bool
+	// midLine: a command already ran in this top-level command (one
+	// line of the script). An error in expanding a later one ($((1/0)),
+	// ${!bad}, an assignment to a readonly variable such as UID)
+	// abandons the rest of the line, so a definition after it may not
+	// happen.
+	midLine bool
 }
 
 // funcDef is a function's body with the text it was parsed from.
@@ -226,6 +239,7 @@ type funcDef struct {
 	body     *syntax.Stmt
 	src      string
 	exported bool // export -f: child bash processes define it too
+	readonly bool // readonly -f: a later definition fails
 	// alt is the definition this one replaced where the replacement
 	// may not have run (a branch): a call may run either.
 	alt *funcDef
@@ -251,7 +265,7 @@ func (e *shellEnv) doubt(name string) {
 // sure reports whether a call of name surely runs the function defined
 // under that name, never a builtin or program.
 func (e *shellEnv) sure(name string) bool {
-	return e.funcs[name] != nil && !e.unsure[name] && !specialBuiltins[name]
+	return e.funcs[name] != nil && !e.unsure[name] && !specialBuiltins[name] && !e.foreign
 }
 
 // specialBuiltins are found before functions in POSIX mode.
@@ -260,7 +274,7 @@ var specialBuiltins = set("break : . continue eval exec exit export readonly ret
 // clone is the environment of a subshell: everything is inherited, and
 // nothing it defines comes back.
 func (e *shellEnv) clone() *shellEnv {
-	return &shellEnv{funcs: maps.Clone(e.funcs), unsure: maps.Clone(e.unsure), cdable: e.cdable}
+	return &shellEnv{funcs: maps.Clone(e.funcs), unsure: maps.Clone(e.unsure), cdable: e.cdable, foreign: e.foreign, midLine: e.midLine}
 }
 
 // child is the environment of a new shell process started by this one:
@@ -443,8 +457,10 @@ func mergeEnv(st, br *state) {
 	}
 }
 
-// parseAndWalk parses src and walks it in st.
-func (a *analyzer) parseAndWalk(src string, st *state) {
+// parseAndWalk parses src and walks it in st. top is set for the script
+// of a shell (not an eval): each of its lines is a top-level command that
+// an expansion error abandons as a whole (see shellEnv.midLine).
+func (a *analyzer) parseAndWalk(src string, st *state, top bool) {
 	if !a.charge(len(src)) {
 		return
 	}
@@ -454,7 +470,25 @@ func (a *analyzer) parseAndWalk(src string, st *state) {
 		return
 	}
 	st.src = src
-	a.stmts(f.Stmts, st)
+	for i, s := range f.Stmts {
+		if a.failed() {
+			return
+		}
+		if top && i > 0 && newLineBetween(src, f.Stmts[i-1].End(), s.Pos()) {
+			st.sh.midLine = false
+		}
+		a.stmt(s, st)
+	}
+}
+
+// newLineBetween reports a newline, not one escaped by a backslash,
+// between two statements.
+func newLineBetween(src string, from, to syntax.Pos) bool {
+	i, j := int(from.Offset()), int(to.Offset())
+	if i < 0 || j > len(src) || i > j {
+		return false
+	}
+	return strings.Contains(strings.ReplaceAll(src[i:j], "\\\n", ""), "\n")
 }
 
 // nested parses src as a shell program run one level deeper. The returned
@@ -467,12 +501,17 @@ func (a *analyzer) nested(src string, st *state, via string, newShell bool) *sta
 	ns.async = false
 	if newShell {
 		ns.sh = st.sh.child()
+		// only a bash or POSIX sh started as a shell (bash -c, sh -c)
+		// surely runs its functions; su -c, ssh, script -c … start a
+		// shell not known
+		name, _, _ := strings.Cut(via, " ")
+		ns.sh.foreign = !posixShell(name)
 	}
 	if ns.depth > a.opts.MaxDepth {
 		a.fail(ErrTooDeep)
 		return ns
 	}
-	a.parseAndWalk(src, ns)
+	a.parseAndWalk(src, ns, newShell)
 	return ns
 }
 
@@ -490,6 +529,11 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	outer.ok = nil
 	if len(s.Redirs) > 0 || s.Background || s.Coprocess {
 		st = st.fork()
+	}
+	if _, def := s.Cmd.(*syntax.FuncDecl); !def && mayFailRedirs(s.Redirs) {
+		// a redirection that fails (a missing file, a bad descriptor)
+		// skips the command: what it defines may not be defined
+		st.cond = true
 	}
 	if s.Background || s.Coprocess {
 		st.sh = st.sh.clone()
@@ -531,10 +575,12 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	case *syntax.IfClause:
 		a.ifClause(c, st)
 	case *syntax.WhileClause:
+		start := len(a.out.Commands)
 		a.stmts(c.Cond, st)
 		br := st.branch()
 		a.stmts(c.Do, br)
 		a.merge(st, br)
+		a.again(start, st)
 		if !c.Until && loopsForever(c.Cond) && hasBackground(c.Do) {
 			a.out.ForkBomb = true
 		}
@@ -548,9 +594,11 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 		case *syntax.CStyleLoop:
 			a.substs(l, st)
 		}
+		start := len(a.out.Commands)
 		br := st.branch()
 		a.stmts(c.Do, br)
 		a.merge(st, br)
+		a.again(start, st)
 	case *syntax.CaseClause:
 		a.substs(c.Word, st)
 		for _, it := range c.Items {
@@ -585,6 +633,21 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	default:
 		a.substs(c, st)
 	}
+	if !s.Background && !s.Coprocess {
+		// an expansion that may fail abandons the rest of the line
+		switch c := s.Cmd.(type) {
+		case *syntax.CallExpr:
+			st.sh.midLine = st.sh.midLine || !literalCall(c, s.Redirs)
+		case *syntax.FuncDecl:
+			// its redirections are expanded at each call
+		case *syntax.Block, *syntax.Subshell, *syntax.BinaryCmd, *syntax.IfClause, *syntax.WhileClause, *syntax.TimeClause:
+			// the commands inside are counted as they are walked
+			st.sh.midLine = st.sh.midLine || !literalRedirs(s.Redirs)
+		default:
+			// case and for words, declare, (( )), [[ ]], let
+			st.sh.midLine = true
+		}
+	}
 	if st != outer && !s.Background && !s.Coprocess {
 		// cd and export inside a redirected compound still carry over.
 		outer.cwd, outer.alt, outer.ok = st.cwd, st.alt, st.ok
@@ -593,6 +656,85 @@ func (a *analyzer) stmt(s *syntax.Stmt, st *state) {
 	if s.Negated || s.Background || s.Coprocess {
 		outer.ok = nil
 	}
+}
+
+// again is called after a loop whose commands from start on may run
+// again: a call marked Function there is walked once, but a later
+// iteration runs after the rest of the body, which may have removed the
+// function (unset -f after the call) or set a trap. A call of a function
+// that is not surely defined once the body has run is not marked.
+func (a *analyzer) again(start int, st *state) {
+	for i := start; i < len(a.out.Commands); i++ {
+		if c := &a.out.Commands[i]; c.Function && (a.trapped || !st.sh.sure(c.Name)) {
+			c.Function = false
+		}
+	}
+}
+
+// literalCall reports a simple command whose expansion cannot fail: a
+// command (not a bare assignment, which fails on a readonly variable)
+// whose words, assignments and redirections are plain or quoted text
+// without globs (failglob) or here-documents with expansions. Any other
+// may abandon the rest of its line.
+func literalCall(c *syntax.CallExpr, rs []*syntax.Redirect) bool {
+	if len(c.Args) == 0 {
+		return false
+	}
+	for _, as := range c.Assigns {
+		if as.Append || as.Array != nil || as.Index != nil || as.Value != nil && !literalWord(as.Value.Parts, false) {
+			return false
+		}
+	}
+	for _, w := range c.Args {
+		if !literalWord(w.Parts, false) {
+			return false
+		}
+	}
+	return literalRedirs(rs)
+}
+
+func literalRedirs(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		if r.Word != nil && !literalWord(r.Word.Parts, false) {
+			return false
+		}
+		if r.Hdoc != nil && !quotedDelim(r.Word) && !literalWord(r.Hdoc.Parts, true) {
+			return false
+		}
+	}
+	return true
+}
+
+func literalWord(parts []syntax.WordPart, quoted bool) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if !quoted && strings.ContainsAny(p.Value, "*?[") {
+				return false
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if !literalWord(p.Parts, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mayFailRedirs reports redirections that may fail: any but a
+// here-document or here-string.
+func mayFailRedirs(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // isBareExec reports a statement that ran `exec` without a command: its
@@ -670,6 +812,13 @@ func (a *analyzer) pipeline(elems []*syntax.Stmt, st *state) {
 	feeder, text := "", ""
 	for i, e := range elems {
 		ns := st.subshell()
+		last := i == len(elems)-1
+		if last {
+			// With shopt -s lastpipe (job control is off in bash -c)
+			// the last element runs in this shell: what it defines,
+			// unsets or changes may stay, as in a branch.
+			ns = st.branch()
+		}
 		ns.async = true
 		if i > 0 {
 			ns.stdin, ns.stdinPath, ns.body, ns.feeder, ns.pipeText = "pipe", "", nil, feeder, text
@@ -680,6 +829,9 @@ func (a *analyzer) pipeline(elems []*syntax.Stmt, st *state) {
 			feeder = firstProducer(a.out.Commands[start:])
 		}
 		text = a.pipeText(e, ns)
+		if last {
+			a.join(st, ns)
+		}
 	}
 }
 
@@ -768,11 +920,19 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 		names = append(names, n.Value)
 	}
 	for _, n := range names {
+		if strings.ContainsAny(n, "\\'\"$`") {
+			// bash refuses the name (not a valid identifier)
+			continue
+		}
 		def := &funcDef{body: c.Body, src: st.src}
-		if st.cond {
-			// defined in a branch that may not run: the definition
-			// before it may still be the one a call runs, or none
-			def.alt = st.sh.funcs[n]
+		if old := st.sh.funcs[n]; st.cond || st.sh.midLine || old != nil && old.readonly {
+			// defined in a branch that may not run, after a command
+			// of the same line whose expansion may abandon it, or
+			// over a readonly function (the definition fails): the
+			// definition before it may still be the one a call
+			// runs, or none
+			def.alt = old
+			def.readonly = old != nil && old.readonly
 			if def.alt == nil {
 				st.sh.doubt(n)
 			}
@@ -783,6 +943,9 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 	}
 	ns := st.fork()
 	ns.sh = st.sh.clone() // what the body defines exists only once it runs
+	// bash calls command_not_found_handle itself, for any command not
+	// found later: no call in it is surely a function
+	ns.sh.foreign = ns.sh.foreign || slices.Contains(names, "command_not_found_handle")
 	ns.cond = true
 	for _, n := range names {
 		ns.funcs = append(ns.funcs, frame{name: n})
@@ -799,8 +962,11 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, st *state) {
 // subshell that defined it, a branch, unset -f, command NAME); the
 // directories and exports of both outcomes are kept. A function already
 // being analysed is not entered again: a cycle of calls with one in a
-// pipeline or the background is a fork bomb.
-func (a *analyzer) callFunc(name string, def *funcDef, st *state) {
+// pipeline or the background is a fork bomb. It reports whether the body
+// was analysed at this call: a call within a cycle is not, and is not
+// marked Function (the body would run again in another directory or
+// after an unset).
+func (a *analyzer) callFunc(name string, def *funcDef, st *state) bool {
 	for i := len(st.funcs) - 1; i >= 0; i-- {
 		if st.funcs[i].name != name {
 			continue
@@ -812,12 +978,12 @@ func (a *analyzer) callFunc(name string, def *funcDef, st *state) {
 		if async {
 			a.out.ForkBomb = true
 		}
-		return
+		return false
 	}
 	d, n := def, 0
 	for ; d != nil && n < maxAltDefs; d, n = d.alt, n+1 {
 		if !a.charge(int(d.body.End().Offset()) - int(d.body.Pos().Offset()) + parseCost) {
-			return
+			return false
 		}
 		ns := st.branch()
 		ns.src = d.src
@@ -829,6 +995,7 @@ func (a *analyzer) callFunc(name string, def *funcDef, st *state) {
 	if d != nil {
 		a.dynamic("too many possible definitions of a function")
 	}
+	return true
 }
 
 // parseCost is what each nested analysis (a string parsed as code, a
@@ -1232,6 +1399,14 @@ func (a *analyzer) decl(c *syntax.DeclClause, st *state) {
 		}
 	}
 	a.declAttrs(names, cmd.Opts)
+	if slices.Contains(cmd.Opts, "f") && (variant == "readonly" || slices.Contains(cmd.Opts, "r")) {
+		// readonly -f, declare -rf: a later definition of the name fails
+		for _, n := range names {
+			if def := st.sh.funcs[n]; def != nil {
+				def.readonly = true
+			}
+		}
+	}
 	for _, n := range names {
 		if def := st.sh.funcs[n]; def != nil && exported && slices.Contains(cmd.Opts, "f") {
 			def.exported = true // export -f: child shells define it

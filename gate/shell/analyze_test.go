@@ -661,6 +661,120 @@ func TestFunctions(t *testing.T) {
 			cmds: []cmd{{Name: "x"}, {Name: ":", Stdin: "pipe"}, {Name: ":", Stdin: "pipe"}, {Name: ":"}, {Name: "unset"}, {Name: ":"}, {Name: "rm"}},
 		},
 		{
+			name: "a later iteration of a loop may find the function removed",
+			src:  "f(){ ls; }; for i in 1 2; do f; unset -f f; done",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}, {Name: "unset"}},
+		},
+		{
+			name: "or a trap set after the call",
+			src:  "f(){ ls; }; while f; do trap 'unset -f f' DEBUG; done",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}, {Name: "trap"}, {Name: "unset", Depth: 1}},
+		},
+		{
+			name: "a loop that leaves the function alone",
+			src:  "f(){ ls; }; for i in 1 2; do f; done",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f", Function: true}},
+		},
+		{
+			name: "a recursive call is not analysed again: it may run in another directory",
+			src:  "f(){ rm -rf x; cd ..; f; }; f",
+			cmds: []cmd{
+				{Name: "rm", Stdin: "pipe", Paths: []string{"/ws/x"}}, {Name: "cd", Stdin: "pipe"}, {Name: "f", Stdin: "pipe"},
+				{Name: "rm", Paths: []string{"/ws/x"}}, {Name: "cd"}, {Name: "f"}, {Name: "f", Function: true},
+			},
+		},
+		{
+			name: "with lastpipe the last element of a pipeline runs in this shell",
+			src:  "f(){ ls; }; echo | unset -f f; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "echo"}, {Name: "unset", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "and may define a function",
+			src:  "echo | f(){ ls; }; f",
+			cmds: []cmd{{Name: "echo"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "or change the directory",
+			src:  "echo | cd /tmp; ls x",
+			cmds: []cmd{{Name: "echo"}, {Name: "cd", Stdin: "pipe"}, {Name: "ls", Paths: []string{"/tmp/x"}}, {Name: "ls", Paths: []string{"/ws/x"}}},
+		},
+		{
+			name: "a mapfile -C callback runs in this shell",
+			src:  "f(){ ls; }; mapfile -C 'unset -f f' a; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "mapfile"}, {Name: "unset", Depth: 1}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "a trap handler calls the functions defined before it, none surely",
+			src:  "f(){ ls; }; g(){ f; }; trap g EXIT; unset -f f",
+			cmds: []cmd{
+				{Name: "ls", Stdin: "pipe"}, {Name: "ls", Stdin: "pipe"}, {Name: "f", Stdin: "pipe", Function: true}, {Name: "trap"},
+				{Name: "ls", Depth: 1}, {Name: "f", Depth: 1}, {Name: "g", Depth: 1}, {Name: "unset"},
+			},
+		},
+		{
+			name: "bash calls command_not_found_handle at any time",
+			src:  "f(){ ls; }; command_not_found_handle(){ f; }",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls", Stdin: "pipe"}, {Name: "f", Stdin: "pipe"}},
+		},
+		{
+			name: "a sourced script may remove the function",
+			src:  "f(){ ls; }; . ./lib.sh; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: ".", Paths: []string{"/ws/lib.sh"}}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "a readonly function is not replaced: both bodies may run",
+			src:  "f(){ ls; }; readonly -f f; f(){ id; }; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "readonly"}, {Name: "id", Stdin: "pipe"}, {Name: "id"}, {Name: "ls"}, {Name: "f", Function: true}},
+		},
+		{
+			name: "bash refuses a name with a backslash",
+			src:  `f\x(){ ls; }; 'f\x'`,
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: `f\x`}},
+		},
+		{
+			name: "zsh, ksh and shells not known may shadow a function",
+			src:  "zsh -c 'f(){ ls; }; f'; ssh h 'f(){ ls; }; f'; sh -c 'f(){ ls; }; f'",
+			cmds: []cmd{
+				{Name: "zsh"}, {Name: "ls", Depth: 1, Stdin: "pipe"}, {Name: "ls", Depth: 1}, {Name: "f", Depth: 1},
+				{Name: "ssh"}, {Name: "ls", Depth: 1, Stdin: "pipe"}, {Name: "ls", Depth: 1}, {Name: "f", Depth: 1},
+				{Name: "sh"}, {Name: "ls", Depth: 1, Stdin: "pipe"}, {Name: "ls", Depth: 1}, {Name: "f", Depth: 1, Function: true},
+			},
+		},
+		{
+			name: "a redirection that fails skips the group that defines",
+			src:  "{ f(){ ls; }; } < missing; f",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe", Paths: []string{"/ws/missing"}}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "an expansion error abandons the rest of the line",
+			src:  "echo $((1/0)); f(){ ls; }\nf; UID=0; g(){ ls; }\ng",
+			cmds: []cmd{
+				{Name: "echo"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"},
+				{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "g"},
+			},
+		},
+		{
+			name: "even from a function called on the line, or continued onto it",
+			src:  "e(){ echo $((1/0)); }; e; f(){ ls; }\nf; echo $x; \\\ng(){ ls; }\ng",
+			cmds: []cmd{
+				{Name: "echo", Stdin: "pipe"}, {Name: "echo"}, {Name: "e", Function: true}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"},
+				{Name: "echo"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "g"},
+			},
+		},
+		{
+			name: "so does one in a case word",
+			src:  "case $((1/0)) in *) ;; esac; f(){ ls; }\nf",
+			cmds: []cmd{{Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f"}},
+		},
+		{
+			name: "a literal command cannot abandon its line, and a new line starts afresh",
+			src:  "echo start; f(){ ls; }; f\necho $((1+1))\ng(){ ls; }; g",
+			cmds: []cmd{
+				{Name: "echo"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "f", Function: true},
+				{Name: "echo"}, {Name: "ls", Stdin: "pipe"}, {Name: "ls"}, {Name: "g", Function: true},
+			},
+		},
+		{
 			name: "a child shell sees only exported functions",
 			src:  "rm(){ :; }; bash -c 'rm -rf /'; export -f rm; bash -c 'rm x'",
 			cmds: []cmd{

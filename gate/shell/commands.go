@@ -15,6 +15,7 @@ var (
 	cdSpec     = spec("L P e @")
 	hashSpec   = spec("p: d t l r")
 	enableSpec = spec("f: a d n p s")
+	fcSpec     = spec("e: l n r s")
 	npmRunners = set("run run-script rum urn start test t tst exec x restart stop explore")
 )
 
@@ -43,6 +44,7 @@ func initHandlers() {
 		"at": (*build).at, "batch": (*build).at, "crontab": (*build).crontab,
 		"hash": (*build).hashCmd, "enable": (*build).enableCmd,
 		"printenv": (*build).readsEnv, "env": (*build).readsEnv, "set": (*build).setCmd, "jq": (*build).jq,
+		"shopt": (*build).shopt, "fc": (*build).fc,
 		"awk": (*build).awk, "gawk": (*build).awk, "mawk": (*build).awk, "nawk": (*build).awk,
 		"perl": (*build).perl, "ruby": (*build).ruby, "node": (*build).node, "nodejs": (*build).node,
 		"php": (*build).php, "lua": (*build).lua, "luajit": (*build).lua, "Rscript": (*build).rscript,
@@ -372,6 +374,9 @@ func (b *build) eval() {
 }
 
 func (b *build) source() {
+	// the script runs in this shell and may remove functions or set
+	// traps: no later call is surely a function
+	b.a.trapped = true
 	b.parse(nil)
 	f, ok := b.operand(0)
 	if !ok {
@@ -394,7 +399,7 @@ func (b *build) trap() {
 		return
 	}
 	b.a.trapped = true
-	b.lenientString(f, "trap")
+	b.handlerString(f, "trap")
 }
 
 func (b *build) alias() {
@@ -2265,5 +2270,63 @@ func (b *build) setCmd() {
 	b.parse(nil)
 	if len(b.args) == 1 {
 		b.mark(MarkReadsEnv, "set")
+	}
+	for i := 1; i < len(b.args); i++ {
+		f := b.args[i]
+		if f.dyn {
+			b.dynamic("set of a non-literal option")
+			return
+		}
+		v := f.val
+		if v == "-" || v == "--" || len(v) < 2 || v[0] != '-' && v[0] != '+' {
+			return
+		}
+		for _, r := range v[1:] {
+			switch {
+			case r == 'H' && v[0] == '-':
+				b.dynamic(reasonHistExpand)
+			case r == 'o' && i+1 < len(b.args):
+				i++
+				if o := b.args[i]; o.dyn || o.val == "histexpand" && v[0] == '-' {
+					b.dynamic(reasonHistExpand)
+				}
+			}
+		}
+	}
+}
+
+// reasonHistExpand: with history expansion on (set -H) and history kept
+// (set -o history), a later line's !! or !-2:1 is replaced by earlier
+// text, so what runs is not what is written: `echo rm -rf /` then
+// `!!:1-$` runs rm.
+const reasonHistExpand = "history expansion: later lines may run other commands"
+
+// shopt -s -o histexpand is set -H.
+func (b *build) shopt() {
+	b.generic()
+	on, o, hist, opts := false, false, false, true
+	for _, f := range b.args[1:] {
+		switch {
+		case f.dyn:
+			on, o, hist = true, true, true
+		case opts && strings.HasPrefix(f.val, "-") && f.val != "--":
+			on = on || strings.ContainsRune(f.val, 's')
+			o = o || strings.ContainsRune(f.val, 'o')
+		default:
+			opts = false
+			hist = hist || f.val == "histexpand"
+		}
+	}
+	if on && o && hist {
+		b.dynamic(reasonHistExpand)
+	}
+}
+
+// fc runs commands again from the history (fc -s, or an edited fc); only
+// fc -l lists them.
+func (b *build) fc() {
+	b.parse(fcSpec)
+	if !b.p.has("l") {
+		b.dynamic("fc runs commands from the history")
 	}
 }

@@ -26,16 +26,30 @@
 // input, and again at each call, where it runs (with the caller's
 // directory, input and environment); the function's name is listed at
 // each call as well, as a command with Function set when the function
-// surely runs (defined unconditionally in this shell, not since given to
-// an unset that may have removed it, no trap set), or as the program of
-// that name when it may be absent. Functions defined in a subshell, a
-// pipeline element or a substitution stay there; only exported ones reach
-// a child shell, where they may be absent (sh does not import them). A
-// cycle of calls with one in a pipeline or the background is a fork bomb.
+// surely runs and its body was analysed there (defined unconditionally
+// in this bash or sh, not since given to an unset that may have removed
+// it, no trap set and no script sourced, not in a loop body that may
+// remove it before a later iteration, not a recursive call), or as the
+// program of that name when it may be absent. Functions defined in a
+// subshell or a substitution stay there; the last element of a pipeline
+// may run in this shell (shopt -s lastpipe), so what it defines, unsets
+// or changes may stay. A definition is not unconditional in a compound
+// command with a redirection (which may fail and skip it), nor after a
+// command of the same line whose expansion may fail (an arithmetic
+// error, a bad substitution, an assignment to a readonly variable such
+// as UID): bash then abandons the rest of the line. Only exported
+// functions reach a child shell, where they may be absent (sh does not
+// import them); in zsh, ksh, PowerShell or a shell not known (su -c,
+// ssh, trap handlers) aliases and builtins may come first, and no call
+// is marked. A cycle of calls with one in a pipeline or the background
+// is a fork bomb.
 //
 // An alias definition makes the analysis dynamic: with expand_aliases or
 // in POSIX mode a later line expands it, and `alias x=command` turns
-// `x rm -rf /` into a command no word here names.
+// `x rm -rf /` into a command no word here names. So does turning on
+// history expansion (set -H, set -o histexpand): `!!` on a later line
+// runs earlier text. fc, unless it only lists (-l), runs commands from
+// the history and is dynamic too.
 //
 // Words are expanded statically: brace expansion, ANSI-C quotes ($'\x72m'),
 // backslashes, quote removal, ~ and ~/x where bash expands them (at the start

@@ -77,10 +77,12 @@ func TestVariablesSetWithoutAssignment(t *testing.T) {
 				{Name: "rsync", Marks: []string{"dangerous_env:RSYNC_RSH"}},
 				{Name: "zip", Marks: []string{"dangerous_env:ZIPOPT"}},
 				{Name: "sudoedit", Marks: []string{"dangerous_env:SUDO_EDITOR"}},
-				{Name: "fc", Marks: []string{"dangerous_env:FCEDIT"}},
+				{Name: "fc", Dynamic: true, Marks: []string{"dangerous_env:FCEDIT"}},
 				{Name: "man", Marks: []string{"dangerous_env:MANOPT"}},
 				{Name: "less", Marks: []string{"dangerous_env:LESS"}},
 			},
+			dynamic: true,
+			reasons: []string{"fc runs commands from the history"},
 		},
 	})
 }

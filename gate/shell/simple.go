@@ -216,9 +216,10 @@ func (a *analyzer) final(inv *invocation, st *state) {
 	}
 	if def != nil {
 		// the name is also listed as a program, marked when the
-		// function surely runs instead of it
-		b.cmd.Function = st.sh.sure(name) && !a.trapped
-		a.callFunc(name, def, st)
+		// function surely runs instead of it and its body was
+		// analysed here
+		sure := st.sh.sure(name) && !a.trapped
+		b.cmd.Function = a.callFunc(name, def, st) && sure
 		if name == "cd" || name == "pushd" || name == "popd" {
 			// the function may run instead: the directory is unknown
 			b.dynamic("a function shadows " + name)
@@ -397,9 +398,36 @@ func (b *build) lenientString(f field, via string) {
 	})
 }
 
+// handlerString is lenientString for code that this shell runs later, at
+// a time not known (a trap handler, a mapfile -C callback): it may call
+// the functions defined so far, whose bodies are analysed there, but none
+// of its calls is surely a function.
+func (b *build) handlerString(f field, via string) {
+	if f.dyn {
+		b.dynamic(via + " of a non-literal")
+		if f.inner == "" {
+			return
+		}
+		f.val = f.inner
+	}
+	src := f.val
+	sh := b.st.sh.clone()
+	sh.foreign = true
+	b.later = append(b.later, func() {
+		b.a.lenientIn(src, b.child(), via, sh)
+	})
+}
+
 // lenient parses src one level deeper; if it does not parse, it is
 // reported as dynamic instead of failing the whole analysis.
 func (a *analyzer) lenient(src string, st *state, via string) {
+	// the shell running it is not known (sh, $SHELL, pwsh): no call
+	// there is surely a function
+	a.lenientIn(src, st, via, &shellEnv{foreign: true})
+}
+
+// lenientIn is lenient with the functions of sh.
+func (a *analyzer) lenientIn(src string, st *state, via string, sh *shellEnv) {
 	if !a.charge(len(src) + parseCost) {
 		return
 	}
@@ -411,7 +439,7 @@ func (a *analyzer) lenient(src string, st *state, via string) {
 	ns := st.fork()
 	ns.depth++
 	ns.via = append(ns.via, via)
-	ns.sh = &shellEnv{}
+	ns.sh = sh
 	if ns.depth > a.opts.MaxDepth {
 		a.fail(ErrTooDeep)
 		return
@@ -595,6 +623,18 @@ var versionedInterpreters = set("python pypy perl ruby php lua tclsh wish node")
 
 var shellNames = set("bash sh dash zsh ksh mksh lksh pdksh oksh loksh ash hush yash posh fish csh tcsh rbash sash")
 
+// posixShell reports bash or a POSIX sh (dash, ash, busybox hush), in
+// which a function comes before every builtin but the special ones.
+func posixShell(name string) bool {
+	n := strings.TrimSuffix(strings.TrimSuffix(name, "-static"), ".static")
+	n = strings.TrimSuffix(strings.TrimRight(n, "0123456789."), "-")
+	switch n {
+	case "bash", "rbash", "sh", "dash", "ash", "hush":
+		return true
+	}
+	return false
+}
+
 // isShell reports a shell, also under the name of a version or a static
 // build: ksh93, zsh5, bash-static, zsh-5.9.
 func isShell(name string) bool {
@@ -679,8 +719,10 @@ func (b *build) setsVars() {
 	case "mapfile", "readarray":
 		names = fieldsAt(b.args, p.operands)[:min(1, len(p.operands))]
 		for _, v := range p.all("C") {
+			// the callback runs in this shell, again for each line
+			b.a.trapped = true
 			b.mark(MarkExecFlag, b.name+" -C")
-			b.lenientString(v, b.name+" -C")
+			b.handlerString(v, b.name+" -C")
 		}
 	case "printf":
 		names = p.all("v")

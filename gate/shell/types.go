@@ -90,7 +90,9 @@ type Command struct {
 	// not a program of that name. Its body's commands are listed where
 	// it is called. A call of a function that may be absent (defined in a
 	// branch, exported to a child shell, after an unset that may have
-	// removed it, or anywhere after a trap is set) is not marked.
+	// removed it, in a loop body that may remove it, anywhere after a
+	// trap is set or a script sourced), a recursive call, and a call in a
+	// shell other than bash or sh are not marked.
 	Function bool `json:"function"`
 	// Marks are risk facts about this command, found in Go so policies
 	// never parse strings. See the Mark kinds.

@@ -658,6 +658,28 @@ func TestRecursion(t *testing.T) {
 			src:  "alias; alias ls",
 		},
 		{
+			name:    "history expansion replays an earlier line",
+			src:     "set -H -o history\necho rm -rf /\n!!:1-$",
+			reasons: []string{reasonHistExpand},
+			dynamic: true,
+		},
+		{
+			name:    "history expansion through shopt -o",
+			src:     "shopt -so histexpand; set -o history\necho rm -rf /\n!!:1-$",
+			reasons: []string{reasonHistExpand},
+			dynamic: true,
+		},
+		{
+			name:    "fc runs a command from the history",
+			src:     "history -s 'rm -rf /'; fc -s",
+			reasons: []string{"fc runs commands from the history"},
+			dynamic: true,
+		},
+		{
+			name: "listing the history and other options",
+			src:  "fc -l; set -euo pipefail; set +H; set -- -H; shopt -s nullglob",
+		},
+		{
 			name: "nested depth through several layers",
 			src:  `bash -c "sh -c 'eval \"rm -rf /\"'"`,
 			cmds: []cmd{
