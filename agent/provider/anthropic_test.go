@@ -163,12 +163,12 @@ func TestAnthropicErrors(t *testing.T) {
 		{
 			name: "429 with retry-after",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("retry-after", "3")
+				w.Header().Set("retry-after", "30") // more than maxRetryAfter: no retry
 				serve(429, "application/json", []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`))(w, r)
 			},
 			check: func(t *testing.T, err error) {
 				var rl *RateLimitError
-				if !errors.As(err, &rl) || rl.RetryAfter.Seconds() != 3 || !strings.Contains(rl.Message, "per-minute") {
+				if !errors.As(err, &rl) || rl.RetryAfter.Seconds() != 30 || !strings.Contains(rl.Message, "per-minute") {
 					t.Errorf("err = %#v", err)
 				}
 			},

@@ -126,8 +126,8 @@
 // and [errors.As]:
 //
 //   - [ErrAuth]: HTTP 401 or 403.
-//   - [*RateLimitError]: HTTP 429, with RetryAfter from a retry-after
-//     header in seconds or as an HTTP date.
+//   - [*RateLimitError]: HTTP 429, with RetryAfter from a retry-after-ms
+//     header, or a retry-after header in seconds or as an HTTP date.
 //   - [ErrTimeout]: the provider's Timeout or the caller's deadline.
 //   - [*StatusError]: any other status (or an error event in a stream),
 //     with a bounded excerpt of the server's message; 400, 404, 413 and 422
@@ -140,6 +140,21 @@
 // A cancelled context is returned as [context.Canceled]. [Hint] turns an
 // error into a sentence for a person; [Retryable] is the fallback rule of
 // [Reliable]: everything but [ErrBadRequest] and cancellation.
+//
+// # Retries
+//
+// The HTTP clients send a request again, at most twice, when nothing of
+// its answer has reached the caller: the status line says 429, 500, 502,
+// 503, 504 or 529, or the connection failed before a response came. They
+// wait what the server asks for in retry-after-ms or retry-after, or else
+// 500 ms, then 1.5 s (each ±20%). A server that asks for more than 10 s
+// ends the call at once with its error, so that [Reliable] falls back
+// without delay; so does a wait that would outlast the context's deadline
+// (the provider's Timeout covers the retries too), and a done context
+// stops them. Any other status is final, and a stream that failed after it
+// began is never sent again. Each retry is logged at warn level to
+// HTTPConfig.Log (from [Build], its logger) with the provider, the reason,
+// the attempt and the wait.
 //
 // # Secrets and limits
 //

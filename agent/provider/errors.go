@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -133,27 +132,6 @@ func Hint(err error) string {
 		return "the endpoint failed: retry later or configure a fallback provider"
 	}
 	return ""
-}
-
-// parseRetryAfter reads a retry-after header: delay-seconds or an HTTP
-// date. It returns 0 when the value is absent or unusable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 || n > 24*3600 {
-			return 0
-		}
-		return time.Duration(n * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 && d <= 24*time.Hour {
-			return d.Round(time.Second)
-		}
-	}
-	return 0
 }
 
 // maxExcerpt bounds the server text quoted in an error.

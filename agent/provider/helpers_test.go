@@ -10,7 +10,15 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
+
+func TestMain(m *testing.M) {
+	// A retry without a retry-after waits 500 ms, then 1.5 s; the tests
+	// that meet a 5xx or a dropped connection need not wait that long.
+	retryBackoff = [maxRetries]time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
+	m.Run()
+}
 
 // plantedKey is a fake key; tests check it never leaks.
 const plantedKey = "sk-test-PLANTED-4f1c2e9a7b"
@@ -53,6 +61,13 @@ func newFake(t *testing.T, h http.HandlerFunc) *fake {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// count is how many requests the server received.
+func (f *fake) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
 }
 
 func (f *fake) last(t *testing.T) recorded {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,7 +43,8 @@ type HTTPConfig struct {
 	APIKey string
 	// Model is used when ChatRequest.Model is empty.
 	Model string
-	// Timeout bounds one Chat call; 0 means DefaultTimeout.
+	// Timeout bounds one Chat call, retries included; 0 means
+	// DefaultTimeout.
 	Timeout time.Duration
 	// MaxResponseBytes caps the answer; 0 means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
@@ -53,10 +55,13 @@ type HTTPConfig struct {
 	// Headers are sent with every request (for example the attribution
 	// headers some gateways ask for). They must not carry the key.
 	Headers map[string]string
+	// Log receives a warning for each retry of a request; nil discards.
+	Log *slog.Logger
 }
 
 // httpBase implements what the HTTP providers share: one POST with a
-// timeout, bounded reads, and errors classified into the package's types.
+// timeout and bounded retries, bounded reads, and errors classified into
+// the package's types.
 type httpBase struct {
 	name    string
 	baseURL string
@@ -66,12 +71,17 @@ type httpBase struct {
 	max     int64
 	client  *http.Client
 	headers map[string]string
+	log     *slog.Logger
 }
 
 func newHTTPBase(c HTTPConfig, defaultName, defaultURL string) (httpBase, error) {
 	b := httpBase{
 		name: c.Name, baseURL: strings.TrimRight(c.BaseURL, "/"), key: c.APIKey, model: c.Model,
 		timeout: c.Timeout, max: c.MaxResponseBytes, client: c.Client, headers: c.Headers,
+		log: c.Log,
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
 	}
 	if b.name == "" {
 		b.name = defaultName
@@ -120,15 +130,35 @@ func (b *httpBase) modelFor(req ChatRequest) (string, error) {
 }
 
 // post sends body and returns a 2xx response; any other status becomes a
-// typed error. The caller closes the body.
+// typed error. The caller closes the body. A request that failed before
+// anything of its answer came back is sent again, within the bounds
+// retry.go sets out.
 func (b *httpBase) post(ctx context.Context, path string, hdr http.Header, body []byte) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		resp, f := b.send(ctx, path, hdr, body)
+		if f == nil {
+			return resp, nil
+		}
+		wait, ok := retryWait(ctx, attempt, f)
+		if !ok {
+			return nil, f.err
+		}
+		b.logRetry(ctx, attempt, f, wait)
+		if !sleep(ctx, wait) {
+			return nil, f.err
+		}
+	}
+}
+
+// send makes one attempt of post.
+func (b *httpBase) send(ctx context.Context, path string, hdr http.Header, body []byte) (*http.Response, *failure) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.baseURL+path, bytes.NewReader(body))
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("provider %q: failed to build request: %w", b.name, err)
+		return nil, &failure{err: fmt.Errorf("provider %q: failed to build request: %w", b.name, err)}
 	}
 	for k, v := range b.headers {
 		req.Header.Set(k, v)
@@ -139,7 +169,7 @@ func (b *httpBase) post(ctx context.Context, path string, hdr http.Header, body 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, &failure{err: err, retry: true}
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
@@ -148,14 +178,14 @@ func (b *httpBase) post(ctx context.Context, path string, hdr http.Header, body 
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	typ, msg := errorBody(data)
 	msg = excerpt(msg, b.key)
+	f := &failure{retry: retryableStatus(resp.StatusCode), status: resp.StatusCode}
+	f.after, f.hasAfter = retryAfter(resp.Header, time.Now())
 	if resp.StatusCode == http.StatusTooManyRequests {
-		ra := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		if ms := resp.Header.Get("Retry-After-Ms"); ra == 0 && ms != "" {
-			ra = parseRetryAfter(ms, time.Now()) / 1000
-		}
-		return nil, &RateLimitError{Provider: b.name, RetryAfter: ra, Message: msg}
+		f.err = &RateLimitError{Provider: b.name, RetryAfter: f.after, Message: msg}
+	} else {
+		f.err = &StatusError{Provider: b.name, StatusCode: resp.StatusCode, Type: excerpt(typ), Message: msg}
 	}
-	return nil, &StatusError{Provider: b.name, StatusCode: resp.StatusCode, Type: excerpt(typ), Message: msg}
+	return nil, f
 }
 
 // errorBody pulls the type and message out of the error shapes servers

@@ -236,15 +236,16 @@ func TestOpenAIErrors(t *testing.T) {
 			},
 		},
 		{
+			// Longer than maxRetryAfter, so returned without a retry.
 			name: "429 retry-after seconds",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "7")
+				w.Header().Set("Retry-After", "42")
 				serve(429, "application/json", []byte(`{"error":{"message":"Rate limit reached","type":"requests"}}`))(w, r)
 			},
 			check: func(t *testing.T, err error) {
 				var rl *RateLimitError
-				if !errors.As(err, &rl) || rl.RetryAfter != 7*time.Second {
-					t.Errorf("err = %#v, want RateLimitError with 7s", err)
+				if !errors.As(err, &rl) || rl.RetryAfter != 42*time.Second {
+					t.Errorf("err = %#v, want RateLimitError with 42s", err)
 				}
 			},
 		},

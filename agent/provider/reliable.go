@@ -16,7 +16,9 @@ import (
 // malformed answer. It stops at once on [ErrBadRequest] (the request
 // itself is at fault) and when the caller's context is done. When every
 // provider fails it returns the last error. Each fallback is logged at
-// warn level with the provider, the error and the next provider.
+// warn level with the provider, the error and the next provider. The
+// HTTP clients retry a rate limit, a 5xx or a failed connection
+// themselves first, within the bounds under Retries in the package doc.
 //
 // A streamed call that fails after some text was delivered to OnDelta
 // falls back all the same: the next provider's fragments follow, and

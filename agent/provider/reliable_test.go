@@ -24,7 +24,7 @@ func TestReliableFallback(t *testing.T) {
 	slow := newFake(t, hang)
 	unauthorized := newFake(t, serve(401, "application/json", []byte(`{"error":{"message":"bad key"}}`)))
 	limited := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "2")
+		w.Header().Set("Retry-After", "30") // too long to wait out: fall back at once
 		w.WriteHeader(429)
 	})
 	broken := newFake(t, serve(502, "text/plain", []byte("bad gateway")))
@@ -74,6 +74,14 @@ func TestReliableFallback(t *testing.T) {
 				t.Errorf("log leaks the key: %s", line)
 			}
 		})
+	}
+	// A retry-after too long to wait out goes to the next provider at
+	// once; a 5xx is first retried by the client itself.
+	if n := limited.count(); n != 1 {
+		t.Errorf("the rate-limited server received %d requests, want 1", n)
+	}
+	if n := broken.count(); n != maxRetries+1 {
+		t.Errorf("the failing server received %d requests, want %d", n, maxRetries+1)
 	}
 }
 

@@ -103,23 +103,6 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0}, {"30", 30 * time.Second}, {"1.5", 1500 * time.Millisecond}, {"-1", 0}, {"999999", 0}, {"soon", 0},
-		{now.Add(2 * time.Minute).Format(http.TimeFormat), 2 * time.Minute},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-	}
-	for _, tt := range tests {
-		if got := parseRetryAfter(tt.in, now); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestHint(t *testing.T) {
 	tests := []struct {
 		err  error

@@ -51,8 +51,13 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // New builds the leaf provider s describes (mock, openai-compatible or
 // anthropic), reading its key with getenv (os.Getenv when nil). Composite
-// kinds need their members: use [Build].
+// kinds need their members: use [Build]. The provider logs nothing; one
+// from [Build] logs its retries to Build's logger.
 func New(s Spec, getenv func(string) string) (Provider, error) {
+	return newLeaf(s, getenv, nil)
+}
+
+func newLeaf(s Spec, getenv func(string) string, log *slog.Logger) (Provider, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -87,7 +92,7 @@ func New(s Spec, getenv func(string) string) (Provider, error) {
 			return nil, fmt.Errorf("provider %q: %w: $%s is empty", s.Name, ErrNoKey, s.APIKeyEnv)
 		}
 	}
-	c := HTTPConfig{Name: s.Name, BaseURL: s.BaseURL, APIKey: key, Model: s.Model, Timeout: s.Timeout, MaxResponseBytes: s.MaxResponseBytes, Headers: s.Headers}
+	c := HTTPConfig{Name: s.Name, BaseURL: s.BaseURL, APIKey: key, Model: s.Model, Timeout: s.Timeout, MaxResponseBytes: s.MaxResponseBytes, Headers: s.Headers, Log: log}
 	if s.Kind == KindAnthropic {
 		return NewAnthropic(c)
 	}
@@ -98,7 +103,9 @@ func New(s Spec, getenv func(string) string) (Provider, error) {
 // needs if it is a reliable or a router, and nothing else: a section whose
 // key is unset does not stop the others from working. A member must be
 // defined in specs; cycles are errors. `claw provider list` can call Build
-// for each name to show which ones are usable and why not.
+// for each name to show which ones are usable and why not. log (nil
+// discards) receives what the providers log: a reliable's fallbacks, a
+// router's unknown hints, and the retries of the HTTP clients.
 func Build(specs []Spec, name string, getenv func(string) string, log *slog.Logger) (Provider, error) {
 	byName := map[string]Spec{}
 	for _, s := range specs {
@@ -151,7 +158,7 @@ func Build(specs []Spec, name string, getenv func(string) string, log *slog.Logg
 			}
 			p, err = NewRouter(log, def, routes)
 		default:
-			p, err = New(s, getenv)
+			p, err = newLeaf(s, getenv, log)
 		}
 		if err != nil {
 			return nil, err
