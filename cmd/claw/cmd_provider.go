@@ -196,7 +196,9 @@ func newProviderTestCommand(g *globals) *cobra.Command {
 		Short: "Send one tiny chat request to a provider and report how it went",
 		Long: `Send one small chat request ("Reply with the single word: ok") to the provider
 NAME (default: default_provider) and print the latency and the first line of
-the reply. This is a real round trip: it costs one request.
+the reply. This is a real round trip: it costs one request, or up to three
+when the server answers 429 or 5xx and asks for a wait of 10 s or less (the
+client retries then, as it does for the agent).
 
 A failure is explained: a rejected key (401/403), rate limiting (429, with
 the retry-after the server asked for), a timeout, a malformed answer, or an

@@ -258,7 +258,7 @@ func TestProviderTest(t *testing.T) {
 func TestProviderTestJSON(t *testing.T) {
 	t.Setenv("CLAW_TEST_REMOTE_KEY", plantedKey)
 	limited := openAIServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "3")
+		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
 	home := operatorHome(t, providerConfig(limited.URL+"/v1"))
@@ -270,7 +270,7 @@ func TestProviderTestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
-	if res.OK || res.Provider != "remote" || !strings.Contains(res.Error, "rate limited") || !strings.Contains(res.Hint, "retry in 3s") {
+	if res.OK || res.Provider != "remote" || !strings.Contains(res.Error, "rate limited") || !strings.Contains(res.Hint, "retry in 30s") {
 		t.Errorf("result = %+v", res)
 	}
 }
