@@ -145,7 +145,9 @@
 //
 // The HTTP clients send a request again, at most twice, when nothing of
 // its answer has reached the caller: the status line says 429, 500, 502,
-// 503, 504 or 529, or the connection failed before a response came. They
+// 503, 504 or 529, or the connection failed before a response came (but
+// not a host name that does not resolve, nor a certificate that does not
+// verify: another attempt cannot fix those). They
 // wait what the server asks for in retry-after-ms or retry-after, or else
 // 500 ms, then 1.5 s (each ±20%). A server that asks for more than 10 s
 // ends the call at once with its error, so that [Reliable] falls back

@@ -169,7 +169,7 @@ func (b *httpBase) send(ctx context.Context, path string, hdr http.Header, body 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return nil, &failure{err: err, retry: true}
+		return nil, &failure{err: err, retry: !hopeless(err)}
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

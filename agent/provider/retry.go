@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -179,4 +182,20 @@ func parseDelay(v string, now time.Time) (d time.Duration, ok bool) {
 		return max(d, 0).Round(time.Second), true
 	}
 	return 0, false
+}
+
+// hopeless reports a failure to connect that another attempt a second
+// later cannot fix: a host name that does not resolve, or a certificate
+// that does not verify. Those fail at once, so a reliable provider falls
+// back without waiting out the retries.
+func hopeless(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return true
+	}
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify)
 }

@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -516,4 +520,44 @@ func TestBuildLogsRetries(t *testing.T) {
 		t.Fatalf("resp = %+v, err = %v", resp, err)
 	}
 	checkRetryLog(t, logbuf.String(), "remote", 1)
+}
+
+// TestHopelessNotRetried: a certificate that does not verify fails after
+// one connection (a TLS server whose certificate the client does not
+// trust), and the classification keeps a refused connection retryable.
+func TestHopelessNotRetried(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	p, err := NewOpenAI(HTTPConfig{Name: "tls", BaseURL: srv.URL + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Chat(context.Background(), ChatRequest{Messages: []Message{{Role: RoleUser, Content: "hi"}}}); err == nil {
+		t.Fatal("a certificate nobody trusts was accepted")
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1: a certificate that does not verify is not retried", n)
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "unknown host", err: &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, want: true},
+		{name: "dns timeout", err: &net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}, want: false},
+		{name: "refused", err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}, want: false},
+		{name: "unknown authority", err: x509.UnknownAuthorityError{}, want: true},
+		{name: "wrapped verification", err: fmt.Errorf("post: %w", &tls.CertificateVerificationError{Err: errors.New("bad")}), want: true},
+	} {
+		if got := hopeless(tt.err); got != tt.want {
+			t.Errorf("%s: hopeless = %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }
