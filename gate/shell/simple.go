@@ -385,17 +385,26 @@ func (b *build) shellString(f field, via string, newShell bool) {
 // lenientString is shellString for strings that are only probably shell
 // code (an alias value, a pager setting): a parse error is not an error.
 func (b *build) lenientString(f field, via string) {
-	if f.dyn {
-		b.dynamic(via + " of a non-literal")
-		if f.inner == "" {
-			return
-		}
-		f.val = f.inner
+	src, ok := b.codeOf(f, via)
+	if !ok {
+		return
 	}
-	src := f.val
 	b.later = append(b.later, func() {
 		b.a.lenient(src, b.child(), via)
 	})
+}
+
+// codeOf is the code a string argument holds: a non-literal one makes the
+// command dynamic, and only its literal text, if any, is analysed.
+func (b *build) codeOf(f field, via string) (string, bool) {
+	if f.dyn {
+		b.dynamic(via + " of a non-literal")
+		if f.inner == "" {
+			return "", false
+		}
+		f.val = f.inner
+	}
+	return f.val, true
 }
 
 // handlerString is lenientString for code that this shell runs later, at
@@ -403,14 +412,10 @@ func (b *build) lenientString(f field, via string) {
 // the functions defined so far, whose bodies are analysed there, but none
 // of its calls is surely a function.
 func (b *build) handlerString(f field, via string) {
-	if f.dyn {
-		b.dynamic(via + " of a non-literal")
-		if f.inner == "" {
-			return
-		}
-		f.val = f.inner
+	src, ok := b.codeOf(f, via)
+	if !ok {
+		return
 	}
-	src := f.val
 	sh := b.st.sh.clone()
 	sh.foreign = true
 	b.later = append(b.later, func() {
