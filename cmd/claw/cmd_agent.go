@@ -323,7 +323,16 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	}
 	fmt.Fprintf(g.stderr, "claw: provider %s, autonomy %s, workspace %s; /help for commands\n", rt.Provider.Name(), rt.Autonomy, rt.Work)
 	sp := newSpinner(g.stderr, in.tty && isTTY(g.stderr))
+	afterTurn := false
 	for {
+		if afterTurn {
+			// Typed while the model answered: maybe at a prompt the
+			// model drew (a passphrase, say). It is never sent on.
+			if n := in.discardPending(); n > 0 {
+				fmt.Fprintf(g.stderr, "claw: discarded %d bytes typed while the model was answering; type your message again\n", n)
+			}
+			afterTurn = false
+		}
 		line, err := in.next("you> ")
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(g.stderr)
@@ -357,6 +366,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
 			OnStatus: sp.set, OnTool: pr.tool(showTool(g.stderr)), OnDelta: pr.delta})
 		sp.set("")
+		afterTurn = true
 		interrupted := tctx.Err() != nil && ctx.Err() == nil
 		stop()
 		if res.Conversation != "" {
@@ -522,8 +532,16 @@ func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, 
 // drew in its text approves nothing. A read still in flight (a prompt that
 // timed out) is left alone; ask refuses to start then.
 func (in *lineInput) discardTypeahead(out io.Writer) {
+	if n := in.discardPending(); n > 0 {
+		fmt.Fprintf(out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
+	}
+}
+
+// discardPending throws away what was typed and not yet read, and says
+// how much (0 while a read given up on is still in flight).
+func (in *lineInput) discardPending() int {
 	if in.busy() {
-		return
+		return 0
 	}
 	in.mu.Lock()
 	n := 0
@@ -534,9 +552,7 @@ func (in *lineInput) discardTypeahead(out io.Writer) {
 	if in.term != nil {
 		n += flushTerminalInput(int(in.term.Fd()))
 	}
-	if n > 0 {
-		fmt.Fprintf(out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
-	}
+	return n
 }
 
 func (in *lineInput) busy() bool {
@@ -643,6 +659,7 @@ func (in *lineInput) saveHistory() {
 func (in *lineInput) askUser(out io.Writer) func(ctx context.Context, q string) (string, error) {
 	return func(ctx context.Context, q string) (string, error) {
 		fmt.Fprintf(out, "The agent asks: %s\n", sanitize(q))
+		in.discardTypeahead(out) // what answers goes to the model: typed after the question
 		ans, err := in.ask(ctx, "answer> ", false)
 		if err != nil {
 			return "", errors.New("the user did not answer")
