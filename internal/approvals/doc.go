@@ -23,6 +23,7 @@
 //	GET  /approvals                        → 200 {"pending":[…]}
 //	POST /approvals/{id}                   {"decision":"approve"|"reject","approver":"alice","action_sha256":"sha256:…"}
 //	                                       → 200 {"id","result":"approved"|"rejected"}, 404, 409
+//	                                       (409 "estop": no approval while Queue.Stopped reports a stop)
 //	POST /approvals/requests               {"tool","summary","args","risk","reasons":[{"id","msg"}],"action_sha256","requester"}
 //	                                       → 201 {"id","expires"}
 //	GET  /approvals/{id}/wait?timeout=25s  → 200 {"id","status":"pending"|"approved"|"rejected"|"timeout","by"}

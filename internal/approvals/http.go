@@ -120,6 +120,8 @@ func writeQueueError(w http.ResponseWriter, err error) {
 		WriteError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, ErrExpired):
 		WriteError(w, http.StatusConflict, "expired", err.Error())
+	case errors.Is(err, ErrStopped):
+		WriteError(w, http.StatusConflict, "estop", err.Error())
 	case errors.Is(err, ErrAlreadyDecided):
 		WriteError(w, http.StatusConflict, "already_decided", err.Error())
 	case errors.Is(err, ErrDigestMismatch):

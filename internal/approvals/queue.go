@@ -25,6 +25,7 @@ var (
 	ErrDigestMismatch = errors.New("action digest does not match the pending action")
 	ErrInvalid        = errors.New("invalid approval request")
 	ErrFull           = errors.New("too many pending approval requests")
+	ErrStopped        = errors.New("the emergency stop is engaged: nothing may be approved until it is cleared")
 )
 
 // Limits of the queue and of the fields of a request.
@@ -89,6 +90,10 @@ type Queue struct {
 	// Requester names the local requester in Pending entries made by
 	// Approve ("serve" unless set before use).
 	Requester string
+	// Stopped, when set, reports whether the emergency stop is engaged;
+	// while it is, Decide refuses to approve (a rejection still goes
+	// through). Set it before use.
+	Stopped func() bool
 }
 
 // NewQueue returns an empty queue whose requests expire after ttl.
@@ -266,6 +271,9 @@ func (q *Queue) Decide(id, decision, approver, actionSHA256 string) error {
 	}
 	if err := checkName("approver", approver, true); err != nil {
 		return err
+	}
+	if result == StatusApproved && q.Stopped != nil && q.Stopped() {
+		return ErrStopped
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -278,3 +278,34 @@ func TestConcurrentDecide(t *testing.T) {
 		t.Fatalf("%d decisions won, want 1", wins)
 	}
 }
+
+// TestDecideWhileStopped: while the emergency stop is engaged nothing is
+// approved (a rejection still is recorded); once it is cleared the
+// request, still pending, may be approved.
+func TestDecideWhileStopped(t *testing.T) {
+	q := NewQueue(time.Minute)
+	stopped := true
+	q.Stopped = func() bool { return stopped }
+	id, _, err := q.Submit(pending("shell"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Decide(id, "approve", "alice", digestA); !errors.Is(err, ErrStopped) {
+		t.Fatalf("approve while stopped = %v, want ErrStopped", err)
+	}
+	if st, _, _ := q.status(id); st != StatusPending {
+		t.Fatalf("status after a refused approval = %q", st)
+	}
+	stopped = false
+	if err := q.Decide(id, "approve", "alice", digestA); err != nil {
+		t.Fatalf("approve once cleared: %v", err)
+	}
+	id2, _, err := q.Submit(pending("shell"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	if err := q.Decide(id2, "reject", "alice", digestA); err != nil {
+		t.Fatalf("reject while stopped: %v", err)
+	}
+}

@@ -31,9 +31,11 @@ const EstopFile = "ESTOP"
 
 func (s *Server) estopPath() string { return filepath.Join(s.cfg.Home, EstopFile) }
 
+// estopEngaged fails closed: anything at the path, or a stat that fails
+// for another reason than its absence, is an engaged stop.
 func (s *Server) estopEngaged() bool {
 	_, err := os.Stat(s.estopPath())
-	return err == nil
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // handleEstop engages (on) or clears the emergency stop. Engaging makes

@@ -174,6 +174,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(), log: cfg.Logger, convs: map[string]*convLock{}, ready: make(chan struct{})}
+	// No approval while the stop is engaged, whoever asked for it.
+	cfg.Queue.Stopped = s.estopEngaged
 	s.handler = s.routes()
 	return s, nil
 }

@@ -821,3 +821,30 @@ func TestPageSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestApproveWhileStopped: a request submitted by a remote requester
+// cannot be approved through the API while the emergency stop is engaged.
+func TestApproveWhileStopped(t *testing.T) {
+	r := newRig(t, nil)
+	uc := r.unixClient()
+	digest := "sha256:" + strings.Repeat("c", 64)
+	sub := do(t, uc, "POST", "http://claw/approvals/requests", token,
+		`{"tool":"shell","summary":"make deploy","risk":"high","reasons":[],"action_sha256":"`+digest+`","requester":"remote"}`)
+	if sub.code != 201 {
+		t.Fatalf("submit = %d %s", sub.code, sub.raw)
+	}
+	id := sub.body["id"].(string)
+	if got := do(t, uc, "POST", "http://claw/estop", token, ""); got.code != 200 {
+		t.Fatalf("POST /estop = %d %s", got.code, got.raw)
+	}
+	got := do(t, uc, "POST", "http://claw/approvals/"+id, token, `{"decision":"approve","approver":"alice","action_sha256":"`+digest+`"}`)
+	if got.code != 409 || errCode(got) != "estop" {
+		t.Fatalf("approve while stopped = %d %s", got.code, got.raw)
+	}
+	if w := do(t, uc, "GET", "http://claw/approvals/"+id+"/wait?timeout=0s", token, ""); w.body["status"] != "pending" {
+		t.Fatalf("wait after a refused approval = %s", w.raw)
+	}
+	if got := do(t, uc, "POST", "http://claw/approvals/"+id, token, `{"decision":"reject","approver":"alice","action_sha256":"`+digest+`"}`); got.code != 200 {
+		t.Fatalf("reject while stopped = %d %s", got.code, got.raw)
+	}
+}
