@@ -29,8 +29,8 @@
 //
 // # The child
 //
-// Run starts a child process cloned into new user, PID, mount and (without
-// a network grant) network namespaces, hands it its configuration and a
+// Run starts a child process cloned into new user, PID, mount, IPC and
+// (without a network grant) network namespaces, hands it its configuration and a
 // precompiled seccomp program over a pipe, and waits. The child, in order:
 // sets rlimits; makes every mount read-only and nosuid except the write
 // grants (bind-mounted writable), which also stops chmod, chown and utimes

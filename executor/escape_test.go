@@ -283,6 +283,47 @@ func escapeSuite(t *testing.T) {
 	t.Run("system secrets", systemSecrets)
 	t.Run("planted secret", func(t *testing.T) { plantedSecret(t, f) })
 	t.Run("leaked fd", func(t *testing.T) { leakedFD(t, f) })
+	t.Run("host ipc", func(t *testing.T) { hostIPC(t, f) })
+}
+
+// hostIPC: System V IPC objects of claw's user (made here mode 0600, as a
+// service running as root would) are out of reach: the sandbox cannot
+// find them by key, so it can neither write the shared memory, nor remove
+// the semaphore set, nor send to the message queue. IPC keys are not
+// paths, so Landlock does not see them, and the sandbox's uid is their
+// owner's: only a new IPC namespace hides them. It failed without one
+// (the probe wrote the segment and removed the set).
+func hostIPC(t *testing.T, f *fixture) {
+	key := 0x434c0000 | os.Getpid()&0xffff
+	shm, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	must(t, err)
+	defer unix.SysvShmCtl(shm, unix.IPC_RMID, nil)
+	mem, err := unix.SysvShmAttach(shm, 0, 0)
+	must(t, err)
+	defer unix.SysvShmDetach(mem)
+	copy(mem, "host")
+	sem, _, e := unix.Syscall(unix.SYS_SEMGET, uintptr(key), 1, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	if e != 0 {
+		t.Fatal("semget:", e)
+	}
+	defer unix.Syscall6(unix.SYS_SEMCTL, sem, 0, unix.IPC_RMID, 0, 0, 0)
+	msq, _, e := unix.Syscall(unix.SYS_MSGGET, uintptr(key), unix.IPC_CREAT|unix.IPC_EXCL|0o600, 0)
+	if e != 0 {
+		t.Fatal("msgget:", e)
+	}
+	defer unix.Syscall(unix.SYS_MSGCTL, msq, unix.IPC_RMID, 0)
+	for _, what := range []string{"sysv-shm", "sysv-sem", "sysv-msg"} {
+		res := run(t, f.spec(probeArgv(what, strconv.Itoa(key))...))
+		if out := strings.TrimSpace(string(res.Stdout)); out != "denied ENOENT" {
+			t.Errorf("%s: %q (stderr %q), want denied ENOENT", what, out, res.Stderr)
+		}
+	}
+	if string(mem[:5]) != "host\x00" {
+		t.Errorf("side effect: the shared memory now holds %q", mem[:22])
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SEMGET, uintptr(key), 0, 0); e != 0 {
+		t.Errorf("side effect: the semaphore set is gone: %v", e)
+	}
 }
 
 // plantedSecret: a secret in claw's own environment is nowhere the

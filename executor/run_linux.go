@@ -29,7 +29,12 @@ import (
 // nsMode is how the child is cloned.
 type nsMode struct {
 	user, pid, mount, net bool
-	proc                  bool // a fresh /proc can be mounted
+	// ipc: a new IPC namespace, so the host's System V shared memory,
+	// semaphores and message queues and its POSIX message queues are out
+	// of reach (a sandboxed uid 0 owns root's: it could read, write and
+	// remove them)
+	ipc  bool
+	proc bool // a fresh /proc can be mounted
 }
 
 func (m nsMode) names(net bool) []string {
@@ -42,6 +47,9 @@ func (m nsMode) names(net bool) []string {
 	}
 	if m.mount {
 		n = append(n, "mount")
+	}
+	if m.ipc {
+		n = append(n, "ipc")
 	}
 	if m.net && !net {
 		n = append(n, "net")
@@ -60,6 +68,9 @@ func (m nsMode) bits(netOn bool) int {
 	}
 	if m.mount {
 		ns |= child.NSMount
+	}
+	if m.ipc {
+		ns |= child.NSIPC
 	}
 	if m.net && !netOn {
 		ns |= child.NSNet
@@ -115,7 +126,7 @@ func fastSupport() Support {
 		}
 		user := userNSAllowed()
 		if user || fast.Root {
-			fast.ns = nsMode{user: user, pid: true, mount: true, net: true, proc: true}
+			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, net: true, proc: true}
 			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
 		}
 		if err := fast.Require(0); err != nil {
@@ -195,7 +206,14 @@ func probe() Support {
 	if s.Root {
 		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
 	}
-	candidates = append(candidates, nsMode{})
+	// each first with an IPC namespace, then (a kernel without one)
+	// without
+	withIPC := make([]nsMode, 0, 2*len(candidates)+1)
+	for _, m := range candidates {
+		m.ipc = true
+		withIPC = append(withIPC, m)
+	}
+	candidates = append(append(withIPC, candidates...), nsMode{})
 	for _, m := range candidates {
 		st, err := probeOne(l, m, perr == nil)
 		if err != nil {

@@ -16,6 +16,7 @@ const (
 	NSPID
 	NSMount
 	NSNet
+	NSIPC
 )
 
 // CloneAttr is how the child is cloned into the namespaces ns: the clone
@@ -47,6 +48,9 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 	if ns&NSNet != 0 {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
+	if ns&NSIPC != 0 {
+		a.Cloneflags |= syscall.CLONE_NEWIPC
+	}
 	return a
 }
 
@@ -69,7 +73,7 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 func Relay(args []string) int {
 	runtime.LockOSThread() // the child's parent-death signal follows this thread
 	ns, err := strconv.Atoi(firstArg(args))
-	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet) != 0 || len(args) < 2 || args[1] != EntrySandbox {
+	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC) != 0 || len(args) < 2 || args[1] != EntrySandbox {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: relay: bad arguments")
 		return CodeSetup
 	}

@@ -222,6 +222,35 @@ func run(what string, a []string) error {
 		return errnoOrNil(e)
 	case "setuid-root": // a setuid binary (or any exec) must not regain root capabilities
 		return unix.Setuid(0)
+	case "sysv-shm": // attach the host's segment with this key and write it
+		key, _ := strconv.ParseInt(arg(a, 0), 0, 64)
+		id, err := unix.SysvShmGet(int(key), 0, 0)
+		if err != nil {
+			return err
+		}
+		b, err := unix.SysvShmAttach(id, 0, 0)
+		if err != nil {
+			return err
+		}
+		copy(b, "written by the sandbox")
+		return unix.SysvShmDetach(b)
+	case "sysv-sem": // remove the host's semaphore set with this key
+		key, _ := strconv.ParseInt(arg(a, 0), 0, 64)
+		id, _, e := unix.Syscall(unix.SYS_SEMGET, uintptr(key), 0, 0)
+		if e != 0 {
+			return e
+		}
+		_, _, e = unix.Syscall6(unix.SYS_SEMCTL, id, 0, unix.IPC_RMID, 0, 0, 0)
+		return errnoOrNil(e)
+	case "sysv-msg": // send to the host's message queue with this key
+		key, _ := strconv.ParseInt(arg(a, 0), 0, 64)
+		id, _, e := unix.Syscall(unix.SYS_MSGGET, uintptr(key), 0, 0)
+		if e != 0 {
+			return e
+		}
+		msg := [16]byte{0: 1, 8: 'x'} // type 1, one byte
+		_, _, e = unix.Syscall6(unix.SYS_MSGSND, id, uintptr(unsafe.Pointer(&msg)), 1, unix.IPC_NOWAIT, 0, 0)
+		return errnoOrNil(e)
 	case "fd": // read an inherited descriptor
 		n, _ := strconv.Atoi(arg(a, 0))
 		var b [1]byte
