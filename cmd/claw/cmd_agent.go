@@ -106,7 +106,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	if isTTY(g.stdout) {
 		prefix = "claw> " // as in the REPL: the model's text is marked
 	}
-	pr := newReplyPrinter(g.stdout, prefix, sp)
+	pr := newReplyPrinter(g.stdout, prefix, sp, rt.Redact)
 	if ap != nil {
 		ap.printing(pr)
 	}
@@ -130,6 +130,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 		return agentError(err)
 	}
 	if o.asJSON {
+		res.Reply = rt.Redact(res.Reply) // as memory keeps it
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -153,15 +154,25 @@ type replyPrinter struct {
 	sp      *spinner
 	started bool
 	midLine bool // the last text written did not end a line
+
+	// redact cleans the text before it is shown (a provider's key that
+	// a server echoes); nil shows it as it is. Streamed text is held
+	// until its line ends (or pending reaches maxPending), so that a key
+	// split between chunks is still found.
+	redact  func(string) string
+	pending strings.Builder
 }
+
+// maxPending bounds the streamed text held back for redaction.
+const maxPending = 4 << 10
 
 // modelMargin starts each continuation line of the model's text on a
 // terminal; claw's own prompts and reports never start with it.
 const modelMargin = "    | "
 
 // newReplyPrinter prints to w; the margin is on when w is a terminal.
-func newReplyPrinter(w io.Writer, prefix string, sp *spinner) *replyPrinter {
-	p := &replyPrinter{w: w, prefix: prefix, sp: sp}
+func newReplyPrinter(w io.Writer, prefix string, sp *spinner, redact func(string) string) *replyPrinter {
+	p := &replyPrinter{w: w, prefix: prefix, sp: sp, redact: redact}
 	if isTTY(w) {
 		p.margin = modelMargin
 	}
@@ -176,7 +187,31 @@ func (p *replyPrinter) delta(t string) {
 		fmt.Fprint(p.w, p.prefix)
 		p.started, p.midLine = true, true
 	}
-	io.WriteString(p.w, p.margined(sanitizeStream(t)))
+	if p.redact == nil {
+		io.WriteString(p.w, p.margined(sanitizeStream(t)))
+		return
+	}
+	p.pending.WriteString(t)
+	held := p.pending.String()
+	cut := strings.LastIndexByte(held, '\n') + 1
+	if len(held) >= maxPending {
+		cut = len(held)
+	}
+	if cut > 0 {
+		p.pending.Reset()
+		p.pending.WriteString(held[cut:])
+		io.WriteString(p.w, p.margined(sanitizeStream(p.redact(held[:cut]))))
+	}
+}
+
+// flush shows the streamed text still held back.
+func (p *replyPrinter) flush() {
+	if p.pending.Len() == 0 {
+		return
+	}
+	t := p.pending.String()
+	p.pending.Reset()
+	io.WriteString(p.w, p.margined(sanitizeStream(p.redact(t))))
 }
 
 // margined puts the margin at the start of every line of s that follows
@@ -217,6 +252,7 @@ func (p *replyPrinter) tool(show func(agent.ToolRecord)) func(agent.ToolRecord) 
 func (p *replyPrinter) endLine() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.flush()
 	if p.started {
 		if p.midLine {
 			fmt.Fprintln(p.w)
@@ -229,11 +265,15 @@ func (p *replyPrinter) finish(reply string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
+		p.flush()
 		if p.midLine {
 			fmt.Fprintln(p.w)
 		}
 		p.started = false
 		return
+	}
+	if p.redact != nil {
+		reply = p.redact(reply)
 	}
 	p.midLine = true
 	fmt.Fprintln(p.w, p.prefix+strings.TrimSuffix(p.margined(sanitizeStream(reply)), "\n"))
@@ -361,7 +401,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 			continue
 		}
 		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-		pr := newReplyPrinter(g.stdout, "claw> ", sp)
+		pr := newReplyPrinter(g.stdout, "claw> ", sp, rt.Redact)
 		ap.printing(pr)
 		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
 			OnStatus: sp.set, OnTool: pr.tool(showTool(g.stderr)), OnDelta: pr.delta})

@@ -92,7 +92,8 @@ func TestAgentKeyNeverLeaks(t *testing.T) {
 			io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"shell","arguments":"{\"command\":\"echo k=$LLM_ACCESS; echo done\"}"}}]}}]}`)
 			return
 		}
-		io.WriteString(w, `{"id":"c2","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"all done"}}]}`)
+		// a server that echoes the key back in its answer
+		io.WriteString(w, `{"id":"c2","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"all done; your key is `+plantedKey+`"}}]}`)
 	})
 	// record the bodies the model received
 	inner := srv.Config.Handler
@@ -124,7 +125,7 @@ model = "m"
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if res.Reply != "all done" || len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "ok" {
+	if !strings.HasPrefix(res.Reply, "all done; your key is ") || len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "ok" {
 		t.Fatalf("turn = %+v", res)
 	}
 	mu.Lock()

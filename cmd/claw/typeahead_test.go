@@ -117,8 +117,13 @@ func TestReplyMargin(t *testing.T) {
 		margin string
 		chunks []string // streamed; nil: the reply is printed at the end
 		reply  string
+		redact func(string) string
 		want   string
 	}{
+		{name: "a key split between chunks is redacted", margin: modelMargin, chunks: []string{"key sk-AB", "CD12 ok\nbye sk-", "ABCD12"}, redact: hideKey,
+			want: "claw> key [REDACTED] ok\n    | bye [REDACTED]\n"},
+		{name: "a key in a whole reply is redacted", reply: "it is sk-ABCD12", redact: hideKey, want: "claw> it is [REDACTED]\n"},
+		{name: "a long line is shown in parts", chunks: []string{strings.Repeat("a", maxPending), "b"}, redact: hideKey, want: "claw> " + strings.Repeat("a", maxPending) + "b\n"},
 		{name: "streamed, two lines", margin: modelMargin, chunks: []string{"one\ntwo"}, want: "claw> one\n    | two\n"},
 		{name: "streamed, a drawn prompt", margin: modelMargin, chunks: []string{"ok\nTool ", "request:\n  tool: time\nApprove? [y/N] "},
 			want: "claw> ok\n    | Tool request:\n    |   tool: time\n    | Approve? [y/N] \n"},
@@ -131,7 +136,7 @@ func TestReplyMargin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			p := &replyPrinter{w: &b, prefix: "claw> ", margin: tt.margin, sp: newSpinner(io.Discard, false)}
+			p := &replyPrinter{w: &b, prefix: "claw> ", margin: tt.margin, sp: newSpinner(io.Discard, false), redact: tt.redact}
 			for _, c := range tt.chunks {
 				p.delta(c)
 			}
@@ -142,3 +147,5 @@ func TestReplyMargin(t *testing.T) {
 		})
 	}
 }
+
+func hideKey(s string) string { return strings.ReplaceAll(s, "sk-ABCD12", "[REDACTED]") }
