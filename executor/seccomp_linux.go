@@ -35,7 +35,7 @@ var denyEPERM = []string{
 	"add_key", "request_key", "keyctl", "bpf", "userfaultfd",
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"mbind", "set_mempolicy", "set_mempolicy_home_node", "migrate_pages", "move_pages",
-	"fanotify_init", "lsm_set_self_attr",
+	"fanotify_init", "lsm_set_self_attr", "modify_ldt", // x86 LDT: old attack surface, nothing needs it
 }
 
 // ENOSYS makes libc fall back to calls the filter can inspect: clone3's
