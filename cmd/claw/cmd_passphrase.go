@@ -135,8 +135,7 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 			"pipe it in with --stdin")
 	}
 	ctx := context.Background()
-	fmt.Fprint(g.stderr, "New passphrase: ")
-	p1, err := readNoEcho(ctx, f)
+	p1, err := readNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "New passphrase: ") })
 	fmt.Fprintln(g.stderr)
 	if err != nil {
 		return "", withCode(exitError, err)
@@ -144,8 +143,7 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 	if len(p1) < broker.MinPassphraseLen {
 		return "", short()
 	}
-	fmt.Fprint(g.stderr, "Repeat passphrase: ")
-	p2, err := readNoEcho(ctx, f)
+	p2, err := readNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "Repeat passphrase: ") })
 	fmt.Fprintln(g.stderr)
 	if err != nil {
 		return "", withCode(exitError, err)

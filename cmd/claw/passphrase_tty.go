@@ -52,20 +52,23 @@ func newTTYPassphrase(g *globals) broker.PassphraseAsker {
 
 func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
 	writeRequest(t.out, "Passphrase request", r)
-	// only what is typed after the question counts (see replApprover)
-	if n := flushTerminalInput(int(t.in.Fd())); n > 0 {
-		fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
-	}
-	fmt.Fprint(t.out, "Passphrase: ")
-	line, err := readNoEcho(ctx, t.in)
+	line, err := readNoEcho(ctx, t.in, func() {
+		// only what is typed after the question counts (see replApprover)
+		if n := flushTerminalInput(int(t.in.Fd())); n > 0 {
+			fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
+		}
+		fmt.Fprint(t.out, "Passphrase: ")
+	})
 	fmt.Fprintln(t.out)
 	return line, err
 }
 
 // readNoEcho reads one line from the terminal f with echo off, until ctx
-// ends. The terminal's settings are restored before it returns, also when
-// ctx ends first, and nothing is left reading the terminal afterwards.
-func readNoEcho(ctx context.Context, f *os.File) (string, error) {
+// ends. prompt, when not nil, shows the question once the echo is off, so
+// nothing typed in answer is ever shown. The terminal's settings are
+// restored before it returns, also when ctx ends first, and nothing is
+// left reading the terminal afterwards.
+func readNoEcho(ctx context.Context, f *os.File, prompt func()) (string, error) {
 	fd := int(f.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -79,6 +82,9 @@ func readNoEcho(ctx context.Context, f *os.File) (string, error) {
 		return "", fmt.Errorf("turning the echo off: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+	if prompt != nil {
+		prompt()
+	}
 
 	// A non-blocking duplicate goes through the runtime poller, so the
 	// read can be abandoned when ctx ends. O_NONBLOCK belongs to the open

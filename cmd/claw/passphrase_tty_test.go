@@ -65,7 +65,7 @@ func TestReadNoEcho(t *testing.T) {
 		}
 		m.Write([]byte(plantedTTYPass + "\n"))
 	}()
-	got, err := readNoEcho(context.Background(), s)
+	got, err := readNoEcho(context.Background(), s, nil)
 	if err != nil || got != plantedTTYPass {
 		t.Fatalf("readNoEcho = %q, %v", got, err)
 	}
@@ -101,7 +101,7 @@ func TestReadNoEchoDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := readNoEcho(ctx, s)
+		_, err := readNoEcho(ctx, s, nil)
 		done <- err
 	}()
 	select {
@@ -118,3 +118,46 @@ func TestReadNoEchoDeadline(t *testing.T) {
 }
 
 const plantedTTYPass = "sk-test-PLANTED-0123456789abcdef"
+
+// TestReadNoEchoPromptsWithEchoOff: the question shows only once the echo
+// is off, so a passphrase typed the instant it appears is never shown.
+func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
+	m, s := openPTY(t)
+	echoOff := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, err := readNoEcho(context.Background(), s, func() {
+			tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
+			echoOff = err == nil && tio.Lflag&unix.ECHO == 0
+			m.Write([]byte(plantedTTYPass + "\n")) // typed at once
+		})
+		if err != nil || got != plantedTTYPass {
+			t.Errorf("readNoEcho = %q, %v", got, err)
+		}
+	}()
+	var shown bytes.Buffer
+	buf := make([]byte, 256)
+	for {
+		fds := []unix.PollFd{{Fd: int32(m.Fd()), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 300); err != nil || n == 0 {
+			break
+		}
+		n, err := unix.Read(int(m.Fd()), buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		shown.Write(buf[:n])
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("readNoEcho did not return")
+	}
+	if !echoOff {
+		t.Error("the prompt was shown with the echo still on")
+	}
+	if bytes.Contains(shown.Bytes(), []byte("PLANTED")) {
+		t.Errorf("the passphrase was echoed: %q", shown.Bytes())
+	}
+}
