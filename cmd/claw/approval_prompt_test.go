@@ -159,11 +159,11 @@ func TestWriteRequestSpoof(t *testing.T) {
 func TestWritePending(t *testing.T) {
 	spoof := "x\napr_0  shell  risk=low\r\x1b[2K\u202e"
 	ps := []approvals.Pending{
-		{ID: "apr_1", Tool: "shell", Risk: "medium", Summary: "echo " + spoof, Args: json.RawMessage(promptJSON(t, map[string]any{"command": "echo " + spoof})),
-			Reasons: []approvals.Reason{{ID: "r1", Msg: "m"}}},
-		{ID: "apr_2", Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(promptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))},
-		{ID: "apr_3", Tool: "tool", Risk: "medium", Summary: "tool x"},
-		{ID: "apr_4\nfake", Tool: "sh\x1b[2K", Risk: "low\u202e", Summary: "s", Reasons: []approvals.Reason{{ID: "r\n2", Msg: "m"}}},
+		{ID: "apr_1", RequestBody: approvals.RequestBody{Tool: "shell", Risk: "medium", Summary: "echo " + spoof, Args: json.RawMessage(promptJSON(t, map[string]any{"command": "echo " + spoof})),
+			Reasons: []approvals.Reason{{ID: "r1", Msg: "m"}}}},
+		{ID: "apr_2", RequestBody: approvals.RequestBody{Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(promptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))}},
+		{ID: "apr_3", RequestBody: approvals.RequestBody{Tool: "tool", Risk: "medium", Summary: "tool x"}},
+		{ID: "apr_4\nfake", RequestBody: approvals.RequestBody{Tool: "sh\x1b[2K", Risk: "low\u202e", Summary: "s", Reasons: []approvals.Reason{{ID: "r\n2", Msg: "m"}}}},
 	}
 	var b strings.Builder
 	writePending(&b, ps)

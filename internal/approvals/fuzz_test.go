@@ -68,8 +68,7 @@ func checkSubmit(t *testing.T, now time.Time, rb RequestBody) {
 	t.Helper()
 	q := NewQueue(time.Minute)
 	q.now = func() time.Time { return now }
-	id, exp, err := q.Submit(Pending{Tool: rb.Tool, Summary: rb.Summary, Args: rb.Args, Risk: rb.Risk, Reasons: rb.Reasons,
-		ActionSHA256: rb.ActionSHA256, Requester: rb.Requester})
+	id, exp, err := q.Submit(Pending{RequestBody: rb})
 	if err != nil {
 		if !errors.Is(err, ErrInvalid) || id != "" || !exp.IsZero() || len(q.Pending()) != 0 {
 			t.Fatalf("refused %+v: %q %v %v, %d pending", rb, id, exp, err, len(q.Pending()))
@@ -98,8 +97,7 @@ func checkSubmit(t *testing.T, now time.Time, rb RequestBody) {
 			bad("reason")
 		}
 	}
-	want := Pending{ID: id, Tool: rb.Tool, Summary: rb.Summary, Args: rb.Args, Risk: rb.Risk, Reasons: rb.Reasons,
-		ActionSHA256: rb.ActionSHA256, Requester: rb.Requester, Created: now, Expires: now.Add(time.Minute)}
+	want := Pending{ID: id, RequestBody: rb, Created: now, Expires: now.Add(time.Minute)}
 	if want.Requester == "" {
 		want.Requester = "unknown"
 	}
@@ -131,7 +129,7 @@ func checkSubmit(t *testing.T, now time.Time, rb RequestBody) {
 func checkDecide(t *testing.T, db DecideBody) {
 	t.Helper()
 	q := NewQueue(time.Minute)
-	id, _, err := q.Submit(Pending{Tool: "shell", ActionSHA256: digestA})
+	id, _, err := q.Submit(Pending{RequestBody: RequestBody{Tool: "shell", ActionSHA256: digestA}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,12 @@ type DecideBody struct {
 
 // RequestBody is the body of POST /approvals/requests.
 type RequestBody struct {
-	Tool         string          `json:"tool"`
-	Summary      string          `json:"summary"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	// Args is the action's arguments as the broker shows them (see
+	// broker.Request): JSON, secrets redacted, at most broker.MaxArgs
+	// bytes. Not escaped: show it escaped. Absent when the requester sent
+	// none.
 	Args         json.RawMessage `json:"args,omitempty"`
 	Risk         string          `json:"risk"`
 	Reasons      []Reason        `json:"reasons"`
@@ -57,8 +61,7 @@ func (q *Queue) Routes(mux *http.ServeMux, maxBody int64) {
 		if !decodeBody(w, r, maxBody, &b) {
 			return
 		}
-		id, exp, err := q.Submit(Pending{Tool: b.Tool, Summary: b.Summary, Args: b.Args, Risk: b.Risk, Reasons: b.Reasons,
-			ActionSHA256: b.ActionSHA256, Requester: b.Requester})
+		id, exp, err := q.Submit(Pending{RequestBody: b})
 		if err != nil {
 			writeQueueError(w, err)
 			return

@@ -54,22 +54,13 @@ type Reason struct {
 	Msg string `json:"msg"`
 }
 
-// Pending is a request waiting for a decision.
+// Pending is a request waiting for a decision: what was submitted (its
+// fields are at the top level of the JSON), with its id and times.
 type Pending struct {
-	ID      string `json:"id"`
-	Tool    string `json:"tool"`
-	Summary string `json:"summary"`
-	// Args is the action's arguments as the broker shows them (see
-	// broker.Request): JSON, secrets redacted, at most broker.MaxArgs
-	// bytes. Not escaped: show it escaped. Absent when the requester sent
-	// none.
-	Args         json.RawMessage `json:"args,omitempty"`
-	Risk         string          `json:"risk"`
-	Reasons      []Reason        `json:"reasons"`
-	ActionSHA256 string          `json:"action_sha256"`
-	Requester    string          `json:"requester"`
-	Created      time.Time       `json:"created"`
-	Expires      time.Time       `json:"expires"`
+	ID string `json:"id"`
+	RequestBody
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
 }
 
 type item struct {
@@ -111,14 +102,14 @@ func (q *Queue) TTL() time.Duration { return q.ttl }
 // human decides, the request expires (Answer{Result: "timeout"}), or ctx
 // ends (the request is withdrawn and ctx's error returned).
 func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	p := Pending{
+	p := Pending{RequestBody: RequestBody{
 		Tool:         r.Tool,
 		Summary:      r.Summary,
 		Args:         r.Args,
 		Risk:         r.Decision.Risk,
 		ActionSHA256: r.ActionSHA256,
 		Requester:    q.Requester,
-	}
+	}}
 	for _, rs := range r.Decision.Reasons {
 		p.Reasons = append(p.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
 	}

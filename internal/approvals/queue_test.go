@@ -19,8 +19,8 @@ const (
 )
 
 func pending(tool string) Pending {
-	return Pending{Tool: tool, Summary: "rm -rf ./build", Risk: "medium",
-		Reasons: []Reason{{ID: "cmd.rm.workspace", Msg: "rm inside the workspace"}}, ActionSHA256: digestA, Requester: "test"}
+	return Pending{RequestBody: RequestBody{Tool: tool, Summary: "rm -rf ./build", Risk: "medium",
+		Reasons: []Reason{{ID: "cmd.rm.workspace", Msg: "rm inside the workspace"}}, ActionSHA256: digestA, Requester: "test"}}
 }
 
 func TestDecide(t *testing.T) {
