@@ -144,9 +144,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 	// only an answer typed after the question counts
 	n := t.in.Buffered()
 	t.in.Discard(n)
-	if n += flushTerminalInput(t.fd); n > 0 {
-		fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
-	}
+	discardNotice(t.out, n+flushTerminalInput(t.fd))
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string

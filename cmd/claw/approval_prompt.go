@@ -55,6 +55,14 @@ func promptArgs(s string) string {
 	return fmt.Sprintf("%s (%d more bytes not shown)", cut, len(full)-len(strings.TrimSuffix(cut, "…")))
 }
 
+// discardNotice tells the person that n bytes typed ahead of a question
+// were thrown away (nothing when n is 0).
+func discardNotice(out io.Writer, n int) {
+	if n > 0 {
+		fmt.Fprintf(out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
+	}
+}
+
 // flushTerminalInput discards the input the terminal fd holds that no
 // read has taken yet, and returns how many bytes that was (0 when fd is
 // not a terminal).

@@ -572,9 +572,7 @@ func (in *lineInput) ask(ctx context.Context, p string, password bool) (string, 
 // drew in its text approves nothing. A read still in flight (a prompt that
 // timed out) is left alone; ask refuses to start then.
 func (in *lineInput) discardTypeahead(out io.Writer) {
-	if n := in.discardPending(); n > 0 {
-		fmt.Fprintf(out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
-	}
+	discardNotice(out, in.discardPending())
 }
 
 // discardPending throws away what was typed and not yet read, and says

@@ -54,9 +54,7 @@ func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (st
 	writeRequest(t.out, "Passphrase request", r)
 	line, err := readNoEcho(ctx, t.in, func() {
 		// only what is typed after the question counts (see replApprover)
-		if n := flushTerminalInput(int(t.in.Fd())); n > 0 {
-			fmt.Fprintf(t.out, "claw: discarded %d bytes typed before this prompt; answer it now\n", n)
-		}
+		discardNotice(t.out, flushTerminalInput(int(t.in.Fd())))
 		fmt.Fprint(t.out, "Passphrase: ")
 	})
 	fmt.Fprintln(t.out)
