@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
@@ -491,4 +492,40 @@ func TestLongModelNameSaved(t *testing.T) {
 	if m := msgs[1].Model; len(m) > memory.MaxNameBytes || !strings.HasPrefix(m, "mmm") {
 		t.Errorf("model saved as %q", m)
 	}
+}
+
+// FuzzNormaliseCalls: whatever ids and names a model sends, every call
+// leaves with a unique id of at most memory.MaxNameBytes letters, digits, _
+// and -, not taken before; a name the memory cannot keep or that is empty
+// becomes invalidToolName with a refusal, and any other name is kept as it
+// is, with none.
+func FuzzNormaliseCalls(f *testing.F) {
+	f.Add("toolu_1", "time", "toolu_1", "shell", "call_t1_2_1")
+	f.Add("", "", "functions.shell:0", "ti\xffme", "")
+	f.Add(strings.Repeat("x", memory.MaxNameBytes+1), strings.Repeat("é", 200), "a b", "file_read", "a b")
+	f.Fuzz(func(t *testing.T, id1, name1, id2, name2, taken string) {
+		seen := map[string]bool{taken: true}
+		in := []provider.ToolCall{call(id1, name1), call(id2, name2)}
+		out, refused := normaliseCalls(in, "t1", 1, seen)
+		if len(out) != len(in) || len(refused) != len(in) {
+			t.Fatalf("%d calls in, %d out, %d refusals", len(in), len(out), len(refused))
+		}
+		ids := map[string]bool{taken: true}
+		for i, c := range out {
+			if c.ID == "" || len(c.ID) > memory.MaxNameBytes || !portableID(c.ID) || ids[c.ID] {
+				t.Fatalf("call %d: id %q (in %q) is empty, long, not portable or taken", i, c.ID, in[i].ID)
+			}
+			ids[c.ID] = true
+			if !seen[c.ID] {
+				t.Fatalf("call %d: id %q not marked seen", i, c.ID)
+			}
+			bad := in[i].Name == "" || len(in[i].Name) > memory.MaxNameBytes || !utf8.ValidString(in[i].Name)
+			switch {
+			case bad && (c.Name != invalidToolName || refused[i] == ""):
+				t.Fatalf("call %d: name %q kept as %q, refusal %q", i, in[i].Name, c.Name, refused[i])
+			case !bad && (c.Name != in[i].Name || refused[i] != ""):
+				t.Fatalf("call %d: name %q became %q, refusal %q", i, in[i].Name, c.Name, refused[i])
+			}
+		}
+	})
 }

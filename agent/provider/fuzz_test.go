@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +128,39 @@ func FuzzParseScript(f *testing.F) {
 		resp, err := NewMock("fuzz", s).Chat(ctx, userReq("hello {{user}}"))
 		if err == nil {
 			checkResponse(t, resp, nil)
+		}
+	})
+}
+
+// FuzzRetryAfter: a server's retry-after headers, whatever they hold, give
+// a wait within [0, maxHeaderDelay] or none, the same one each time; a
+// plain number of seconds or milliseconds in range is read exactly.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range [][2]string{{"", "3"}, {"80", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT"}, {"NaN", "-1"}, {"1e300", "Inf"}, {"", " 7 "}, {"0.5", "x"}} {
+		f.Add(s[0], s[1])
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, ms, secs string) {
+		h := http.Header{}
+		if ms != "" {
+			h.Set("Retry-After-Ms", ms)
+		}
+		if secs != "" {
+			h.Set("Retry-After", secs)
+		}
+		d, ok := retryAfter(h, now)
+		if d2, ok2 := retryAfter(h, now); d2 != d || ok2 != ok {
+			t.Fatalf("not deterministic: %v %v, then %v %v", d, ok, d2, ok2)
+		}
+		if !ok && d != 0 || d < 0 || d > maxHeaderDelay {
+			t.Fatalf("retryAfter(%q, %q) = %v, %v: out of [0, %v]", ms, secs, d, ok, maxHeaderDelay)
+		}
+		if ms == "" && secs != "" {
+			if n, err := strconv.Atoi(strings.TrimSpace(secs)); err == nil && n >= 0 && time.Duration(n)*time.Second <= maxHeaderDelay {
+				if !ok || d != time.Duration(n)*time.Second {
+					t.Fatalf("Retry-After %q read as %v, %v", secs, d, ok)
+				}
+			}
 		}
 	})
 }
