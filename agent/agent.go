@@ -321,7 +321,12 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			case ctx.Err() != nil:
 				out = notRun(interrupted)
 			case refused[i] != "":
-				out = tool.Result{IsError: true, Status: "invalid", Content: refused[i] + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")}
+				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
+				// A name no tool has: the broker refuses it (tool.unknown)
+				// and the attempt leaves a receipt, as for a tool not offered.
+				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{}`)})
+				out.IsError, out.Status = true, "invalid"
+				out.Content = refused[i] + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")
 			case active[c.Name]:
 				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
 				status("tool " + c.Name)

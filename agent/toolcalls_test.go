@@ -372,8 +372,9 @@ func TestTooManyToolCalls(t *testing.T) {
 
 // TestToolCallIDsAndNamesNormalised: ids a model gives that the memory
 // cannot keep (too long, empty) or that are taken are replaced before
-// anything runs, in the call and its result alike; an over-long name is
-// an unknown tool and runs nothing; the turn is saved.
+// anything runs, in the call and its result alike; an over-long name goes
+// to the broker only as invalidToolName, a tool nobody has (refused there,
+// with a receipt); the turn is saved.
 func TestToolCallIDsAndNamesNormalised(t *testing.T) {
 	long := strings.Repeat("i", memory.MaxNameBytes+1)
 	longName := strings.Repeat("n", memory.MaxNameBytes+1)
@@ -390,8 +391,13 @@ func TestToolCallIDsAndNamesNormalised(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := inv.called()
-	if len(ran) != 4 {
-		t.Fatalf("%d calls ran, want 4 (not the over-long name)", len(ran))
+	if len(ran) != 5 {
+		t.Fatalf("%d calls reached the broker, want 5", len(ran))
+	}
+	// the over-long name reaches the broker only as a name no tool has,
+	// which it refuses with a receipt
+	if ran[4].Name != invalidToolName {
+		t.Fatalf("the fifth call reached the broker as %q, want %q", ran[4].Name, invalidToolName)
 	}
 	ids := map[string]bool{}
 	for i, r := range res.ToolCalls {
