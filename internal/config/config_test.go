@@ -110,7 +110,7 @@ func TestParseValid(t *testing.T) {
 					MaxBodyBytes: 4096, ReadHeaderTimeout: Duration{2 * time.Second}, RequestTimeout: Duration{30 * time.Second}}
 				s.GateTimeout = Duration{time.Second}
 				c.Sandbox = Sandbox{MinLandlockABI: 4, RunAs: "", Timeout: Duration{2 * time.Minute},
-					MemoryMax: "512M", PidsMax: 64, HTTPPorts: []int{443, 8443}}
+					MemoryMax: "512M", PidsMax: 64, HTTPPorts: []int{443, 8443}, Path: []string{"/usr/local/go/bin", "/home/u/.cargo/bin"}}
 				c.Receipts = Receipts{Dir: "/var/lib/claw/receipts", Key: testHome + "/keys/other.key", Checkpoint: 1000}
 			},
 		},
