@@ -50,6 +50,7 @@ func init() {
 		doctorCheck{Name: "provider", Run: checkProvider},
 		doctorCheck{Name: "provider reachable", Run: checkProviderReachable},
 		doctorCheck{Name: "memory", Run: checkMemory},
+		doctorCheck{Name: "workspace", Run: checkWorkspace},
 	)
 }
 
@@ -326,4 +327,26 @@ func checkMemory(g *globals) doctorResult {
 		return failed(err.Error(), "the file may be damaged: move it away to start over")
 	}
 	return passed(fmt.Sprintf("%s (%s)", path, configPlural(len(convs), "conversation")))
+}
+
+// checkWorkspace fails when actions could not use the workspace: missing,
+// inside a forbidden path, or out of the run_as user's reach.
+func checkWorkspace(g *globals) doctorResult {
+	s := loadDoctorState(g)
+	if !s.homeExists {
+		return notInitialised(s)
+	}
+	if s.cfg == nil {
+		return skipped("the config could not be loaded")
+	}
+	e := &env{home: s.home, cfg: s.cfg}
+	e.userDir, _ = os.UserHomeDir()
+	if problem, fix := workspaceIssue(context.Background(), e, s.cfg.WorkspaceDir); problem != "" {
+		return failed(problem, fix)
+	}
+	detail := s.cfg.WorkspaceDir
+	if _, _, ok, _ := runAsIDs(s.cfg.Sandbox.RunAs); ok {
+		detail += " (actions run as " + s.cfg.Sandbox.RunAs + ")"
+	}
+	return passed(detail)
 }
