@@ -18,7 +18,7 @@ import (
 // ~/claw-workspace (root's home is 0700) or it lies in a forbidden path
 // (/root is one). It is not below /var/lib, /usr or /etc, where the
 // policies take every write for a change to the system.
-const rootWorkspace = "/srv/claw/workspace"
+var rootWorkspace = "/srv/claw/workspace" // a variable for the tests
 
 // runAsIDs resolves the run_as user, or ok=false when actions keep claw's
 // own uid (claw is not root, or run_as is empty).
