@@ -97,6 +97,10 @@ EXIT STATUS
   0 ok (also when everything already existed), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if ctx == nil { // run directly by claw onboard
+				ctx = context.Background()
+			}
 			home, path, err := configPaths(g)
 			if err != nil {
 				return err
@@ -123,7 +127,7 @@ EXIT STATUS
 			}
 
 			if workspace == "" {
-				if workspace, err = defaultWorkspace(c.Context(), home, path); err != nil {
+				if workspace, err = defaultWorkspace(ctx, home, path); err != nil {
 					return withCode(exitError, err)
 				}
 			}
@@ -229,7 +233,7 @@ EXIT STATUS
 
 			e := &env{home: home, cfg: cfg}
 			e.userDir, _ = os.UserHomeDir()
-			if problem, fix := workspaceIssue(c.Context(), e, cfg.WorkspaceDir); problem != "" {
+			if problem, fix := workspaceIssue(ctx, e, cfg.WorkspaceDir); problem != "" {
 				res.Warnings = append(res.Warnings, problem+"; fix: "+fix)
 			}
 			res.Next = "claw doctor"
