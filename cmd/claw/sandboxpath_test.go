@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/clawsec/claw/internal/config"
 )
 
 // TestSandboxPath: the sandbox's PATH keeps the caller's toolchains in
@@ -70,4 +73,38 @@ func TestSandboxPath(t *testing.T) {
 	if dirs[0] != tools || slices.Contains(dirs, goBin) || !slices.Equal(read, []string{tools}) {
 		t.Errorf("with [sandbox] path: PATH %q, read %q", dirs, read)
 	}
+}
+
+// BenchmarkSandboxPath measures what claw exec and the agent add per run
+// to build the sandbox PATH (compiling the forbidden paths, resolving each
+// PATH entry), beside the anchor they already pay: compiling the gate.
+func BenchmarkSandboxPath(b *testing.B) {
+	home := b.TempDir()
+	b.Setenv("HOME", home)
+	cfg := config.Default(filepath.Join(home, ".claw"))
+	if err := cfg.Expand(os.Getenv); err != nil {
+		b.Fatal(err)
+	}
+	e := &env{home: filepath.Join(home, ".claw"), cfg: cfg, userDir: home}
+	ctx := context.Background()
+	b.Run("gate compile (anchor)", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := newEngine(ctx, e, policyFromConfig(cfg)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	eng, err := newEngine(ctx, e, policyFromConfig(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("forbidden paths and PATH", func(b *testing.B) {
+		for b.Loop() {
+			f, err := newForbiddenPaths(eng)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sandboxPath(nil, os.Getenv("PATH"), filepath.Join(home, "ws"), home, f)
+		}
+	})
 }
