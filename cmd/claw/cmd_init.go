@@ -126,7 +126,7 @@ EXIT STATUS
 				warnLoosePerms(g, home)
 			}
 
-			if workspace == "" {
+			if _, err := os.Stat(path); workspace == "" && errors.Is(err, fs.ErrNotExist) {
 				if workspace, err = defaultWorkspace(ctx, home, path); err != nil {
 					return withCode(exitError, err)
 				}
