@@ -271,6 +271,8 @@ forbidden_paths = ["etc", "~bob/.ssh", "**/ok", "/ok"]
 read_paths = ["**/no"]
 [receipts]
 dir = "./r"
+[sandbox]
+path = ["/usr/local/go/bin", "node_modules/.bin"]
 `,
 			want: []string{
 				`config.toml:1:17: workspace_dir: must not be empty`,
@@ -278,6 +280,7 @@ dir = "./r"
 				`config.toml:3:27: security.forbidden_paths[1]: "~bob/.ssh" uses ~user, which is not supported; write ~/… or an absolute path`,
 				`config.toml:4:15: security.read_paths[0]: "**/no" is a relative path; write an absolute path, ~/… or $VAR/…`,
 				`config.toml:6:7: receipts.dir: "./r" is a relative path; write an absolute path, ~/… or $VAR/…`,
+				`config.toml:8:30: sandbox.path[1]: "node_modules/.bin" is a relative path; write an absolute path, ~/… or $VAR/…`,
 			},
 		},
 		{
