@@ -236,6 +236,9 @@ EXIT STATUS
 			if problem, fix := workspaceIssue(ctx, e, cfg.WorkspaceDir); problem != "" {
 				res.Warnings = append(res.Warnings, problem+"; fix: "+fix)
 			}
+			if problem, fix := programsProblem(cfg.Sandbox.RunAs, ""); problem != "" {
+				res.Warnings = append(res.Warnings, problem+"; fix: "+fix)
+			}
 			res.Next = "claw doctor"
 
 			if asJSON {

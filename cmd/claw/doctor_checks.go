@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/redact"
@@ -51,6 +52,7 @@ func init() {
 		doctorCheck{Name: "provider reachable", Run: checkProviderReachable},
 		doctorCheck{Name: "memory", Run: checkMemory},
 		doctorCheck{Name: "workspace", Run: checkWorkspace},
+		doctorCheck{Name: "tool programs", Run: checkToolPrograms},
 	)
 }
 
@@ -349,4 +351,21 @@ func checkWorkspace(g *globals) doctorResult {
 		detail += " (actions run as " + s.cfg.Sandbox.RunAs + ")"
 	}
 	return passed(detail)
+}
+
+// checkToolPrograms fails when claw runs as root and the run_as user its
+// tools switch to could not start claw or its helper.
+func checkToolPrograms(g *globals) doctorResult {
+	s := loadDoctorState(g)
+	if s.cfg == nil {
+		return skipped("the config could not be loaded")
+	}
+	runAs := s.cfg.Sandbox.RunAs
+	if _, _, ok, _ := runAsIDs(runAs); !ok {
+		return skipped("tools keep claw's own uid")
+	}
+	if problem, fix := programsProblem(runAs, executor.Check().Helper); problem != "" {
+		return failed(problem, fix)
+	}
+	return passed("claw and its helper can be started by " + runAs)
 }

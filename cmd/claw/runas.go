@@ -111,3 +111,35 @@ func checkWorkspaceOwner(g *globals, ws, runAs string) {
 		infof(g.stderr, "hint: %s", fix)
 	}
 }
+
+// programsProblem says why sandboxed tools, once switched to the run_as
+// user because claw runs as root, could not start the program they run
+// as: claw itself (the http tool always, the file tools when no
+// claw-sandbox helper is installed beside claw) or the helper. "" when
+// run_as can reach and execute both (or actions keep claw's own uid).
+func programsProblem(runAs, helper string) (problem, fix string) {
+	uid, gid, ok, err := runAsIDs(runAs)
+	if err != nil || !ok {
+		return "", ""
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", ""
+	}
+	fix = fmt.Sprintf("install claw and claw-sandbox where %s can reach them, such as /usr/local/bin, or set [sandbox] run_as = \"\"", runAs)
+	for _, p := range []string{exe, helper} {
+		if p == "" {
+			continue
+		}
+		if dir := unsearchableAbove(p, uid, gid); dir != "" {
+			return fmt.Sprintf("sandboxed tools run as %s (uid %d) because claw runs as root, and %s (above %s) is not searchable by them: file and http tools will fail", runAs, uid, dir, p), fix
+		}
+		if fi, err := os.Stat(p); err == nil && !mayAccess(fi, uid, gid, 0o1) {
+			return fmt.Sprintf("sandboxed tools run as %s (uid %d) because claw runs as root, and they may not execute %s: file and http tools will fail", runAs, uid, p), fix
+		}
+	}
+	return "", ""
+}
