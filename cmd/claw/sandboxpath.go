@@ -25,10 +25,6 @@ import (
 // toolchain around it: a GOROOT, a venv, a Node prefix), unless that parent
 // is / or the user's home, or holds a forbidden path (~/.cargo holds
 // credentials): then only bin itself.
-// systemRoots are the executor's read-only system directories that hold
-// commands.
-var systemRoots = []string{"/usr", "/bin", "/sbin"}
-
 func sandboxPath(list []string, envPath, ws, userHome string, forbidden forbiddenPaths) (dirs, read []string) {
 	if len(list) == 0 {
 		list = filepath.SplitList(envPath)
@@ -55,17 +51,29 @@ func sandboxPath(list []string, envPath, ws, userHome string, forbidden forbidde
 			continue
 		}
 		dirs = append(dirs, d)
-		if slices.ContainsFunc(systemRoots, func(r string) bool { return pathWithin(d, r) }) {
-			continue // every action reads these already
-		}
-		grant := d
-		if parent := filepath.Dir(d); filepath.Base(d) == "bin" && parent != "/" && parent != userHome &&
-			forbidden.covering(parent) == "" && forbidden.within(parent) == "" && !pathWithin(ws, parent) {
-			grant = parent
-		}
-		if !slices.Contains(read, grant) {
-			read = append(read, grant)
+		if g := toolchainGrant(d, ws, userHome, forbidden); g != "" && !slices.Contains(read, g) {
+			read = append(read, g)
 		}
 	}
 	return append(dirs, inWorkspace...), read
+}
+
+// systemRoots are the executor's read-only system directories that hold
+// commands: every action reads them already.
+var systemRoots = []string{"/usr", "/bin", "/sbin"}
+
+// toolchainGrant is the directory to grant read for the PATH directory d
+// (outside the workspace): "" in the system directories, the parent of a
+// bin directory when granting it grants nothing forbidden, the user's
+// home or the workspace, else d itself.
+func toolchainGrant(d, ws, userHome string, forbidden forbiddenPaths) string {
+	if slices.ContainsFunc(systemRoots, func(r string) bool { return pathWithin(d, r) }) {
+		return ""
+	}
+	parent := filepath.Dir(d)
+	if filepath.Base(d) == "bin" && parent != "/" && parent != userHome && !pathWithin(ws, parent) &&
+		forbidden.covering(parent) == "" && forbidden.within(parent) == "" {
+		return parent
+	}
+	return d
 }
