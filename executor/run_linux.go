@@ -33,9 +33,15 @@ type nsMode struct {
 	// semaphores and message queues and its POSIX message queues are out
 	// of reach (a sandboxed uid 0 owns root's: it could read, write and
 	// remove them)
-	ipc  bool
+	ipc bool
+	// uts: a new UTS namespace, named sandboxHostname, so the host's
+	// name is not seen
+	uts  bool
 	proc bool // a fresh /proc can be mounted
 }
+
+// sandboxHostname is the hostname inside a sandbox with a UTS namespace.
+const sandboxHostname = "claw"
 
 func (m nsMode) names(net bool) []string {
 	var n []string
@@ -51,10 +57,21 @@ func (m nsMode) names(net bool) []string {
 	if m.ipc {
 		n = append(n, "ipc")
 	}
+	if m.uts {
+		n = append(n, "uts")
+	}
 	if m.net && !net {
 		n = append(n, "net")
 	}
 	return n
+}
+
+// hostname is the name the child gives its UTS namespace ("": none).
+func (m nsMode) hostname() string {
+	if m.uts {
+		return sandboxHostname
+	}
+	return ""
 }
 
 // bits are the namespaces a child is cloned into, for child.CloneAttr.
@@ -71,6 +88,9 @@ func (m nsMode) bits(netOn bool) int {
 	}
 	if m.ipc {
 		ns |= child.NSIPC
+	}
+	if m.uts {
+		ns |= child.NSUTS
 	}
 	if m.net && !netOn {
 		ns |= child.NSNet
@@ -126,7 +146,7 @@ func fastSupport() Support {
 		}
 		user := userNSAllowed()
 		if user || fast.Root {
-			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, net: true, proc: true}
+			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, uts: true, net: true, proc: true}
 			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
 		}
 		if err := fast.Require(0); err != nil {
@@ -206,11 +226,11 @@ func probe() Support {
 	if s.Root {
 		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
 	}
-	// each first with an IPC namespace, then (a kernel without one)
-	// without
+	// each first with IPC and UTS namespaces, then (a kernel without
+	// them) without
 	withIPC := make([]nsMode, 0, 2*len(candidates)+1)
 	for _, m := range candidates {
-		m.ipc = true
+		m.ipc, m.uts = true, true
 		withIPC = append(withIPC, m)
 	}
 	candidates = append(append(withIPC, candidates...), nsMode{})
@@ -235,7 +255,7 @@ type probeResult struct{ seccomp bool }
 
 func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	cfg := &child.Config{Mode: child.ModeProbe, MinABI: 0, Degraded: true, UID: -1, GID: -1,
-		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount}
+		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname()}
 	if withBPF {
 		cfg.BPF, _ = seccompProgram(false)
 	}
@@ -377,7 +397,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	home := h.dir
 
 	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
-		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount}
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname()}
 	if s.RunAs != "" {
 		uid, gid, err := lookupUser(s.RunAs)
 		if err != nil {

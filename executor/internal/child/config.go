@@ -89,6 +89,9 @@ type Config struct {
 
 	MountNS   bool `json:"mount_ns,omitempty"`   // in a private mount namespace: remount read-only
 	MountProc bool `json:"mount_proc,omitempty"` // in a PID namespace: mount a fresh /proc
+	// Hostname, in a UTS namespace of the child's own, is the name it
+	// sets, so the host's stays unseen.
+	Hostname string `json:"hostname,omitempty"`
 
 	UID    int      `json:"uid"` // -1: keep
 	GID    int      `json:"gid"`
