@@ -423,18 +423,30 @@ func hostUnixSockets(t *testing.T, f *fixture) {
 }
 
 // hostname: the sandbox has a UTS namespace of its own, named "claw";
-// without it uname shows the host's name.
+// without it uname shows the host's name. And a cgroup namespace: none of
+// claw's own cgroup paths shows in the sandbox's /proc/self/cgroup
+// (without it each would; where claw runs in the root of every
+// hierarchy there is nothing to hide, and that half cannot fail).
 func hostname(t *testing.T, f *fixture) {
 	host, err := os.Hostname()
 	must(t, err)
+	own, err := os.ReadFile("/proc/self/cgroup")
+	must(t, err)
 	for _, netOn := range []bool{false, true} {
-		s := f.spec("uname", "-n")
+		s := f.spec(bash("uname -n; cat /proc/self/cgroup")...)
 		if netOn {
 			s.Net = Net{Ports: []uint16{9}}
 		}
 		res := run(t, s)
-		if got := strings.TrimSpace(string(res.Stdout)); got != "claw" || got == host {
-			t.Errorf("network %v: the sandbox's hostname is %q (the host's %q), want claw", netOn, got, host)
+		name, cgroups, _ := strings.Cut(string(res.Stdout), "\n")
+		if name != "claw" || name == host {
+			t.Errorf("network %v: the sandbox's hostname is %q (the host's %q), want claw", netOn, name, host)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(own)), "\n") {
+			hier, path, _ := strings.Cut(l[strings.Index(l, ":")+1:], ":")
+			if path != "/" && strings.Contains(cgroups, hier+":"+path) {
+				t.Errorf("network %v: the sandbox sees claw's cgroup %s:%s:\n%s", netOn, hier, path, cgroups)
+			}
 		}
 	}
 }

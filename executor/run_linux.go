@@ -35,7 +35,9 @@ type nsMode struct {
 	// remove them)
 	ipc bool
 	// uts: a new UTS namespace, named sandboxHostname, so the host's
-	// name is not seen
+	// name is not seen; and a new cgroup namespace, whose root is the
+	// cgroup the child is cloned in, so claw's own cgroup paths are not
+	// seen either
 	uts  bool
 	proc bool // a fresh /proc can be mounted
 }
@@ -58,7 +60,7 @@ func (m nsMode) names(net bool) []string {
 		n = append(n, "ipc")
 	}
 	if m.uts {
-		n = append(n, "uts")
+		n = append(n, "uts", "cgroup")
 	}
 	if m.net && !net {
 		n = append(n, "net")
@@ -90,7 +92,7 @@ func (m nsMode) bits(netOn bool) int {
 		ns |= child.NSIPC
 	}
 	if m.uts {
-		ns |= child.NSUTS
+		ns |= child.NSUTS | child.NSCgroup
 	}
 	if m.net && !netOn {
 		ns |= child.NSNet
