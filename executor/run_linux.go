@@ -150,6 +150,7 @@ func fastSupport() Support {
 		if user || fast.Root {
 			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, uts: true, net: true, proc: true}
 			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
+			fast.UTSNS = true
 		}
 		if err := fast.Require(0); err != nil {
 			fast.Err = err.Error()
@@ -243,6 +244,7 @@ func probe() Support {
 		}
 		s.ns = m
 		s.UserNS, s.PIDNS, s.MountNS, s.NetNS, s.FreshProc = m.user, m.pid, m.mount, m.net, m.proc
+		s.UTSNS = m.uts
 		s.Seccomp = seccompOK && st.seccomp
 		break
 	}
@@ -290,7 +292,7 @@ func (s *Support) describe() {
 		}
 		s.Enforced = append(s.Enforced, e)
 		if s.LandlockABI < 9 {
-			s.Missing = append(s.Missing, "Landlock ABI < 9: pathname unix sockets are not covered by Landlock (seccomp refuses socket(AF_UNIX) instead)")
+			s.Missing = append(s.Missing, "Landlock ABI < 9: pathname unix sockets are not covered by Landlock (seccomp refuses socket(AF_UNIX) and datagram socketpairs instead)")
 		}
 		if s.LandlockABI < 10 {
 			s.Missing = append(s.Missing, "Landlock ABI < 10: UDP is not covered by Landlock (seccomp refuses sockets when network is off; a net namespace hides the host)")
@@ -299,7 +301,7 @@ func (s *Support) describe() {
 		s.Missing = append(s.Missing, "Landlock: not enabled (add landlock to the lsm= boot parameter)")
 	}
 	if s.Seccomp {
-		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant, TCP and UDP only with one; foreign architectures killed")
+		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant, TCP and UDP only with one; socketpairs of unix stream and seqpacket only; no listen, TCP Fast Open, read leases, extended attribute reads by path or inotify; foreign architectures killed")
 	}
 	s.Enforced = append(s.Enforced, "no_new_privs; every capability dropped (bounding, ambient, securebits locked)")
 	if s.UserNS || s.PIDNS || s.MountNS {
@@ -325,6 +327,7 @@ func (s *Support) describe() {
 		s.Missing = append(s.Missing, "cgroups: no delegated cgroup; process count relies on RLIMIT_NPROC (not enforced for root) and the wall timeout")
 	}
 	s.Enforced = append(s.Enforced, "environment from an allowlist only; inherited file descriptors closed")
+	s.Edges = edges(s)
 	if s.Root {
 		s.Enforced = append(s.Enforced, "as root: uid 0 kept unless run_as is set, with no capabilities; outside the write grants the filesystem is read-only")
 	}
