@@ -356,11 +356,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 }
 
 // retryable reports a failure to start the child or to set up its
-// namespaces' mounts: nothing ran, and a probed configuration may work.
+// namespaces' mounts or hostname (a seccomp filter claw itself runs
+// under, such as a systemd unit's, may refuse sethostname): nothing ran,
+// and a probed configuration may work.
 func retryable(res Result, err error) bool {
 	var se *SetupError
 	if errors.As(err, &se) {
-		return se.Stage == "mount" || se.Stage == "mount /proc"
+		return se.Stage == "mount" || se.Stage == "mount /proc" || se.Stage == "hostname"
 	}
 	return errors.Is(err, errStart)
 }
