@@ -229,12 +229,14 @@ func probe() Support {
 	if s.Root {
 		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
 	}
-	// each first with IPC and UTS namespaces, then (a kernel without
-	// them) without
-	withIPC := make([]nsMode, 0, 2*len(candidates)+1)
-	for _, m := range candidates {
-		m.ipc, m.uts = true, true
-		withIPC = append(withIPC, m)
+	// each first with IPC, UTS and cgroup namespaces, then with IPC
+	// alone, then (a kernel or a filter that refuses them) without
+	withIPC := make([]nsMode, 0, 3*len(candidates)+1)
+	for _, uts := range []bool{true, false} {
+		for _, m := range candidates {
+			m.ipc, m.uts = true, uts
+			withIPC = append(withIPC, m)
+		}
 	}
 	candidates = append(append(withIPC, candidates...), nsMode{})
 	for _, m := range candidates {
