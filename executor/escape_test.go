@@ -192,7 +192,7 @@ func escapeSuite(t *testing.T) {
 		wantErr string   // errno name expected, "" for any denial
 		wantSig string   // the probe must be killed by this signal instead
 		skip    string   // why the case cannot run here
-		net     bool     // with a network grant (of another port)
+		net     bool     // with a network grant (of another port): always a child of its own, never the prestarted one
 		after   func(t *testing.T)
 	}{
 		{name: "write outside", argv: probeArgv("write", filepath.Join(f.outside, "x")), after: func(t *testing.T) { absent(t, filepath.Join(f.outside, "x")) }},
