@@ -29,14 +29,15 @@
 //
 // # The child
 //
-// Run starts a child process cloned into new user, PID, mount, IPC, UTS,
-// cgroup and (without a network grant) network namespaces, hands it its configuration and a
-// precompiled seccomp program over a pipe, and waits. The child, in order:
-// sets rlimits; makes every mount read-only and nosuid except the write
-// grants (bind-mounted writable), which also stops chmod, chown and utimes
-// outside them (Landlock does not cover those); mounts a fresh /proc;
-// names its UTS namespace "claw"; resolves the command; builds the Landlock ruleset while it still has the
-// parent's access; switches uid/gid if asked; drops every capability
+// Run starts a child process cloned into new user, PID, mount, IPC, UTS
+// and (without a network grant) network namespaces, hands it its
+// configuration and a precompiled seccomp program over a pipe, and waits.
+// The child, in order: sets rlimits; makes every mount read-only and
+// nosuid except the write grants (bind-mounted writable), which also stops
+// chmod, chown and utimes outside them (Landlock does not cover those);
+// mounts a fresh /proc; names its UTS namespace "claw"; makes a cgroup
+// namespace (it is in its job cgroup by then); resolves the command;
+// builds the Landlock ruleset while it still has the parent's access; switches uid/gid if asked; drops every capability
 // (bounding and ambient sets emptied, securebits locked); sets
 // no_new_privs; enforces Landlock (filesystem, TCP ports, abstract unix
 // socket and signal scopes); loads the seccomp program (which also
@@ -142,9 +143,9 @@
 // mode, owner, times and symlink targets can be read, while content and
 // directory listings cannot. Hiding them needs a mount namespace whose
 // tree holds only the grants (as bwrap builds one); bench/README.md has
-// its measured cost. The cgroup namespace hides claw's own cgroup paths;
-// a child started on demand is moved into its job cgroup after its clone,
-// so under cgroup v1 it still sees that cgroup's name (claw-PID-N).
+// its measured cost. The cgroup namespace, which the child makes once it
+// is in its job cgroup, hides every cgroup path above that (claw's own,
+// and the job cgroup's name): /proc/self/cgroup shows / everywhere.
 //
 // RLIMIT_NPROC
 // never applies to uid 0; as root the process count is bounded by a pids

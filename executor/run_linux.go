@@ -35,9 +35,9 @@ type nsMode struct {
 	// remove them)
 	ipc bool
 	// uts: a new UTS namespace, named sandboxHostname, so the host's
-	// name is not seen; and a new cgroup namespace, whose root is the
-	// cgroup the child is cloned in, so claw's own cgroup paths are not
-	// seen either
+	// name is not seen; and a new cgroup namespace, which the child
+	// makes once it is in its job cgroup, so that no cgroup path above
+	// that (claw's own, the job's name) is seen either
 	uts  bool
 	proc bool // a fresh /proc can be mounted
 }
@@ -92,7 +92,7 @@ func (m nsMode) bits(netOn bool) int {
 		ns |= child.NSIPC
 	}
 	if m.uts {
-		ns |= child.NSUTS | child.NSCgroup
+		ns |= child.NSUTS
 	}
 	if m.net && !netOn {
 		ns |= child.NSNet
@@ -261,7 +261,7 @@ type probeResult struct{ seccomp bool }
 
 func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	cfg := &child.Config{Mode: child.ModeProbe, MinABI: 0, Degraded: true, UID: -1, GID: -1,
-		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname()}
+		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname(), CgroupNS: m.uts}
 	if withBPF {
 		cfg.BPF, _ = seccompProgram(false)
 	}
@@ -364,7 +364,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 func retryable(res Result, err error) bool {
 	var se *SetupError
 	if errors.As(err, &se) {
-		return se.Stage == "mount" || se.Stage == "mount /proc" || se.Stage == "hostname"
+		return se.Stage == "mount" || se.Stage == "mount /proc" || se.Stage == "hostname" || se.Stage == "cgroup namespace"
 	}
 	return errors.Is(err, errStart)
 }
@@ -406,7 +406,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	home := h.dir
 
 	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
-		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname()}
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.uts}
 	if s.RunAs != "" {
 		uid, gid, err := lookupUser(s.RunAs)
 		if err != nil {

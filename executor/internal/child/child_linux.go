@@ -264,6 +264,11 @@ func setup(c *Config) (Status, error) {
 			return st, fail("hostname", err)
 		}
 	}
+	if c.CgroupNS {
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return st, fail("cgroup namespace", err)
+		}
+	}
 	if c.Mode == ModeExec {
 		path, err := resolve(c)
 		if err != nil {

@@ -18,7 +18,6 @@ const (
 	NSNet
 	NSIPC
 	NSUTS
-	NSCgroup
 )
 
 // CloneAttr is how the child is cloned into the namespaces ns: the clone
@@ -56,9 +55,6 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 	if ns&NSUTS != 0 {
 		a.Cloneflags |= syscall.CLONE_NEWUTS
 	}
-	if ns&NSCgroup != 0 {
-		a.Cloneflags |= syscall.CLONE_NEWCGROUP
-	}
 	return a
 }
 
@@ -81,7 +77,7 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 func Relay(args []string) int {
 	runtime.LockOSThread() // the child's parent-death signal follows this thread
 	ns, err := strconv.Atoi(firstArg(args))
-	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC|NSUTS|NSCgroup) != 0 || len(args) < 2 || args[1] != EntrySandbox {
+	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC|NSUTS) != 0 || len(args) < 2 || args[1] != EntrySandbox {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: relay: bad arguments")
 		return CodeSetup
 	}
