@@ -45,10 +45,11 @@ func newSandboxRunCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [flags] -- COMMAND [ARG...]",
 		Short: "Run one command under Landlock, seccomp and namespaces",
-		Long: `Run one command in a sandbox made for it. The command sees the system
-directories read-only, the --read paths read-only, the --write paths
-read-write, a private home and TMPDIR, and nothing else; it has no network
-unless --net grants TCP ports; its environment is an allowlist.
+		Long: `Run one command in a sandbox made for it. The command reads the system
+directories, the --read paths read-only, the --write paths read-write, a
+private home and TMPDIR, and nothing else (outside them it can still stat
+a path it names: see claw doctor); it has no network unless --net grants
+TCP ports to connect to; its environment is an allowlist.
 
 Output is collected (head and tail kept up to --max-output per stream) and
 printed when the command ends.

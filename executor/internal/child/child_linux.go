@@ -271,6 +271,16 @@ func setup(c *Config) (Status, error) {
 			st.Proc = true
 		}
 	}
+	if c.Hostname != "" {
+		if err := setHostname(c.Hostname); err != nil {
+			return st, fail("hostname", err)
+		}
+	}
+	if c.CgroupNS {
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return st, fail("cgroup namespace", err)
+		}
+	}
 	if c.Mode == ModeExec {
 		path, err := resolve(c)
 		if err != nil {
@@ -395,6 +405,18 @@ func remount(c *Config) error {
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &rw); err != nil {
 			return fmt.Errorf("writable %q: %w", p, err)
 		}
+	}
+	return nil
+}
+
+// setHostname names the child's own UTS namespace (the domain name gets
+// the kernel's default), while it still has the capability to.
+func setHostname(name string) error {
+	if err := unix.Sethostname([]byte(name)); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	if err := unix.Setdomainname([]byte("(none)")); err != nil {
+		return fmt.Errorf("setdomainname: %w", err)
 	}
 	return nil
 }

@@ -89,6 +89,13 @@ type Config struct {
 
 	MountNS   bool `json:"mount_ns,omitempty"`   // in a private mount namespace: remount read-only
 	MountProc bool `json:"mount_proc,omitempty"` // in a PID namespace: mount a fresh /proc
+	// Hostname, in a UTS namespace of the child's own, is the name it
+	// sets, so the host's stays unseen.
+	Hostname string `json:"hostname,omitempty"`
+	// CgroupNS: make a cgroup namespace, rooted at the cgroup the child
+	// is in by now (its job cgroup, where the parent moved it before
+	// sending the config), so no cgroup path above it is seen.
+	CgroupNS bool `json:"cgroup_ns,omitempty"`
 
 	UID    int      `json:"uid"` // -1: keep
 	GID    int      `json:"gid"`
