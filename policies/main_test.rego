@@ -627,7 +627,7 @@ sandbox_ok(tc) if {
 # The tables are well formed: notes are unique across files, and every
 # case names a rule id.
 
-test_case_notes_are_unique if {
+test_tables_are_well_formed if {
 	tables := [
 		tools_fires, main_fires, paths_fires, commands_fires,
 		destructive_fires, network_fires,
@@ -638,9 +638,6 @@ test_case_notes_are_unique if {
 		destructive_quiet, network_quiet,
 	]
 	count(quiet) == sum([count(t) | some t in quiets])
-}
-
-test_every_case_names_a_rule if {
 	every tc in object.union(fires, quiet) {
 		is_string(tc.id)
 		tc.id != ""
