@@ -49,7 +49,7 @@ run keys generate --unencrypted
 run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat note.txt; ls'
 run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
-run tool run file_read --autonomy full --json '{"path":"note.txt"}'
+run tool run file_read --autonomy full --args '{"path":"note.txt"}'
 run exec -- 'ls'   # supervised, no terminal: nobody can approve; nothing runs (exit 6)
 
 say "the agent: a scripted session on the mock model, through a terminal"

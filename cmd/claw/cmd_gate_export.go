@@ -22,7 +22,7 @@ const gateExportLong = `Write the policy set in force to DIR, so stock OPA tools
   DIR/input.json             the input document of ACTION, when one is given
 
 For example:
-  claw gate export /tmp/p --json '{"tool":"shell","args":{"command":"ls"}}'
+  claw gate export /tmp/p --action '{"tool":"shell","args":{"command":"ls"}}'
   opa eval -d /tmp/p/policies -d /tmp/p/user -d /tmp/p/data.json -i /tmp/p/input.json data.claw.gate.result
   opa test /tmp/p/policies
 
@@ -31,7 +31,7 @@ DIR must not exist yet.`
 func newGateExportCommand(g *globals) *cobra.Command {
 	o := &gateTestOptions{}
 	c := &cobra.Command{
-		Use:   "export DIR [--json ACTION | TOOL ARG…]",
+		Use:   "export DIR [--action JSON | TOOL ARG…]",
 		Short: "Write the policies, data and an input for use with opa",
 		Long:  gateExportLong,
 		Args:  cobra.MinimumNArgs(1),
@@ -39,7 +39,8 @@ func newGateExportCommand(g *globals) *cobra.Command {
 			return runGateExport(c, g, o, args[0], args[1:])
 		},
 	}
-	c.Flags().StringVar(&o.actionJSON, "json", "", "the action as JSON")
+	c.Flags().StringVar(&o.actionJSON, "action", "", "the action as JSON")
+	addOldSpelling(c, &o.actionJSON, "json", "action")
 	c.Flags().StringVar(&o.autonomy, "autonomy", "", "autonomy level for the input")
 	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory for the input")
 	return c

@@ -52,7 +52,7 @@ Try a policy with a dry run, and run its tests:
     claw gate test --rego
 `
 
-// initResult is what claw init did, in --json form.
+// initResult is what claw init did, in -o json form.
 type initResult struct {
 	Home      string   `json:"home"`
 	Config    string   `json:"config"`
@@ -193,7 +193,7 @@ EXIT STATUS
 		},
 	}
 	c.Flags().StringVar(&workspace, "workspace", "", "workspace directory to write into a new config (default ~/claw-workspace)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print what was created as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

@@ -130,7 +130,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 		},
 	}
 	o.addFlags(c)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the pending requests as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
