@@ -400,7 +400,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return serve.ChatResult{}, chatErr(err)
 			}
-			out := serve.ChatResult{Conversation: res.Conversation, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
+			out := serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
 			for _, c := range res.ToolCalls {
 				out.ToolCalls = append(out.ToolCalls, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
 			}
