@@ -17,7 +17,8 @@ import (
 const gateExportLong = `Write the policy set in force to DIR, so stock OPA tools work on it:
 
   DIR/policies/*.rego        the built-in policies and their tests
-  DIR/user/*.rego            the user's policies and tests
+  DIR/user/*.rego            the user's policies and tests (the directory is
+                             made even when there are none)
   DIR/data.json              the data document (data.claw.config)
   DIR/input.json             the input document of ACTION, when one is given
 
@@ -106,6 +107,11 @@ func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string,
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// user/ is made even when there are no user policies, so the same
+	// opa command line works with and without them.
+	if err := os.Mkdir(filepath.Join(dir, "user"), 0o700); err != nil {
+		return err
+	}
 	for _, n := range names {
 		p := filepath.Join(dir, n)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
