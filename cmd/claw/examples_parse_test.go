@@ -30,7 +30,9 @@ func TestParseDocBlocks(t *testing.T) {
 		"  ```console",               // 18
 		"  $ claw version",           // 19
 		"  claw dev (go)",            // 20: output
-		"  ```",                      // 21
+		"  $ claw gate test \\",      // 21
+		"  > shell ls",               // 22: the shell's PS2
+		"  ```",                      // 23
 	}, "\n")
 	blocks, err := parseDocBlocks("x.md", []byte(doc))
 	if err != nil {
@@ -60,7 +62,7 @@ func TestParseDocBlocks(t *testing.T) {
 		t.Errorf("the here-document is not in the script:\n%s", b.src)
 	}
 	c := blocks[1]
-	if len(c.cmds) != 1 || c.cmds[0].text != "claw version" || c.cmds[0].line != 19 {
+	if len(c.cmds) != 2 || c.cmds[0].text != "claw version" || c.cmds[0].line != 19 || c.cmds[1].text != "claw gate test \\\nshell ls" {
 		t.Errorf("console block: %+v", c.cmds)
 	}
 

@@ -237,6 +237,7 @@ func (b *docBlock) parseCommands(body []string, console bool) error {
 			case strings.HasPrefix(l, "$ "):
 				l = l[2:]
 			case cont:
+				l = strings.TrimPrefix(l, "> ") // the shell's PS2
 			default:
 				continue // output
 			}
