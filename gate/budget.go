@@ -10,24 +10,33 @@ import (
 )
 
 // wallFactor bounds a decision's wall-clock time at this many times its
-// CPU budget: far beyond any scheduling delay of a loaded machine, it only
-// stops an evaluation that is not being run at all.
-const wallFactor = 40
+// CPU budget, and maxWall at most (or the budget, when that is more): far
+// beyond any scheduling delay of a loaded machine, it only stops an
+// evaluation that is not being run at all.
+const (
+	wallFactor = 40
+	maxWall    = 2 * time.Minute
+)
+
+// wallBound is the wall-clock bound of a decision with this CPU budget.
+func wallBound(budget time.Duration) time.Duration {
+	return min(wallFactor*budget, max(maxWall, budget))
+}
 
 // errWallClock is the cause of a decision that outlived its wall-clock
 // bound.
 var errWallClock = errors.New("the decision took too long on the clock")
 
 // workBudget returns a context that is cancelled once the calling
-// goroutine has used budget of CPU time, or after wallFactor times budget
-// on the wall clock, whichever comes first. The evaluation is bounded by
+// goroutine has used budget of CPU time, or after wallBound(budget) on the
+// wall clock, whichever comes first. The evaluation is bounded by
 // the work it does, not by the time a busy machine keeps it waiting for a
 // CPU: compiling, garbage collection in other threads and scheduling
 // delays do not count. The caller must call the returned function when
 // the evaluation is done; until then the goroutine stays on its thread.
 // Where a thread's CPU time cannot be read, budget is a wall-clock bound.
 func workBudget(ctx context.Context, budget time.Duration) (context.Context, func()) {
-	ctx, cancelWall := context.WithTimeoutCause(ctx, wallFactor*budget, errWallClock)
+	ctx, cancelWall := context.WithTimeoutCause(ctx, wallBound(budget), errWallClock)
 	ctx, cancel := context.WithCancelCause(ctx)
 	runtime.LockOSThread()
 	used, ok := threadCPUClock()

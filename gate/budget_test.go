@@ -21,7 +21,7 @@ func TestBudgetCountsWorkNotWaiting(t *testing.T) {
 	if err := ctx.Err(); err != nil {
 		t.Fatalf("asleep for 5 budgets, the context ended: %v", context.Cause(ctx))
 	}
-	deadline := time.Now().Add(wallFactor * budget)
+	deadline := time.Now().Add(wallBound(budget))
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 	}
 	cause := context.Cause(ctx)
@@ -32,7 +32,7 @@ func TestBudgetCountsWorkNotWaiting(t *testing.T) {
 }
 
 // TestBudgetWallClockBound: an evaluation that does not run at all is
-// still stopped, at wallFactor times its budget.
+// still stopped, at its wall-clock bound.
 func TestBudgetWallClockBound(t *testing.T) {
 	const budget = time.Millisecond
 	ctx, done := workBudget(context.Background(), budget)
@@ -41,6 +41,19 @@ func TestBudgetWallClockBound(t *testing.T) {
 	if c := context.Cause(ctx); !errors.Is(c, errWallClock) {
 		if _, ok := threadCPUClock(); ok {
 			t.Fatalf("cause %v, want the wall-clock bound", c)
+		}
+	}
+}
+
+func TestWallBound(t *testing.T) {
+	for budget, want := range map[time.Duration]time.Duration{
+		time.Millisecond:       40 * time.Millisecond,
+		250 * time.Millisecond: 10 * time.Second,
+		time.Minute:            2 * time.Minute,
+		5 * time.Minute:        5 * time.Minute,
+	} {
+		if got := wallBound(budget); got != want {
+			t.Errorf("wallBound(%v) = %v, want %v", budget, got, want)
 		}
 	}
 }

@@ -92,7 +92,8 @@ type Options struct {
 	// error.
 	UserPolicyDir string
 	// Timeout bounds the CPU time one decision may use (default 250ms),
-	// and at 40 times that its wall-clock time. A timeout is a deny.
+	// and at 40 times that (at most 2 minutes, or Timeout when that is
+	// more) its wall-clock time. A timeout is a deny.
 	Timeout time.Duration
 }
 
