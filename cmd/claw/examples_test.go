@@ -62,6 +62,9 @@ var exampleSkipKinds = map[string]string{
 	"terminal": "needs a person at a terminal",
 }
 
+// exampleHint ends a failure: where to read how examples are written.
+const exampleHint = `fix the example or its comment: "# exit N" for a documented status, an <!-- example --> comment with setup:, needs: or skip: before the block; see the top of cmd/claw/examples_test.go`
+
 // docExample is one command of a fenced block.
 type docExample struct {
 	line  int    // line of the command in its file
@@ -409,7 +412,7 @@ func runDocBlock(t *testing.T, b docBlock, clawPath string) {
 		if c.noted {
 			how = fmt.Sprintf("its comment documents exit %d", c.want)
 		}
-		t.Errorf("%s:%d: %s\n\texit status %d, but %s\n\tstdout:\n%s\tstderr:\n%s", b.file, c.line, c.text, st, how, indentText(string(out)), indentText(string(errOut)))
+		t.Errorf("%s:%d: %s\n\texit status %d, but %s\n\tstdout:\n%s\tstderr:\n%s\t(%s)", b.file, c.line, c.text, st, how, indentText(string(out)), indentText(string(errOut)), exampleHint)
 	}
 }
 
