@@ -207,7 +207,7 @@ func BenchmarkBudget(b *testing.B) {
 		name string
 		ctx  func() (context.Context, func())
 	}{
-		{"work", func() (context.Context, func()) { return workBudget(bg, defaultTimeout) }},
+		{"work", func() (context.Context, func()) { return workBudget(bg, defaultTimeout, wallBound(defaultTimeout)) }},
 		{"wall", func() (context.Context, func()) {
 			ctx, cancel := context.WithTimeout(bg, defaultTimeout)
 			return ctx, cancel

@@ -28,15 +28,15 @@ func wallBound(budget time.Duration) time.Duration {
 var errWallClock = errors.New("the decision took too long on the clock")
 
 // workBudget returns a context that is cancelled once the calling
-// goroutine has used budget of CPU time, or after wallBound(budget) on the
-// wall clock, whichever comes first. The evaluation is bounded by
+// goroutine has used budget of CPU time, or after wall on the wall clock,
+// whichever comes first. The evaluation is bounded by
 // the work it does, not by the time a busy machine keeps it waiting for a
 // CPU: compiling, garbage collection in other threads and scheduling
 // delays do not count. The caller must call the returned function when
 // the evaluation is done; until then the goroutine stays on its thread.
 // Where a thread's CPU time cannot be read, budget is a wall-clock bound.
-func workBudget(ctx context.Context, budget time.Duration) (context.Context, func()) {
-	ctx, cancelWall := context.WithTimeoutCause(ctx, wallBound(budget), errWallClock)
+func workBudget(ctx context.Context, budget, wall time.Duration) (context.Context, func()) {
+	ctx, cancelWall := context.WithTimeoutCause(ctx, wall, errWallClock)
 	ctx, cancel := context.WithCancelCause(ctx)
 	runtime.LockOSThread()
 	used, ok := threadCPUClock()

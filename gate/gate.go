@@ -371,7 +371,7 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if err != nil {
 		return fail(fmt.Errorf("building input: %w", err))
 	}
-	ctx, done := workBudget(ctx, e.opts.Timeout)
+	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
 	defer done()
 	evalOpts := []rego.EvalOption{rego.EvalParsedInput(val)}
 	if tracer != nil {
