@@ -91,7 +91,9 @@ type Options struct {
 	// A missing directory is fine; an unreadable or invalid policy is an
 	// error.
 	UserPolicyDir string
-	// Timeout bounds one decision (default 250ms). A timeout is a deny.
+	// Timeout bounds the CPU time one decision may use (default 250ms),
+	// and at 40 times that (at most 2 minutes, or Timeout when that is
+	// more) its wall-clock time. A timeout is a deny.
 	Timeout time.Duration
 }
 
@@ -369,19 +371,20 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if err != nil {
 		return fail(fmt.Errorf("building input: %w", err))
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
+	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
+	defer done()
 	evalOpts := []rego.EvalOption{rego.EvalParsedInput(val)}
 	if tracer != nil {
 		evalOpts = append(evalOpts, rego.EvalQueryTracer(tracer))
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("evaluating policy: %w", err))
+	if ctx.Err() != nil {
+		return fail(fmt.Errorf("evaluating policy: %w", context.Cause(ctx)))
 	}
 	rs, err := c.pq.Eval(ctx, evalOpts...)
-	if err == nil {
-		// A decision that arrives after its deadline is not one.
-		err = ctx.Err()
+	if ctx.Err() != nil {
+		// A decision that arrives after its deadline is not one, and
+		// the cause says which bound it crossed.
+		err = context.Cause(ctx)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("evaluating policy: %w", err))

@@ -140,8 +140,13 @@ check(tc) := res if {
 	count(res.reasons) > 0
 }
 
-# fires_ok(tc): the case's rule id is among the reasons.
-fires_ok(tc) if tc.id in ids(check(tc))
+# fires_ok(tc): the case's rule id is among the reasons, with the case's
+# severity when it names one.
+fires_ok(tc) if {
+	some r in check(tc).reasons
+	r.id == tc.id
+	object.get(tc, "severity", r.severity) == r.severity
+}
 
 # quiet_ok(tc): the case's rule id is not among the reasons.
 quiet_ok(tc) if not tc.id in ids(check(tc))

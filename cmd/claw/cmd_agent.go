@@ -57,7 +57,7 @@ approval are denied and the model is told why.`,
 				return runAgentOnce(c.Context(), g, &o)
 			}
 			if o.asJSON {
-				return usageErrorf("--json needs -m")
+				return usageErrorf("-o json needs -m")
 			}
 			return runREPL(c.Context(), g, &o)
 		},
@@ -66,7 +66,7 @@ approval are denied and the model is told why.`,
 	f.StringVarP(&o.message, "message", "m", "", "send one message, print the answer and exit")
 	f.StringVar(&o.conversation, "conversation", "", "continue this conversation id (default: the latest)")
 	f.BoolVar(&o.newConv, "new", false, "start a new conversation")
-	f.BoolVar(&o.asJSON, "json", false, "with -m: print the turn as JSON")
+	addOutputFlag(c, &o.asJSON)
 	o.actionOptions.addFlags(f)
 	return c
 }

@@ -33,7 +33,7 @@ EXIT STATUS
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

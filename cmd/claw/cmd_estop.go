@@ -45,7 +45,7 @@ func checkEstop(g *globals) doctorResult {
 // maxEstopReason bounds the reason kept in the ESTOP file and receipt.
 const maxEstopReason = 512
 
-// estopStatus is the --status --json shape.
+// estopStatus is the --status -o json shape.
 type estopStatus struct {
 	Engaged bool   `json:"engaged"`
 	Since   string `json:"since,omitempty"`
@@ -75,7 +75,7 @@ EXIT STATUS
   0 done (or --status, engaged or not), 1 error (the receipt could not be
   written: a stop is still engaged, a clear is not done), 2 usage.`,
 		Example: `  claw estop --reason "agent looping on deploys"
-  claw estop --status --json
+  claw estop --status -o json
   claw estop --clear`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -99,7 +99,7 @@ EXIT STATUS
 	c.Flags().StringVar(&reason, "reason", "", "why the stop is engaged (kept in the file and the receipt)")
 	c.Flags().BoolVar(&clear, "clear", false, "clear the emergency stop")
 	c.Flags().BoolVar(&status, "status", false, "show whether the emergency stop is engaged")
-	c.Flags().BoolVar(&asJSON, "json", false, "with --status: print as JSON")
+	addOutputFlag(c, &asJSON)
 	keys.addFlags(c)
 	return c
 }

@@ -50,6 +50,6 @@ func newExecCommand(g *globals) *cobra.Command {
 	}
 	o.addFlags(c.Flags())
 	o.keys.addFlags(c)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result (exit status, output, sandbox) as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }

@@ -56,7 +56,7 @@ Try a policy with a dry run, and run its tests:
     claw gate test --rego
 `
 
-// initResult is what claw init did, in --json form.
+// initResult is what claw init did, in -o json form.
 type initResult struct {
 	Home      string   `json:"home"`
 	Config    string   `json:"config"`
@@ -257,7 +257,7 @@ EXIT STATUS
 	}
 	c.Flags().StringVar(&workspace, "workspace", "", "workspace directory to write into a new config (default ~/claw-workspace)")
 	c.Flags().StringVar(&passFile, "passphrase-file", "", "encrypt the new receipt signing key with the passphrase in this file (or $CLAW_KEY_PASSPHRASE_FILE)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print what was created as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

@@ -360,7 +360,7 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 	o.addFlags(c)
 	c.Flags().StringVar(&kind, "kind", "ed25519", "key kind: ed25519 or ecdsa-p256")
 	c.Flags().BoolVar(&unencrypted, "unencrypted", false, "write the private key without a passphrase (for a service; mode 0600)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -405,7 +405,7 @@ func newKeysShowCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -515,7 +515,7 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 	}
 	o.addFlags(c)
 	c.Flags().StringVar(&kind, "kind", "", "kind of the new key (default: same as the old one)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

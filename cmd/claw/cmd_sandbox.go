@@ -230,10 +230,11 @@ func newSandboxCheckCommand(g *globals) *cobra.Command {
 		Long: `Same as claw doctor.
 
 EXIT STATUS
-  0 the sandbox is available, 5 it is not.`,
+  0 the sandbox is available and every check passed, 5 the sandbox is
+  unavailable, 1 a check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }

@@ -130,7 +130,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 		},
 	}
 	o.addFlags(c)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the pending requests as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -400,7 +400,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return serve.ChatResult{}, chatErr(err)
 			}
-			out := serve.ChatResult{Conversation: res.Conversation, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
+			out := serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
 			for _, c := range res.ToolCalls {
 				out.ToolCalls = append(out.ToolCalls, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
 			}

@@ -59,8 +59,7 @@ func TestScript(t *testing.T) {
 			_ = os.Chmod(e.WorkDir, 0o755)
 			for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
 				if fi, err := os.Stat(filepath.Join(dir, "claw")); err == nil && fi.Mode().IsRegular() {
-					_ = os.Chmod(dir, 0o755)
-					_ = os.Chmod(filepath.Dir(dir), 0o755) // testscript's private temp dir
+					openToRunAs(dir)
 					break
 				}
 			}
@@ -118,4 +117,12 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// openToRunAs makes dir and its parent (testscript's private temp dir)
+// searchable by everyone, so the unprivileged run_as user of a sandboxed
+// action can re-execute the claw they hold.
+func openToRunAs(dir string) {
+	_ = os.Chmod(dir, 0o755)
+	_ = os.Chmod(filepath.Dir(dir), 0o755)
 }

@@ -54,7 +54,8 @@ type Security struct {
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
 	AuditLog                 bool     `toml:"audit_log" json:"audit_log"`
-	GateTimeout              Duration `toml:"gate_timeout" json:"gate_timeout"`
+	// GateTimeout bounds the CPU time of one decision (see gate.Options).
+	GateTimeout Duration `toml:"gate_timeout" json:"gate_timeout"`
 	// ApprovalTimeout bounds how long an approval may wait; no answer in
 	// time is recorded as a timeout, never as a rejection.
 	ApprovalTimeout Duration `toml:"approval_timeout" json:"approval_timeout"`
