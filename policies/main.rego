@@ -557,9 +557,10 @@ sandbox_net if {
 # The result document Go reads.
 
 result := {
-	"decision": decision,
+	"decision": final_decision,
 	"risk": risk,
-	"reasons": reasons,
+	"reasons": final_reasons,
+	"grant": final_grant,
 	"sandbox": {
 		"read": sandbox_read,
 		"write": sandbox_write,

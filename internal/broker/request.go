@@ -159,3 +159,29 @@ func encodeShown(v any) json.RawMessage {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
+
+// maxRecordedArgs bounds the arguments a decision receipt keeps for
+// replay; larger ones are left out (args_omitted "too_large").
+const maxRecordedArgs = 64 << 10
+
+// recordedArgs is the decision receipt's copy of the arguments: compact
+// JSON with sorted keys, every string passed through red and values under
+// secret-named keys replaced, as [shownArgs] does but never cut. redacted
+// says whether that changed anything; omitted why there is none.
+func recordedArgs(argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
+	dec := json.NewDecoder(bytes.NewReader(argsJSON))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false, "undecodable"
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	plain := encodeShown(v)
+	out := encodeShown(redactShown(v, "", red))
+	if len(out) > maxRecordedArgs {
+		return "", false, "too_large"
+	}
+	return string(out), !bytes.Equal(plain, out), ""
+}
