@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -98,13 +99,15 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 	}
 	mem, _ := config.ParseSize(e.cfg.Sandbox.MemoryMax)
 	cfg := broker.Config{
-		Gate:      eng,
-		Log:       log,
-		Autonomy:  autonomy,
-		Workspace: ws,
-		Home:      e.userDir,
-		Channel:   "cli",
-		EstopFile: filepath.Join(e.home, "ESTOP"),
+		Gate:        eng,
+		Log:         log,
+		Autonomy:    autonomy,
+		Workspace:   ws,
+		Home:        e.userDir,
+		Channel:     "cli",
+		EstopFile:   filepath.Join(e.home, "ESTOP"),
+		Grants:      grant.Open(filepath.Join(e.home, grant.FileName)),
+		GrantExpiry: grantExpiry(e),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: e.cfg.Sandbox.MinLandlockABI,
 			RunAs:          e.cfg.Sandbox.RunAs,
@@ -145,7 +148,8 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 	n := t.in.Buffered()
 	t.in.Discard(n)
 	discardNotice(t.out, n+flushTerminalInput(t.fd))
-	fmt.Fprint(t.out, "Approve? [y/N] ")
+	writeProposal(t.out, r.Proposal)
+	fmt.Fprint(t.out, approvePrompt(r.Proposal))
 	type line struct {
 		s   string
 		err error
@@ -160,11 +164,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 		fmt.Fprintln(t.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
 	case l := <-ch:
-		ans := strings.ToLower(strings.TrimSpace(l.s))
-		if ans == "y" || ans == "yes" {
-			return broker.Answer{Result: "approved", By: "cli:tty"}, nil
-		}
-		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+		return parseApproval(l.s, r.Proposal, "cli:tty"), nil
 	}
 }
 

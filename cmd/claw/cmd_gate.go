@@ -185,6 +185,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return err
 	}
+	applyGrants(g, e, eng)
 	in := gate.BuildInput(action, gctx)
 	var d gate.Decision
 	var fired []string
