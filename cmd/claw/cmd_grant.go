@@ -296,4 +296,3 @@ func applyGrants(g *globals, e *env, eng *gate.Engine) {
 	}
 	eng.SetGrants(grant.Active(gs, time.Now()))
 }
-

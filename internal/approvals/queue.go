@@ -67,9 +67,9 @@ type item struct {
 	p        Pending
 	status   string
 	by       string
-	remember string // broker.Remember* of an approval
-	done   chan struct{} // closed once status is no longer pending
-	timer  *time.Timer
+	remember string        // broker.Remember* of an approval
+	done     chan struct{} // closed once status is no longer pending
+	timer    *time.Timer
 }
 
 // Queue holds the pending approval requests.
