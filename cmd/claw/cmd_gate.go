@@ -32,7 +32,7 @@ func newGateCommand(g *globals) *cobra.Command {
 		Use:   "gate",
 		Short: "Dry-run and test the policy gate",
 	}
-	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g))
+	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g), newGateReplayCommand(g))
 	return c
 }
 
