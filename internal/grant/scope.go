@@ -287,7 +287,12 @@ func Propose(in *gate.Input) (Scope, bool) {
 				return sc, false
 			}
 			gc := gate.GrantCommand{Program: c.Name}
-			if slices.Contains(subcommandPrograms, c.Name) && len(c.Argv) > 1 && !strings.HasPrefix(c.Argv[1], "-") {
+			if slices.Contains(subcommandPrograms, c.Name) {
+				// without its subcommand right after it (git -C dir
+				// status), a grant would cover every subcommand
+				if len(c.Argv) < 2 || strings.HasPrefix(c.Argv[1], "-") || c.Argv[1] == "" {
+					return sc, false
+				}
 				gc.Subcommand = c.Argv[1]
 			}
 			if !slices.Contains(sc.Commands, gc) {
@@ -319,5 +324,10 @@ func Propose(in *gate.Input) (Scope, bool) {
 		}
 	}
 	slices.Sort(sc.Paths)
+	// a scope the syntax cannot say (an unprintable path, an IPv6 host)
+	// is not offered: what is stored must read back as what was shown
+	if back, err := Parse(Format(sc)); err != nil || Format(back) != Format(sc) {
+		return sc, false
+	}
 	return sc, true
 }

@@ -166,11 +166,10 @@ func (s *Store) LoadIfChanged() ([]Grant, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var cur fileID
-	if fi, err := os.Stat(s.path); err == nil {
-		if st, ok := fi.Sys().(*unix.Stat_t); ok {
-			cur = fileID{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ok: true}
-		}
-	} else if errors.Is(err, os.ErrNotExist) {
+	var st unix.Stat_t
+	if err := unix.Stat(s.path, &st); err == nil {
+		cur = fileID{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ok: true}
+	} else if errors.Is(err, unix.ENOENT) {
 		cur = fileID{ok: true}
 	}
 	if cur.ok && cur == s.seen {
