@@ -149,7 +149,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 	t.in.Discard(n)
 	discardNotice(t.out, n+flushTerminalInput(t.fd))
 	writeProposal(t.out, r.Proposal)
-	fmt.Fprint(t.out, approvePrompt(r.Proposal))
+	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string
 		err error

@@ -63,15 +63,7 @@ func writeProposal(w io.Writer, p *broker.Proposal) {
 	}
 	fmt.Fprintf(w, "  grant offered: %s\n", sanitize(p.Words))
 	fmt.Fprintf(w, "  grant scope: %s\n", sanitize(p.Text))
-}
-
-// approvePrompt is the question of an approval: with a proposal it offers
-// once, this conversation and the grant.
-func approvePrompt(p *broker.Proposal) string {
-	if p == nil {
-		return "Approve? [y/N] "
-	}
-	return "Approve? [y]es once, [c]onversation, [g]rant as shown, [N]o: "
+	fmt.Fprintln(w, "  answer y for this action only, c for this conversation, g for the grant above")
 }
 
 // parseApproval reads a typed answer: y/yes approves once; c and g

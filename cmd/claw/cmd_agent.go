@@ -788,7 +788,7 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 	writeRequest(a.out, "Tool request", r)
 	writeProposal(a.out, r.Proposal)
 	a.in.discardTypeahead(a.out)
-	line, err := a.in.ask(ctx, approvePrompt(r.Proposal), false)
+	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil

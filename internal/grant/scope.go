@@ -268,7 +268,8 @@ var subcommandPrograms = []string{
 // Propose derives the narrowest useful scope for an action the gate
 // decided on with input in: the tool; for shell, each program run (with
 // its subcommand for programs that have them), any arguments; the paths
-// under the workspace as the workspace, others each as itself; the
+// under the workspace as the workspace (for shell, always the workspace),
+// others each as itself; the
 // http host and method; the autonomy. It returns false for an action no
 // grant could cover (see [gate.GrantScope]).
 func Propose(in *gate.Input) (Scope, bool) {
@@ -314,9 +315,15 @@ func Propose(in *gate.Input) (Scope, bool) {
 		return sc, false
 	}
 	ws := in.Context.Workspace
+	wsValid := ws != "" && ws != "/" && filepath.IsAbs(ws)
+	if in.Kind == "shell" && wsValid {
+		// a command's paths vary from one run to the next (git add -A,
+		// git add a.go): the workspace covers them all
+		sc.Paths = []string{ws}
+	}
 	for _, p := range append(append([]string(nil), in.Paths...), in.Writes...) {
 		pre := p // outside the workspace: that path only
-		if ws != "" && ws != "/" && (p == ws || strings.HasPrefix(p, ws+"/")) {
+		if wsValid && (p == ws || strings.HasPrefix(p, ws+"/")) {
 			pre = ws
 		}
 		if !slices.Contains(sc.Paths, pre) {
