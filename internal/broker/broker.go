@@ -17,6 +17,17 @@
 // could not be written, the sandbox is unavailable); the action did not
 // run then either.
 //
+// # Grants
+//
+// With Config.Grants set, the broker gives the gate the store's active
+// grants before each decision whenever the file changed, and offers an
+// approver the narrowest useful grant for an ask ([Request].Proposal, in
+// the grant syntax and in words). An [Answer] with Remember
+// [RememberGrant] or [RememberConversation] stores that grant (scoped to
+// the conversation for the latter), its grant_added receipt first. The
+// decision receipt keeps the redacted canonical action (for `claw gate
+// replay`) and the id of the grant that allowed it.
+//
 // # Guards
 //
 // Every wait for a human is bounded by Config.ApprovalTimeout; no answer
@@ -284,7 +295,7 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		ActionSHA256: actionSHA,
 		Summary:      c.Redact(gate.Summary(a)),
 	}
-	ra.Args, ra.ArgsRedacted, ra.ArgsOmitted = recordedArgs(argsJSON, c.Redact)
+	ra.Args, ra.ArgsRedacted, ra.ArgsOmitted = recordedArgs(a.Tool, argsJSON, c.Redact)
 	rd := receipts.Decision{
 		Result:       d.Decision,
 		Risk:         d.Risk,

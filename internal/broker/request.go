@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/receipts"
 )
 
 // Bounds of [Request].Args: what a person is shown of an action's
@@ -164,11 +165,23 @@ func encodeShown(v any) json.RawMessage {
 // replay; larger ones are left out (args_omitted "too_large").
 const maxRecordedArgs = 64 << 10
 
-// recordedArgs is the decision receipt's copy of the arguments: compact
-// JSON with sorted keys, every string passed through red and values under
-// secret-named keys replaced, as [shownArgs] does but never cut. redacted
-// says whether that changed anything; omitted why there is none.
-func recordedArgs(argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
+// payloadArgs are the arguments that carry data rather than say what an
+// action does (what is written, an edit, a request body). The decision
+// receipt keeps their SHA-256 ("sha256:<hex>") instead of the data: the
+// policies decide on paths and hosts, and the log is no place for file
+// contents.
+var payloadArgs = map[string][]string{
+	"file_write": {"content"},
+	"edit_file":  {"old", "new"},
+	"http":       {"body"},
+}
+
+// recordedArgs is the decision receipt's copy of the arguments of a tool
+// call: compact JSON with sorted keys, payloads replaced by their digest,
+// every string passed through red and values under secret-named keys
+// replaced, as [shownArgs] does but never cut. redacted says whether
+// redaction changed anything; omitted why there is nothing.
+func recordedArgs(tool string, argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
 	dec := json.NewDecoder(bytes.NewReader(argsJSON))
 	dec.UseNumber()
 	var v any
@@ -177,6 +190,13 @@ func recordedArgs(argsJSON []byte, red func(string) string) (args string, redact
 	}
 	if v == nil {
 		v = map[string]any{}
+	}
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range payloadArgs[tool] {
+			if p, ok := m[k].(string); ok {
+				m[k] = receipts.Digest([]byte(p))
+			}
+		}
 	}
 	plain := encodeShown(v)
 	out := encodeShown(redactShown(v, "", red))
