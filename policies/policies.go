@@ -46,7 +46,8 @@
 //	         "ip": "", "class": "public", "error": ""},
 //	 "errors": [],
 //	 "context": {"autonomy": "supervised", "workspace": "/ws", "cwd": "/ws",
-//	             "home": "/home/u", "channel": "cli", "estop": false}}
+//	             "home": "/home/u", "channel": "cli", "estop": false,
+//	             "conversation": ""}}        // grants may be scoped to one
 //
 // Every path is canonical and absolute; a path that is not (relative, with
 // "." or ".." elements, "//" or a trailing slash) is denied as input.invalid.
