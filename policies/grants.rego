@@ -137,8 +137,6 @@ grant_command_matches(sc, c, "none") if {
 # one's reason.
 
 applied_grants := sort([g.id |
-	decision == "ask"
-	not grant_blocked
 	some g in grants
 	is_string(g.id)
 	grant_covers(g)
@@ -146,10 +144,21 @@ applied_grants := sort([g.id |
 
 applied_grant := applied_grants[0]
 
-final_decision := "allow" if {
-	decision == "ask"
-	applied_grant
-} else := decision
+# result is the combined result, unless it is an ask a grant covers: the
+# common cases (no ask, or no grant) cost one comparison each.
+result := combined if {
+	decision != "ask"
+} else := combined if {
+	count(grants) == 0
+} else := combined if {
+	grant_blocked
+} else := combined if {
+	not applied_grant
+} else := object.union(combined, {
+	"decision": "allow",
+	"reasons": array.concat(reasons, [grant_reason]),
+	"grant": applied_grant,
+})
 
 # METADATA
 # title: Ask covered by a grant
@@ -161,11 +170,3 @@ final_decision := "allow" if {
 #   id: grant.applied
 #   severity: low
 grant_reason := lib.reason(rego.metadata.rule(), sprintf("grant %s covers this action", [applied_grant]))
-
-final_reasons := array.concat(reasons, [grant_reason]) if {
-	final_decision != decision
-} else := reasons
-
-default final_grant := ""
-
-final_grant := applied_grant if final_decision != decision

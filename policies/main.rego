@@ -554,13 +554,14 @@ sandbox_net if {
 } else := false
 
 # ---------------------------------------------------------------------------
-# The result document Go reads.
+# The combined result; grants.rego turns it into the result document Go
+# reads (data.claw.gate.result).
 
-result := {
-	"decision": final_decision,
+# combined is the result before grants; grants.rego makes it the result.
+combined := {
+	"decision": decision,
 	"risk": risk,
-	"reasons": final_reasons,
-	"grant": final_grant,
+	"reasons": reasons,
 	"sandbox": {
 		"read": sandbox_read,
 		"write": sandbox_write,
