@@ -7,8 +7,19 @@ import (
 	"time"
 )
 
+// grantEngine is the test engine with a generous timeout: a busy machine
+// must not turn a decision these tests compare into a gate.error.
+func grantEngine(t *testing.T) *Engine {
+	t.Helper()
+	eng, err := New(context.Background(), Options{Policy: testPolicy(), Home: "/home/u", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
 func TestGrantTurnsAskIntoAllow(t *testing.T) {
-	eng := newTestEngine(t, testPolicy(), "")
+	eng := grantEngine(t)
 	ctx := context.Background()
 	c := testContext("supervised")
 	d, err := eng.Decide(ctx, shellAction("go test ./..."), c)
@@ -34,5 +45,45 @@ func TestGrantTurnsAskIntoAllow(t *testing.T) {
 	d, _ = eng.Decide(ctx, shellAction("go test ./..."), c)
 	if d.Decision != Ask || d.Grant != "" {
 		t.Fatalf("expired grant still applies: %+v", d)
+	}
+}
+
+// TestGrantsConcurrent decides from several goroutines while grants are
+// replaced and expire (run with -race): every decision is the ask or the
+// allow of a grant that was in force, never anything else.
+func TestGrantsConcurrent(t *testing.T) {
+	eng := grantEngine(t)
+	ctx := context.Background()
+	c := testContext("supervised")
+	scope := GrantScope{Tool: "shell", Commands: []GrantCommand{{Program: "git", Subcommand: "status"}}, Args: "any", Paths: []string{"/home/u/ws"}}
+	done := make(chan struct{})
+	errs := make(chan string, 4)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- ""
+					return
+				default:
+				}
+				d, err := eng.Decide(ctx, shellAction("git status"), c)
+				if err != nil || d.Decision != Ask && (d.Decision != Allow || d.Grant == "") {
+					errs <- d.Decision + " " + d.Grant
+					return
+				}
+			}
+		}()
+	}
+	for i := range 50 {
+		exp := time.Now().Add(time.Duration(i%3) * time.Millisecond)
+		eng.SetGrants([]Grant{{ID: "g-" + string(rune('a'+i%26)), Expires: exp, Scope: scope}})
+		time.Sleep(time.Millisecond)
+	}
+	close(done)
+	for range 2 {
+		if e := <-errs; e != "" {
+			t.Fatalf("unexpected decision %q", e)
+		}
 	}
 }
