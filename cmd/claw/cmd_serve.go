@@ -179,6 +179,15 @@ EXIT STATUS
 			if (len(args) == 1) == oldest {
 				return usageErrorf("give either the request id or --oldest")
 			}
+			decision := verb
+			switch {
+			case asGrant && forConv:
+				return usageErrorf("--grant and --conversation do not go together")
+			case asGrant:
+				decision = "approve_grant"
+			case forConv:
+				decision = "approve_conversation"
+			}
 			target, token, err := o.dial(g)
 			if err != nil {
 				return err
@@ -217,17 +226,6 @@ EXIT STATUS
 				if u := os.Getenv("USER"); u != "" {
 					approver = "cli:" + u
 				}
-			}
-			decision := verb
-			switch {
-			case asGrant && forConv:
-				return usageErrorf("--grant and --conversation do not go together")
-			case (asGrant || forConv) && verb != "approve":
-				return usageErrorf("--grant and --conversation are for approve")
-			case asGrant:
-				decision = "approve_grant"
-			case forConv:
-				decision = "approve_conversation"
 			}
 			res, err := cl.Decide(c.Context(), p.ID, decision, approver, p.ActionSHA256)
 			if err != nil {
