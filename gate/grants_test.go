@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -84,6 +85,40 @@ func TestGrantsConcurrent(t *testing.T) {
 	for range 2 {
 		if e := <-errs; e != "" {
 			t.Fatalf("unexpected decision %q", e)
+		}
+	}
+}
+
+// BenchmarkDecideGrants measures the decision of an ask ("go vet ./...")
+// with n grants in force that do not cover it (other programs), and with
+// one more that does (the last): the cost of matching scopes.
+func BenchmarkDecideGrants(b *testing.B) {
+	for _, n := range []int{0, 10, 100} {
+		for _, covered := range []bool{false, true} {
+			b.Run(fmt.Sprintf("grants=%d/covered=%t", n, covered), func(b *testing.B) {
+				eng, c := benchEngine(b)
+				exp := time.Now().Add(time.Hour)
+				var gs []Grant
+				for i := range n {
+					gs = append(gs, Grant{ID: fmt.Sprintf("g-%03d", i), Expires: exp, Scope: GrantScope{Tool: "shell",
+						Commands: []GrantCommand{{Program: fmt.Sprintf("tool%d", i)}}, Args: "any", Paths: []string{"/home/u/ws"}}})
+				}
+				if covered {
+					gs = append(gs, Grant{ID: "g-vet", Expires: exp, Scope: GrantScope{Tool: "shell",
+						Commands: []GrantCommand{{Program: "go", Subcommand: "vet"}}, Args: "any", Paths: []string{"/home/u/ws"}}})
+				}
+				eng.SetGrants(gs)
+				ctx := context.Background()
+				a := Action{Tool: "shell", Args: map[string]any{"command": "go vet ./..."}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					d, err := eng.Decide(ctx, a, c)
+					if err != nil || (d.Decision == Allow) != covered {
+						b.Fatalf("%+v %v", d, err)
+					}
+				}
+			})
 		}
 	}
 }

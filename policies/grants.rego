@@ -70,9 +70,9 @@ grant_blocked if {
 
 grant_covers(g) if {
 	g.scope.tool == input.action.tool
-	grant_field_ok(g.scope, "autonomy", object.get(input.context, "autonomy", ""))
-	grant_field_ok(g.scope, "conversation", object.get(input.context, "conversation", ""))
 	grant_commands_ok(g.scope)
+	grant_field_ok(g.scope.autonomy, input_autonomy)
+	grant_field_ok(g.scope.conversation, input_conversation)
 	every p in grant_paths {
 		some pre in g.scope.paths
 		lib.under(p, pre)
@@ -85,11 +85,15 @@ grant_covers(g) if {
 	}
 }
 
-# grant_field_ok: the scope leaves the field open ("") or names the value.
-grant_field_ok(scope, field, _) if object.get(scope, field, "") == ""
+input_autonomy := object.get(input.context, "autonomy", "")
 
-grant_field_ok(scope, field, v) if {
-	object.get(scope, field, "") == v
+input_conversation := object.get(input.context, "conversation", "")
+
+# grant_field_ok: the scope leaves the field open ("") or names the value.
+grant_field_ok("", _)
+
+grant_field_ok(want, v) if {
+	want == v
 	v != ""
 }
 
