@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -108,13 +109,15 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 	}
 	mem, _ := config.ParseSize(e.cfg.Sandbox.MemoryMax)
 	cfg := broker.Config{
-		Gate:      eng,
-		Log:       log,
-		Autonomy:  autonomy,
-		Workspace: ws,
-		Home:      e.userDir,
-		Channel:   "cli",
-		EstopFile: filepath.Join(e.home, "ESTOP"),
+		Gate:        eng,
+		Log:         log,
+		Autonomy:    autonomy,
+		Workspace:   ws,
+		Home:        e.userDir,
+		Channel:     "cli",
+		EstopFile:   filepath.Join(e.home, "ESTOP"),
+		Grants:      grant.Open(filepath.Join(e.home, grant.FileName)),
+		GrantExpiry: grantExpiry(e),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: e.cfg.Sandbox.MinLandlockABI,
 			RunAs:          e.cfg.Sandbox.RunAs,
@@ -157,6 +160,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 	n := t.in.Buffered()
 	t.in.Discard(n)
 	discardNotice(t.out, n+flushTerminalInput(t.fd))
+	writeProposal(t.out, r.Proposal)
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string
@@ -172,11 +176,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 		fmt.Fprintln(t.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
 	case l := <-ch:
-		ans := strings.ToLower(strings.TrimSpace(l.s))
-		if ans == "y" || ans == "yes" {
-			return broker.Answer{Result: "approved", By: "cli:tty"}, nil
-		}
-		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+		return parseApproval(l.s, r.Proposal, "cli:tty"), nil
 	}
 }
 

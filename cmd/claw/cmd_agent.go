@@ -786,6 +786,7 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 	}
 	a.endLine()
 	writeRequest(a.out, "Tool request", r)
+	writeProposal(a.out, r.Proposal)
 	a.in.discardTypeahead(a.out)
 	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
@@ -797,11 +798,10 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 		fmt.Fprintf(a.out, "claw: %v\n", err)
 		return broker.Answer{}, err
 	}
-	ans := strings.ToLower(strings.TrimSpace(line))
-	if err == nil && (ans == "y" || ans == "yes") {
-		return broker.Answer{Result: "approved", By: "cli:tty"}, nil
+	if err != nil {
+		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
 	}
-	return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+	return parseApproval(line, r.Proposal, "cli:tty"), nil
 }
 
 // AskPassphrase asks for the passphrase through the REPL's own reader,

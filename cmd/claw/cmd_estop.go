@@ -236,6 +236,15 @@ func cleanReason(s string) string {
 
 // estopReceipt appends an estop record to the receipt log.
 func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.Estop) error {
+	return withReceiptLog(g, keys, func(log *receipts.Log) error {
+		_, err := log.Estop(ctx, e)
+		return err
+	})
+}
+
+// withReceiptLog opens the receipt log for a state-change receipt (estop,
+// grants), lets fn append to it, and closes it.
+func withReceiptLog(g *globals, keys *keyOptions, fn func(*receipts.Log) error) error {
 	signer, err := loadReceiptSigner(g, keys)
 	if err != nil {
 		return err
@@ -255,7 +264,7 @@ func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.
 	if err != nil {
 		return err
 	}
-	if _, err := log.Estop(ctx, e); err != nil {
+	if err := fn(log); err != nil {
 		log.Close()
 		return err
 	}

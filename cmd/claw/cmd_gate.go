@@ -32,7 +32,7 @@ func newGateCommand(g *globals) *cobra.Command {
 		Use:   "gate",
 		Short: "Dry-run and test the policy gate",
 	}
-	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g))
+	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g), newGateReplayCommand(g))
 	return c
 }
 
@@ -187,6 +187,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return err
 	}
+	applyGrants(g, e, eng)
 	in := gate.BuildInput(action, gctx)
 	var d gate.Decision
 	var fired []string

@@ -196,6 +196,10 @@ func receiptDetail(b *receipts.Body) string {
 		if p := b.Policy; p != nil {
 			return p.Digest
 		}
+	case receipts.TypeGrantAdded, receipts.TypeGrantRevoked:
+		if g := b.Grant; g != nil {
+			return oneLine(g.ID, 20) + " by " + oneLine(g.By, 40) + " until " + g.Expires + " " + oneLine(g.Scope, 80)
+		}
 	}
 	return ""
 }

@@ -59,6 +59,11 @@ type Security struct {
 	// ApprovalTimeout bounds how long an approval may wait; no answer in
 	// time is recorded as a timeout, never as a rejection.
 	ApprovalTimeout Duration `toml:"approval_timeout" json:"approval_timeout"`
+	// GrantExpiry is how long a grant lasts when none is given (an
+	// approver's "yes for this family" and `claw grant add`);
+	// GrantMaxExpiry is the longest any grant may last.
+	GrantExpiry    Duration `toml:"grant_expiry" json:"grant_expiry"`
+	GrantMaxExpiry Duration `toml:"grant_max_expiry" json:"grant_max_expiry"`
 	// PassphraseMaxFailures wrong passphrases in a row lock the
 	// passphrase gate for PassphraseLockout.
 	PassphraseMaxFailures int      `toml:"passphrase_max_failures" json:"passphrase_max_failures"`
@@ -193,6 +198,8 @@ func Default(home string) *Config {
 			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},
 			ApprovalTimeout:          Duration{120 * time.Second},
+			GrantExpiry:              Duration{8 * time.Hour},
+			GrantMaxExpiry:           Duration{30 * 24 * time.Hour},
 			PassphraseMaxFailures:    5,
 			PassphraseLockout:        Duration{15 * time.Minute},
 		},

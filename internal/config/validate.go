@@ -21,6 +21,7 @@ const (
 	maxGateTimeout  = time.Minute
 	maxShellTimeout = 24 * time.Hour
 	maxPids         = 1 << 22
+	maxGrantExpiry  = 365 * 24 * time.Hour
 )
 
 // lazyRegexp returns a function that compiles expr on its first call:
@@ -103,6 +104,8 @@ func (s *source) validate(c *Config) {
 	s.checkRange("receipts.checkpoint_every", rc.Checkpoint, 1, math.MaxInt32)
 
 	s.checkDuration("security.approval_timeout", sec.ApprovalTimeout, maxShellTimeout)
+	s.checkDuration("security.grant_max_expiry", sec.GrantMaxExpiry, maxGrantExpiry)
+	s.checkDuration("security.grant_expiry", sec.GrantExpiry, sec.GrantMaxExpiry.Duration)
 	s.checkRange("security.passphrase_max_failures", sec.PassphraseMaxFailures, 1, 100)
 	s.checkDuration("security.passphrase_lockout", sec.PassphraseLockout, 7*24*time.Hour)
 
