@@ -119,7 +119,7 @@ func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, e
 	}
 	ans, err := q.Wait(ctx, id)
 	if err != nil {
-		q.withdraw(id)
+		q.Withdraw(id)
 		return broker.Answer{Result: StatusTimeout, By: "none"}, err
 	}
 	return ans, nil
@@ -182,8 +182,9 @@ func (q *Queue) forget(id string) {
 	q.mu.Unlock()
 }
 
-// withdraw ends a request whose requester stopped waiting.
-func (q *Queue) withdraw(id string) {
+// Withdraw ends a request whose requester stopped waiting (its wait
+// returns "timeout").
+func (q *Queue) Withdraw(id string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if it, ok := q.items[id]; ok && it.status == StatusPending {
