@@ -234,8 +234,7 @@ func (b *Bot) turn(ctx context.Context, m Message, text string) {
 	}
 	defer func() { <-b.sem }()
 
-	tctx, stopTyping := context.WithCancel(ctx)
-	go b.typing(tctx, m.ChannelID)
+	stopTyping := b.typing(ctx, m.ChannelID)
 	b.mu.Lock()
 	conv := b.convs[key]
 	b.mu.Unlock()
@@ -252,18 +251,31 @@ func (b *Bot) turn(ctx context.Context, m Message, text string) {
 	b.reply(ctx, m.ChannelID, reply)
 }
 
-// typing keeps the typing indicator on until ctx ends.
-func (b *Bot) typing(ctx context.Context, channelID string) {
-	for {
+// typing shows the typing indicator now, and keeps it on (it lasts ten
+// seconds) until the returned stop is called.
+func (b *Bot) typing(ctx context.Context, channelID string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	beat := func() {
 		if err := b.rest.typing(ctx, channelID); err != nil && ctx.Err() == nil {
-			b.log.Debug("discord typing failed", "error", err.Error())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(typingInterval):
+			b.log.Debug("discord typing failed", "event", "discord_typing_failed", "error", err.Error())
 		}
 	}
+	beat()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(typingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // reply sends text in as many messages as it takes.

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"strings"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,7 +97,11 @@ func (g *gateway) session(ctx context.Context) (established bool, err error) {
 		}
 		base = g.url
 	}
-	c, _, err := websocket.Dial(ctx, strings.TrimRight(base, "/")+"/?v=10&encoding=json", &websocket.DialOptions{HTTPClient: g.hc})
+	u, err := gatewayQuery(base)
+	if err != nil {
+		return false, err
+	}
+	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: g.hc})
 	if err != nil {
 		return false, fmt.Errorf("failed to connect to the gateway: %w", err)
 	}
@@ -228,6 +232,20 @@ func (g *gateway) closed(err error) error {
 		g.seq.Store(0)
 	}
 	return err
+}
+
+// gatewayQuery is the gateway's URL with the version and encoding claw
+// speaks (v10, JSON, no compression).
+func gatewayQuery(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "wss" && u.Scheme != "ws") || u.Host == "" {
+		return "", fmt.Errorf("gateway url %q is not a ws(s):// URL", clipID(base))
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	u.RawQuery = "v=10&encoding=json"
+	return u.String(), nil
 }
 
 func readFrame(ctx context.Context, c *websocket.Conn) (frame, error) {
