@@ -59,24 +59,27 @@ func (t Type) Valid() bool {
 // order and never contain floats or maps, so the same Body always encodes
 // to the same bytes. The writer fills V, Log, Seq, TS and Prev.
 type Body struct {
-	V            int          `json:"v"`
-	Log          string       `json:"log"`
-	Seq          uint64       `json:"seq"`
-	TS           string       `json:"ts"`
-	Type         Type         `json:"type"`
-	ActionID     string       `json:"action_id,omitempty"`
-	Conversation string       `json:"conversation,omitempty"`
-	Channel      string       `json:"channel,omitempty"`
-	Action       *Action      `json:"action,omitempty"`
-	Decision     *Decision    `json:"decision,omitempty"`
-	Approval     *Approval    `json:"approval,omitempty"`
-	Outcome      *Outcome     `json:"outcome,omitempty"`
-	Policy       *Policy      `json:"policy,omitempty"`
-	Key          *KeyRotation `json:"key,omitempty"`
-	Checkpoint   *Checkpoint  `json:"checkpoint,omitempty"`
-	Recovery     *Recovery    `json:"recovery,omitempty"`
-	Estop        *Estop       `json:"estop,omitempty"`
-	Prev         string       `json:"prev"`
+	V            int    `json:"v"`
+	Log          string `json:"log"`
+	Seq          uint64 `json:"seq"`
+	TS           string `json:"ts"`
+	Type         Type   `json:"type"`
+	ActionID     string `json:"action_id,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	Channel      string `json:"channel,omitempty"`
+	// User is who the channel acted for (a bridge session, a Discord
+	// user id, a FIFO's channel id), as the channel names them.
+	User       string       `json:"user,omitempty"`
+	Action     *Action      `json:"action,omitempty"`
+	Decision   *Decision    `json:"decision,omitempty"`
+	Approval   *Approval    `json:"approval,omitempty"`
+	Outcome    *Outcome     `json:"outcome,omitempty"`
+	Policy     *Policy      `json:"policy,omitempty"`
+	Key        *KeyRotation `json:"key,omitempty"`
+	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
+	Recovery   *Recovery    `json:"recovery,omitempty"`
+	Estop      *Estop       `json:"estop,omitempty"`
+	Prev       string       `json:"prev"`
 }
 
 // Action summarises what was attempted. Summary must already have secrets
