@@ -37,6 +37,9 @@ type Options struct {
 	Approvers  []string // who may approve; empty: nobody
 	// ApprovalTimeout bounds a wait for a human (5 s if zero).
 	ApprovalTimeout time.Duration
+	// Approver, when set, is the broker's approver instead of the queue
+	// (a channel that asks on its own wire, like Discord's codes).
+	Approver broker.Approver
 }
 
 // Rig is an Env and where its state lives.
@@ -78,6 +81,9 @@ func New(t TB, name string, o Options) *Rig {
 	var approver broker.Approver
 	if len(o.Approvers) > 0 {
 		approver = q.For(name, o.Approvers)
+	}
+	if o.Approver != nil {
+		approver = o.Approver
 	}
 	estop := filepath.Join(root, "ESTOP")
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: approver, Autonomy: o.Autonomy, Workspace: ws, Home: home,

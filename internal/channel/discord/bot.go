@@ -66,6 +66,9 @@ type Config struct {
 	// Estop, when set, lets an approver engage the emergency stop by
 	// sending "estop"; by is "discord:ID".
 	Estop func(ctx context.Context, by string) error
+	// Stopped, when set, reports whether the emergency stop is engaged;
+	// while it is, a message is answered with that instead of a turn.
+	Stopped func() bool
 }
 
 // Bot is the Discord channel.
@@ -182,6 +185,12 @@ func (b *Bot) handle(ctx context.Context, m Message) {
 		return
 	}
 	if text == "" {
+		return
+	}
+	if b.cfg.Stopped != nil && b.cfg.Stopped() {
+		b.spawn(func() {
+			b.reply(ctx, m.ChannelID, "The emergency stop is engaged: claw does nothing until a person clears it on the machine.")
+		})
 		return
 	}
 	b.mu.Lock()
@@ -309,6 +318,13 @@ func (b *Bot) Ask(ctx context.Context, channelID string, r broker.Request) (brok
 		Tool: r.Tool, Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk,
 		ActionSHA256: r.ActionSHA256, Requester: "discord",
 	}}
+	// only this channel's approvers decide it, here or through the queue
+	for _, id := range b.cfg.Approvers {
+		p.Approvers = append(p.Approvers, "discord:"+id)
+	}
+	if len(p.Approvers) == 0 {
+		return none, fmt.Errorf("%w: [channels.discord] approver_ids is empty", approvals.ErrNotAllowed)
+	}
 	for _, rs := range r.Decision.Reasons {
 		p.Reasons = append(p.Reasons, approvals.Reason{ID: rs.ID, Msg: rs.Msg})
 	}
