@@ -60,6 +60,9 @@ type runtimeOptions struct {
 	// prestart keeps a sandbox child started ahead of the next action
 	// (long-lived channels: the REPL and the daemon).
 	prestart bool
+	// broker adjusts the broker's config for the channel (its section's
+	// autonomy and tools_allow) before the runtime reads it.
+	broker func(c *broker.Config)
 }
 
 // newAgentRuntime opens config, gate, receipts, broker (with the given
@@ -86,6 +89,9 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			ro.log = startLogger(g, e)
 		}
 		c.Channel = channel
+		if ro.broker != nil {
+			ro.broker(c)
+		}
 		c.Logger = ro.log
 		c.OnDecision = ro.onDecision
 		c.Approver = approver

@@ -362,6 +362,11 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
+	chans, err := openChannels(ctx, g, o, e, queue, log)
+	if err != nil {
+		return err
+	}
+	defer closeChannels(chans)
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -485,8 +490,22 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			infof(g.stderr, "serving on http://%s", listen)
 		}
 	}()
-	if err := srv.Serve(ctx); err != nil {
+	// A channel that fails for good stops the daemon, with its reason.
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var failed atomic.Pointer[error]
+	waitChannels := runChannels(sctx, chans, func(err error) {
+		failed.CompareAndSwap(nil, &err)
+		stop(err)
+	})
+	err = srv.Serve(sctx)
+	stop(nil)
+	waitChannels()
+	if err != nil {
 		return withCode(exitError, err)
+	}
+	if p := failed.Load(); p != nil {
+		return withCode(exitError, *p, "fix the channel's section or its token, then start claw serve again")
 	}
 	infof(g.stderr, "stopped")
 	return nil

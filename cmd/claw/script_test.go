@@ -58,6 +58,7 @@ func TestScript(t *testing.T) {
 					break
 				}
 			}
+			e.Values["discord"] = &discordFake{}
 			if v := os.Getenv("CLAW_REQUIRE_SANDBOX"); v != "" {
 				e.Setenv("CLAW_REQUIRE_SANDBOX", v)
 			}
@@ -65,7 +66,8 @@ func TestScript(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":  cmdStatus,
+			"discord": cmdDiscord,
 		},
 	})
 }

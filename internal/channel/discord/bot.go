@@ -180,7 +180,7 @@ func (b *Bot) handle(ctx context.Context, m Message) {
 		return
 	}
 	if !b.users[m.Author.ID] {
-		b.log.Info("discord message from a user who is not allowed ignored", "event", "discord_ignored",
+		b.log.Warn("discord message from a user who is not allowed ignored", "event", "discord_ignored",
 			"user_id", m.Author.ID, "channel_id", m.ChannelID)
 		return
 	}
