@@ -487,3 +487,56 @@ func TestNewRefusesBadIDs(t *testing.T) {
 		t.Fatalf("New = %v, want a refusal of a non-snowflake id", err)
 	}
 }
+
+func TestEstopFromAnApprover(t *testing.T) {
+	engaged := make(chan string, 2)
+	stopped := false
+	var mu sync.Mutex
+	r := newRig(t, nil, func(c *Config) {
+		c.Estop = func(_ context.Context, by string) error {
+			mu.Lock()
+			stopped = true
+			mu.Unlock()
+			engaged <- by
+			return nil
+		}
+		c.Stopped = func() bool { mu.Lock(); defer mu.Unlock(); return stopped }
+	})
+	// bob may talk but not stop: his "estop" is a message like any other
+	r.send(dm(bob, dmBob, "estop"))
+	if tr := r.nextTurn(); tr.Message != "estop" {
+		t.Fatalf("bob's message = %+v, want a turn", tr)
+	}
+	r.send(dm(alice, dmAlice, "ESTOP"))
+	select {
+	case by := <-engaged:
+		if by != "discord:"+alice {
+			t.Fatalf("engaged by %q", by)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the approver's estop did not engage the stop")
+	}
+	r.wait("the estop's answer", func(s *discordtest.State) bool {
+		for _, p := range s.Posted() {
+			if p.ChannelID == dmAlice && strings.HasPrefix(p.Content, "Emergency stop engaged") {
+				return true
+			}
+		}
+		return false
+	})
+	// while the stop is engaged a message gets no turn, and says why
+	r.send(dm(bob, dmBob, "list files"))
+	r.wait("the stop's answer", func(s *discordtest.State) bool {
+		for _, p := range s.Posted() {
+			if p.ChannelID == dmBob && strings.Contains(p.Content, "emergency stop is engaged") {
+				return true
+			}
+		}
+		return false
+	})
+	select {
+	case tr := <-r.turns:
+		t.Fatalf("a turn ran while the stop was engaged: %+v", tr)
+	default:
+	}
+}
