@@ -61,8 +61,9 @@ type runtimeOptions struct {
 	// (long-lived channels: the REPL and the daemon).
 	prestart bool
 	// broker adjusts the broker's config for the channel (its section's
-	// autonomy and tools_allow) before the runtime reads it.
-	broker func(c *broker.Config)
+	// autonomy and tools_allow, from the config just loaded) before the
+	// runtime reads it.
+	broker func(c *broker.Config, cfg *config.Config)
 }
 
 // newAgentRuntime opens config, gate, receipts, broker (with the given
@@ -90,7 +91,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		}
 		c.Channel = channel
 		if ro.broker != nil {
-			ro.broker(c)
+			ro.broker(c, e.cfg)
 		}
 		c.Logger = ro.log
 		c.OnDecision = ro.onDecision

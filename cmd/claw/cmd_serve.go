@@ -452,6 +452,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return "", err
 			}
+			if err := reloadChannels(ctx, chans); err != nil {
+				next.Close()
+				return "", err
+			}
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},

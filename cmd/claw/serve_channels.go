@@ -20,11 +20,12 @@ import (
 )
 
 // serveChannel is a channel claw serve runs, and the runtime (broker,
-// agent, memory) it acts through.
+// agent, memory) it acts through, which a reload replaces.
 type serveChannel struct {
-	name string
-	ch   channel.Channel
-	rt   *agentRuntime
+	name   string
+	ch     channel.Channel
+	holder *runtimeHolder
+	reopen func(ctx context.Context) (*agentRuntime, error)
 }
 
 // openChannels opens the channels whose sections the config has (the
@@ -42,13 +43,20 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 	return out, nil
 }
 
-// channelRuntime is the agent runtime of a channel: a broker of its own
-// named after it, with its section's autonomy (security.autonomy when
-// absent) and tools_allow, and the approver given.
-func channelRuntime(ctx context.Context, g *globals, o *serveOptions, name string, sec config.Channel, approver broker.Approver, log *slog.Logger) (*agentRuntime, error) {
+// channelRuntime opens the agent runtime of a channel: a broker of its
+// own named after it, with its section's autonomy (security.autonomy when
+// absent) and tools_allow, and the approver given. The section is read
+// from the config each time (a reload takes its changes); a section gone
+// from the config leaves the channel read-only and without tools.
+func channelRuntime(ctx context.Context, g *globals, o *serveOptions, name string, approver broker.Approver, log *slog.Logger) (*agentRuntime, error) {
 	return newAgentRuntime(ctx, g, &o.actionOptions, name, approver, func(ro *runtimeOptions) {
 		ro.log = log
-		ro.broker = func(c *broker.Config) {
+		ro.broker = func(c *broker.Config, cfg *config.Config) {
+			sec, ok := cfg.Channels[name]
+			if !ok {
+				c.Autonomy, c.ToolsAllow = config.AutonomyReadonly, []string{}
+				return
+			}
 			if sec.Autonomy != "" {
 				c.Autonomy = sec.Autonomy
 			}
@@ -61,14 +69,16 @@ func channelRuntime(ctx context.Context, g *globals, o *serveOptions, name strin
 // the channel gives is a conversation of the agent's memory (started on
 // its first turn), and the user goes into the receipts of the turn's tool
 // calls.
-func chatFunc(rt *agentRuntime) channel.ChatFunc {
+func chatFunc(h *runtimeHolder) channel.ChatFunc {
 	var mu sync.Mutex
 	ids := map[string]string{}
 	return func(ctx context.Context, user, conv, text string) (string, error) {
 		mu.Lock()
 		id := ids[conv]
 		mu.Unlock()
-		res, err := rt.Agent.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: id, NewConversation: id == "", Message: text})
+		ref := h.acquire()
+		defer ref.wg.Done()
+		res, err := ref.rt.Agent.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: id, NewConversation: id == "", Message: text})
 		if err != nil {
 			return "", err
 		}
@@ -82,10 +92,12 @@ func chatFunc(rt *agentRuntime) channel.ChatFunc {
 func openDiscord(ctx context.Context, g *globals, o *serveOptions, e *env, sec config.Channel, queue *approvals.Queue, log *slog.Logger) (serveChannel, error) {
 	name := config.ChannelDiscord
 	late := &discord.LateApprover{}
-	rt, err := channelRuntime(ctx, g, o, name, sec, late, log)
+	reopen := func(ctx context.Context) (*agentRuntime, error) { return channelRuntime(ctx, g, o, name, late, log) }
+	rt, err := reopen(ctx)
 	if err != nil {
 		return serveChannel{}, err
 	}
+	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	estopFile := filepath.Join(e.home, serve.EstopFile)
 	var approvers []string
 	for _, id := range sec.ApproverIDs {
@@ -93,7 +105,7 @@ func openDiscord(ctx context.Context, g *globals, o *serveOptions, e *env, sec c
 	}
 	env := &channel.Env{
 		Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
-		Queue: queue, Approvers: approvers, Chat: chatFunc(rt), Log: log.With("channel", name),
+		Queue: queue, Approvers: approvers, Chat: chatFunc(holder), Log: log.With("channel", name),
 		Estop: func() bool { st, _ := readEstop(estopFile); return st.Engaged },
 	}
 	opts := []func(*discord.Config){func(c *discord.Config) {
@@ -113,7 +125,7 @@ func openDiscord(ctx context.Context, g *globals, o *serveOptions, e *env, sec c
 		rt.Close()
 		return serveChannel{}, withCode(exitError, err, "set the bot token in the variable [channels.discord] token_env names, and check the section")
 	}
-	return serveChannel{name: name, ch: bot, rt: rt}, nil
+	return serveChannel{name: name, ch: bot, holder: holder, reopen: reopen}, nil
 }
 
 // discordAPIEnv points the Discord channel at another REST base, for
@@ -152,8 +164,29 @@ func runChannels(ctx context.Context, chans []serveChannel, fail func(error)) (w
 	return wg.Wait
 }
 
+// reloadChannels opens each channel's runtime anew (config, policies)
+// and swaps it in once all of them opened; turns running on the old ones
+// finish there.
+func reloadChannels(ctx context.Context, chans []serveChannel) error {
+	next := make([]*agentRuntime, 0, len(chans))
+	for _, c := range chans {
+		rt, err := c.reopen(ctx)
+		if err != nil {
+			for _, r := range next {
+				r.Close()
+			}
+			return fmt.Errorf("channel %s: %w", c.name, err)
+		}
+		next = append(next, rt)
+	}
+	for i, c := range chans {
+		c.holder.swap(next[i])
+	}
+	return nil
+}
+
 func closeChannels(chans []serveChannel) {
 	for _, c := range chans {
-		c.rt.Close()
+		c.holder.close()
 	}
 }
