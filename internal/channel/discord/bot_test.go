@@ -540,3 +540,24 @@ func TestEstopFromAnApprover(t *testing.T) {
 	default:
 	}
 }
+
+func TestBadFrameIsDroppedNotTheSession(t *testing.T) {
+	r := newRig(t, nil)
+	for _, raw := range []string{`{"op":0,"t":"MESSAGE_CREATE","s":7,"d":{"id":"x","channel_id":"1","author":{"id":"1"}}}`, `{"op":`, `{"op":0,"s":8}`} {
+		if err := r.fake.SendRaw(r.ctx, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.send(dm(alice, dmAlice, "after the noise"))
+	if p := r.posts(1); p[0].Content != "echo: after the noise" {
+		t.Fatalf("reply = %q", p[0].Content)
+	}
+	r.fake.Snapshot(func(s *discordtest.State) {
+		if s.Dials() != 1 || s.Resumes() != 0 {
+			t.Errorf("%d connections and %d resumes; a bad frame must not drop the session", s.Dials(), s.Resumes())
+		}
+	})
+	if !strings.Contains(r.logs.String(), "discord_bad_frame") {
+		t.Errorf("the bad frames are not logged:\n%s", r.logs.String())
+	}
+}

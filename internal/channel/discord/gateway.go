@@ -17,9 +17,11 @@ import (
 )
 
 // Backoff between gateway connections: doubling from minBackoff up to
-// maxBackoff, reset once a session is established.
+// maxBackoff (each wait between half of it and all of it, so the first is
+// 1-2 s, which an invalid session asks for), reset once a session is
+// established.
 const (
-	minBackoff  = time.Second
+	minBackoff  = 2 * time.Second
 	maxBackoff  = 60 * time.Second
 	helloWait   = 30 * time.Second
 	minInterval = 10 * time.Millisecond
@@ -147,6 +149,11 @@ func (g *gateway) session(ctx context.Context) (established bool, err error) {
 
 	for {
 		f, err := readFrame(ctx, c)
+		if errors.Is(err, errFrame) {
+			// one frame claw cannot read is dropped, not the session
+			g.log.Warn("discord frame dropped", "event", "discord_bad_frame", "error", err.Error())
+			continue
+		}
 		if err != nil {
 			if hb.zombie.Load() {
 				return established, errors.New("no heartbeat ACK: the connection is a zombie")

@@ -203,6 +203,17 @@ func (s *Server) dispatch(ctx context.Context, t string, d any) error {
 	return c.Write(ctx, websocket.MessageText, b)
 }
 
+// SendRaw writes b as a text frame on the current connection, as it is.
+func (s *Server) SendRaw(ctx context.Context, b []byte) error {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("fake discord: no connection")
+	}
+	return c.Write(ctx, websocket.MessageText, b)
+}
+
 // Reconnect sends op 7 on the current connection.
 func (s *Server) Reconnect(ctx context.Context) error { return s.sendOp(ctx, 7, nil) }
 
