@@ -386,13 +386,22 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			s.mu.Lock()
 			s.identifies++
 			s.session = fmt.Sprintf("session%d", s.identifies)
-			s.seq, s.events = 0, nil
-			s.conn = c
-			s.notify()
+			s.seq, s.events = 1, nil
+			ready, _ := json.Marshal(map[string]any{"op": 0, "t": "READY", "s": 1, "d": map[string]any{
+				"v": 10, "session_id": s.session, "resume_gateway_url": "ws://" + s.Addr() + "/ws",
+				"user": map[string]any{"id": BotID, "username": "claw", "bot": true}}})
+			s.events = append(s.events, ready)
+			// READY comes first on a session, as on Discord: the
+			// connection takes other frames only once it is written
+			err := c.Write(ctx, websocket.MessageText, ready)
+			if err == nil {
+				s.conn = c
+				s.notify()
+			}
 			s.mu.Unlock()
-			s.dispatch(ctx, "READY", map[string]any{"v": 10, "session_id": s.sessionID(),
-				"resume_gateway_url": "ws://" + s.Addr() + "/ws",
-				"user":               map[string]any{"id": BotID, "username": "claw", "bot": true}})
+			if err != nil {
+				return
+			}
 		case 6:
 			var rs struct {
 				Token     string `json:"token"`
@@ -415,24 +424,28 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			if rs.Seq >= 0 && rs.Seq < int64(len(s.events)) {
 				replay = append(replay, s.events[rs.Seq:]...)
 			}
-			s.conn = c
-			s.mu.Unlock()
-			for _, e := range replay {
-				c.Write(ctx, websocket.MessageText, e)
+			s.seq++
+			resumed, _ := json.Marshal(map[string]any{"op": 0, "t": "RESUMED", "s": s.seq, "d": nil})
+			s.events = append(s.events, resumed)
+			// the replay and RESUMED go out before any new event: the
+			// state stays locked until the connection takes them
+			var err error
+			for _, e := range append(replay, resumed) {
+				if err = c.Write(ctx, websocket.MessageText, e); err != nil {
+					break
+				}
 			}
-			s.dispatch(ctx, "RESUMED", nil)
-			s.mu.Lock()
-			s.notify()
+			if err == nil {
+				s.conn = c
+				s.notify()
+			}
 			s.mu.Unlock()
+			if err != nil {
+				return
+			}
 		default:
 			c.Close(4001, "unknown opcode")
 			return
 		}
 	}
-}
-
-func (s *Server) sessionID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.session
 }
