@@ -65,7 +65,8 @@ func TestScript(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":       cmdStatus,
+			"bridgeclient": cmdBridgeClient,
 		},
 	})
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/channel"
+	"github.com/clawsec/claw/internal/channel/bridge"
+	"github.com/clawsec/claw/internal/channel/planckclaw"
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/serve"
+)
+
+// startedChannel is a channel claw serve runs, with its runtime.
+type startedChannel struct {
+	name string
+	ch   channel.Channel
+	rt   *agentRuntime
+	// where is where the channel listens, once it does.
+	where func() string
+}
+
+// channelBuilders make the channels claw serve starts from their config
+// sections. The Discord channel registers here too.
+var channelBuilders = map[string]func(env *channel.Env, sec config.Channel) (channel.Channel, func() string, error){
+	config.ChannelBridge: func(env *channel.Env, sec config.Channel) (channel.Channel, func() string, error) {
+		tok := os.Getenv(sec.TokenEnv)
+		if tok == "" {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge] token_env %s is not set", sec.TokenEnv),
+				"export "+sec.TokenEnv+" with the token the bridge's clients send in hello (16 characters or more)")
+		}
+		s, err := bridge.New(env, bridge.Config{Listen: sec.Listen, Token: tok, Sessions: sec.Sessions, Buffer: sec.Buffer})
+		if err != nil {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge]: %w", err), "export "+sec.TokenEnv+" with a longer token")
+		}
+		return s, func() string {
+			select {
+			case <-s.Ready():
+				return "ws://" + s.Addr().String() + "/bridge"
+			case <-time.After(5 * time.Second):
+				return "(not listening)"
+			}
+		}, nil
+	},
+	config.ChannelPlanckClaw: func(env *channel.Env, sec config.Channel) (channel.Channel, func() string, error) {
+		s, err := planckclaw.New(env, planckclaw.Config{Dir: sec.Dir})
+		if err != nil {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.planckclaw]: %w", err),
+				"dir must be a directory of yours (made 0700) holding only FIFOs of yours (0600), no symlinks")
+		}
+		return s, func() string { return sec.Dir }, nil
+	},
+}
+
+// openChannels builds every channel whose section the config has, each
+// with a runtime of its own (its broker records its name, autonomy and
+// tools_allow) that asks its approvers through the daemon's queue.
+func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, opts func(*runtimeOptions)) ([]*startedChannel, error) {
+	var out []*startedChannel
+	fail := func(err error) ([]*startedChannel, error) {
+		closeChannels(out)
+		return nil, err
+	}
+	estopFile := filepath.Join(e.home, "ESTOP")
+	for _, name := range []string{config.ChannelBridge, config.ChannelPlanckClaw, config.ChannelDiscord} {
+		sec, ok := e.cfg.Channels[name]
+		build := channelBuilders[name]
+		if !ok || build == nil {
+			continue
+		}
+		var approver broker.Approver
+		if len(sec.ApproverIDs) > 0 {
+			approver = queue.For(name, sec.ApproverIDs)
+		}
+		rt, err := newAgentRuntime(ctx, g, &o.actionOptions, name, approver, opts)
+		if err != nil {
+			return fail(err)
+		}
+		env := &channel.Env{
+			Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
+			Queue: queue, Approvers: sec.ApproverIDs, Chat: channelChat(rt.Agent),
+			Estop: func() bool { _, err := os.Lstat(estopFile); return !errors.Is(err, fs.ErrNotExist) },
+			Log:   log,
+		}
+		ch, where, err := build(env, sec)
+		if err != nil {
+			rt.Close()
+			return fail(err)
+		}
+		out = append(out, &startedChannel{name: name, ch: ch, rt: rt, where: where})
+	}
+	return out, nil
+}
+
+func closeChannels(chs []*startedChannel) {
+	for _, c := range chs {
+		c.rt.Close()
+	}
+}
+
+// channelChat runs turns of a channel's agent, one conversation per key,
+// their tool calls receipted under the user.
+func channelChat(ag *agent.Agent) channel.ChatFunc {
+	var mu sync.Mutex
+	convs := map[string]string{} // key → conversation id
+	return func(ctx context.Context, user, key, text string) (string, error) {
+		mu.Lock()
+		id := convs[key]
+		mu.Unlock()
+		res, err := ag.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: id, NewConversation: id == "", Message: text})
+		if err != nil {
+			return "", err
+		}
+		mu.Lock()
+		convs[key] = res.Conversation
+		mu.Unlock()
+		return res.Reply, nil
+	}
+}
+
+// runChannels runs the channels until ctx ends; the first that fails
+// cancels stop with its error.
+func runChannels(ctx context.Context, g *globals, chs []*startedChannel, stop context.CancelCauseFunc) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, c := range chs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.ch.Run(ctx); err != nil {
+				stop(fmt.Errorf("channel %s: %w", c.name, err))
+			}
+		}()
+		go func() { infof(g.stderr, "channel %s on %s", c.name, c.where()) }()
+	}
+	return &wg
+}
+
+// channelInfo lists the channels for GET /status.
+func channelInfo(chs []*startedChannel) []serve.ChannelInfo {
+	var out []serve.ChannelInfo
+	for _, c := range chs {
+		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
+	}
+	return out
+}
