@@ -125,3 +125,19 @@ func openWriter(p string, wait time.Duration) (*os.File, error) {
 		delay = min(2*delay, 250*time.Millisecond)
 	}
 }
+
+// lockDir takes the directory's lock file (0600, never through a
+// symlink), or says that another process holds it.
+func lockDir(dir string) (*os.File, error) {
+	p := filepath.Join(dir, ".lock")
+	fd, err := syscall.Open(p, syscall.O_RDWR|syscall.O_CREAT|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another process serves the FIFOs in %s", dir)
+	}
+	return f, nil
+}

@@ -98,8 +98,15 @@ func New(env *channel.Env, cfg Config) (*Server, error) {
 	return &Server{env: env, cfg: cfg}, nil
 }
 
-// Run serves both bridges until ctx ends.
+// Run serves both bridges until ctx ends. One Server at a time may serve
+// a directory (a flock on its .lock file): two readers of one FIFO would
+// take each other's requests.
 func (s *Server) Run(ctx context.Context) error {
+	lock, err := lockDir(s.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("planckclaw: %w", err)
+	}
+	defer lock.Close()
 	clawIn, err := openReader(filepath.Join(s.cfg.Dir, ClawIn))
 	if err != nil {
 		return fmt.Errorf("planckclaw: %w", err)

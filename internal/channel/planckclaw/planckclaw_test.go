@@ -257,3 +257,22 @@ func TestPrepareRefuses(t *testing.T) {
 		t.Error("opened a FIFO through a symlink")
 	}
 }
+
+// TestOneServerPerDir: a second server on the same directory refuses to
+// run instead of taking the first one's requests.
+func TestOneServerPerDir(t *testing.T) {
+	_, rig, dir := start(t)
+	toolRoundTrip(t, dir, "list_tools\n") // the first server serves, so it holds the lock
+	second, err := New(rig.Env, Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := second.Run(ctx); err == nil || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("second server: %v", err)
+	}
+	if out := toolRoundTrip(t, dir, "list_tools\n"); !strings.HasPrefix(out, "[") {
+		t.Fatalf("first server after the refusal: %q", out)
+	}
+}
