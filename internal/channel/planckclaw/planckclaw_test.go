@@ -238,6 +238,14 @@ func TestPrepareRefuses(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	if os.Geteuid() == 0 { // a directory another user owns (and could swap FIFOs in)
+		theirs := filepath.Join(root, "theirs")
+		os.Mkdir(theirs, 0o700)
+		os.Chown(theirs, 65534, 65534)
+		if err := Prepare(theirs); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Errorf("a directory of another user: %v", err)
+		}
+	}
 	os.Symlink(filepath.Join(root, "regular_file"), filepath.Join(root, "linkdir"))
 	if err := Prepare(filepath.Join(root, "linkdir")); err == nil {
 		t.Error("a symlinked directory was accepted")
