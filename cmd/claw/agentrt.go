@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,10 +61,6 @@ type runtimeOptions struct {
 	// prestart keeps a sandbox child started ahead of the next action
 	// (long-lived channels: the REPL and the daemon).
 	prestart bool
-	// broker adjusts the broker's config for the channel (its section's
-	// autonomy and tools_allow, from the config just loaded) before the
-	// runtime reads it.
-	broker func(c *broker.Config, cfg *config.Config)
 }
 
 // newAgentRuntime opens config, gate, receipts, broker (with the given
@@ -90,8 +87,12 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			ro.log = startLogger(g, e)
 		}
 		c.Channel = channel
-		if ro.broker != nil {
-			ro.broker(c, e.cfg)
+		if _, started := config.ChannelKeys[channel]; started {
+			// a channel claw serve starts: its section's autonomy and
+			// tools_allow bind the broker too, not only the model's catalog
+			ch := e.cfg.Channels[channel]
+			c.Autonomy = channelAutonomy(c.Autonomy, ch.Autonomy, o.autonomy != "")
+			c.ToolsAllow = ch.ToolsAllow
 		}
 		c.Logger = ro.log
 		c.OnDecision = ro.onDecision
@@ -309,4 +310,17 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
 	}
 	return b, nil
+}
+
+// channelAutonomy is a started channel's autonomy: its section's when
+// set, else the daemon's; a --autonomy given on the command line may
+// lower it, never raise it.
+func channelAutonomy(daemon, section string, flag bool) string {
+	if section == "" {
+		return daemon
+	}
+	if flag && slices.Index(config.Autonomies, daemon) < slices.Index(config.Autonomies, section) {
+		return daemon
+	}
+	return section
 }

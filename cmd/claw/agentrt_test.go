@@ -49,3 +49,24 @@ func TestToolTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestChannelAutonomy: a channel's section sets its autonomy; --autonomy
+// may lower it and never raise it.
+func TestChannelAutonomy(t *testing.T) {
+	for _, c := range []struct {
+		daemon, section string
+		flag            bool
+		want            string
+	}{
+		{"supervised", "", false, "supervised"},
+		{"supervised", "readonly", false, "readonly"},
+		{"supervised", "full", false, "full"},
+		{"readonly", "full", true, "readonly"},
+		{"full", "readonly", true, "readonly"},
+		{"supervised", "full", true, "supervised"},
+	} {
+		if got := channelAutonomy(c.daemon, c.section, c.flag); got != c.want {
+			t.Errorf("channelAutonomy(%q, %q, %v) = %q, want %q", c.daemon, c.section, c.flag, got, c.want)
+		}
+	}
+}

@@ -362,7 +362,8 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
-	chans, err := openChannels(ctx, g, o, e, queue, log)
+	setDiscordEstop(g, &o.keys, e.home)
+	chans, err := openChannels(ctx, g, o, e, queue, log, func(ro *runtimeOptions) { ro.log = log })
 	if err != nil {
 		return err
 	}
@@ -441,7 +442,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Info: func() serve.Info {
 			ref := holder.acquire()
 			defer ref.wg.Done()
-			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work,
+			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: channelInfo(chans),
 				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.cfg.Sandbox.MinLandlockABI) == nil}}
 		},
 		Reload: func(ctx context.Context) (string, error) {
@@ -450,10 +451,6 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			}
 			next, err := open(ctx)
 			if err != nil {
-				return "", err
-			}
-			if err := reloadChannels(ctx, chans); err != nil {
-				next.Close()
 				return "", err
 			}
 			holder.swap(next)
@@ -494,22 +491,17 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			infof(g.stderr, "serving on http://%s", listen)
 		}
 	}()
-	// A channel that fails for good stops the daemon, with its reason.
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	var failed atomic.Pointer[error]
-	waitChannels := runChannels(sctx, chans, func(err error) {
-		failed.CompareAndSwap(nil, &err)
-		stop(err)
-	})
+	running := runChannels(sctx, g, chans, stop)
 	err = srv.Serve(sctx)
 	stop(nil)
-	waitChannels()
+	running.Wait()
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	if p := failed.Load(); p != nil {
-		return withCode(exitError, *p, "fix the channel's section or its token, then start claw serve again")
+	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return withCode(exitError, cause)
 	}
 	infof(g.stderr, "stopped")
 	return nil

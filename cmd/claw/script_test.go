@@ -66,8 +66,9 @@ func TestScript(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":  cmdStatus,
-			"discord": cmdDiscord,
+			"status":       cmdStatus,
+			"bridgeclient": cmdBridgeClient,
+			"discord":      cmdDiscord,
 		},
 	})
 }

@@ -111,9 +111,12 @@ func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, e
 }
 
 // For returns an Approver that enqueues its requests under requester
-// (a channel's name) and lets only the approvers named decide them;
-// Decide refuses anyone else with ErrNotAllowed. approvers must not be
-// empty: a channel nobody may approve for has no approver at all.
+// (a channel's name), followed by ":" and the user the broker acts for
+// when there is one and it fits (broker.WithUser: "bridge:main", so the
+// session's own channel can pick its requests out), and lets only the
+// approvers named decide them; Decide refuses anyone else with
+// ErrNotAllowed. With no approvers, every request is answered "timeout"
+// at once: a channel nobody may approve for should have no approver.
 func (q *Queue) For(requester string, approvers []string) broker.Approver {
 	return channelApprover{q: q, requester: requester, approvers: slices.Clone(approvers)}
 }
@@ -128,7 +131,11 @@ func (c channelApprover) Approve(ctx context.Context, r broker.Request) (broker.
 	if len(c.approvers) == 0 {
 		return broker.Answer{Result: StatusTimeout, By: "none"}, fmt.Errorf("%w: nobody may approve for %s", ErrNotAllowed, c.requester)
 	}
-	return c.q.approve(ctx, r, c.requester, c.approvers)
+	requester := c.requester
+	if u := broker.UserFrom(ctx); u != "" && checkName("requester", requester+":"+u, true) == nil {
+		requester += ":" + u
+	}
+	return c.q.approve(ctx, r, requester, c.approvers)
 }
 
 func (q *Queue) approve(ctx context.Context, r broker.Request, requester string, approvers []string) (broker.Answer, error) {

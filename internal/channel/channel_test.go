@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
@@ -71,6 +73,13 @@ func TestPermission(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
+		for len(env.Queue.Pending()) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if p := env.Queue.Pending()[0]; p.Requester != "bridge:s1" || p.Tool != "permission:Bash" {
+			done <- fmt.Errorf("pending request %+v", p)
+			return
+		}
 		if err := channeltest.ApproveNext(ctx, env.Queue, "approve", "cli:mallory"); !errors.Is(err, approvals.ErrNotAllowed) {
 			done <- errors.New("mallory could decide: " + errString(err))
 			return

@@ -69,6 +69,16 @@ type Info struct {
 	PolicyDigest string `json:"policy_digest"`
 	Sandbox      any    `json:"sandbox"`
 	Workspace    string `json:"workspace,omitempty"`
+	// Channels are the channels the daemon runs besides its own API.
+	Channels []ChannelInfo `json:"channels,omitempty"`
+}
+
+// ChannelInfo is one channel in GET /status.
+type ChannelInfo struct {
+	Name     string `json:"name"`
+	Autonomy string `json:"autonomy"`
+	// Address is where the channel listens (a URL, a directory).
+	Address string `json:"address"`
 }
 
 // Config wires a Server.

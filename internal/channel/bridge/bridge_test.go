@@ -390,3 +390,48 @@ func TestNodeClient(t *testing.T) {
 		t.Fatalf("node client said:\n%s", out)
 	}
 }
+
+// BenchmarkToolCall is one allowed tool call (the in-process time tool)
+// over the bridge, from tool_call to tool_result, next to the same call
+// straight through Env.Call (the anchor: the broker path without the
+// bridge).
+func BenchmarkToolCall(b *testing.B) {
+	rig := channeltest.New(b, "bridge", channeltest.Options{ToolsAllow: []string{"time"}})
+	s, err := New(rig.Env, Config{Listen: "127.0.0.1:0", Token: testToken, Sessions: []string{"s1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.Ready()
+	b.Run("env_call", func(b *testing.B) {
+		for b.Loop() {
+			if r := rig.Env.Call(ctx, "s1", "s1", "time", json.RawMessage(`{}`)); r.IsError {
+				b.Fatal(r.Content)
+			}
+		}
+	})
+	b.Run("bridge", func(b *testing.B) {
+		ws, _, err := websocket.Dial(ctx, "ws://"+s.Addr().String()+"/bridge", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ws.CloseNow()
+		h, _ := json.Marshal(hello("s1", testToken))
+		ws.Write(ctx, websocket.MessageText, h)
+		if _, _, err := ws.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+		call := []byte(`{"type":"tool_call","call_id":"tc","tool":"time","args":{}}`)
+		for b.Loop() {
+			if err := ws.Write(ctx, websocket.MessageText, call); err != nil {
+				b.Fatal(err)
+			}
+			_, data, err := ws.Read(ctx)
+			if err != nil || !strings.Contains(string(data), `"ok":true`) {
+				b.Fatalf("%s %v", data, err)
+			}
+		}
+	})
+}

@@ -306,17 +306,23 @@ func (b *Bot) Approve(ctx context.Context, r broker.Request) (broker.Answer, err
 	if !ok {
 		return broker.Answer{Result: approvals.StatusTimeout, By: "none"}, errors.New("discord: no channel to ask in")
 	}
-	return b.Ask(ctx, o.channelID, r)
+	return b.ask(ctx, o.channelID, "discord:"+o.userID, r)
 }
 
 // Ask puts r in the approvals queue, posts it with a code in channelID,
 // and waits until an approver answers (on Discord, or through the queue
 // from elsewhere), the request expires, or ctx ends.
 func (b *Bot) Ask(ctx context.Context, channelID string, r broker.Request) (broker.Answer, error) {
+	return b.ask(ctx, channelID, "discord", r)
+}
+
+// ask is Ask, with the queue's requester naming the user the action is
+// for ("discord:ID").
+func (b *Bot) ask(ctx context.Context, channelID, requester string, r broker.Request) (broker.Answer, error) {
 	none := broker.Answer{Result: approvals.StatusTimeout, By: "none"}
 	p := approvals.Pending{RequestBody: approvals.RequestBody{
 		Tool: r.Tool, Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk,
-		ActionSHA256: r.ActionSHA256, Requester: "discord",
+		ActionSHA256: r.ActionSHA256, Requester: requester,
 	}}
 	// only this channel's approvers decide it, here or through the queue
 	for _, id := range b.cfg.Approvers {
