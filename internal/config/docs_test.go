@@ -13,7 +13,7 @@ import (
 func TestChannelSnippets(t *testing.T) {
 	block := regexp.MustCompile("(?s)```toml\n(.*?)```")
 	n := 0
-	for _, f := range []string{"README.md", "docs/channels.md", "docs/bridge.md", "docs/planckclaw.md"} {
+	for _, f := range []string{"README.md", "docs/channels.md", "docs/bridge.md", "docs/planckclaw.md", "docs/discord.md"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", f))
 		if err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestChannelSnippets(t *testing.T) {
 			}
 		}
 	}
-	if n < 4 {
-		t.Errorf("found %d channel snippets, want at least 4", n)
+	if n < 6 {
+		t.Errorf("found %d channel snippets, want at least 6", n)
 	}
 }
