@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/redact"
 )
 
 // DefaultAPI is Discord's REST API base.
@@ -287,11 +288,13 @@ func (b *Bot) typing(ctx context.Context, channelID string) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// reply sends text in as many messages as it takes.
+// reply sends text in as many messages as it takes. It leaves the
+// machine: credentials in it (a key a tool printed, the bot's own token)
+// are redacted first.
 func (b *Bot) reply(ctx context.Context, channelID, text string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
-	for _, c := range split(text, MaxChunk) {
+	for _, c := range split(redact.Values(text, b.cfg.Token), MaxChunk) {
 		if err := b.rest.sendMessage(ctx, channelID, c); err != nil {
 			b.log.Warn("discord reply failed", "event", "discord_send_failed", "channel_id", channelID, "error", err.Error())
 			return

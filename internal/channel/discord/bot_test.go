@@ -561,3 +561,15 @@ func TestBadFrameIsDroppedNotTheSession(t *testing.T) {
 		t.Errorf("the bad frames are not logged:\n%s", r.logs.String())
 	}
 }
+
+func TestReplyIsRedacted(t *testing.T) {
+	key := "sk-ant-api03-" + strings.Repeat("Zq9", 30)
+	r := newRig(t, func(context.Context, Turn) (string, string, error) {
+		return "the tool printed " + key + " and the bot token " + token, "c", nil
+	})
+	r.send(dm(alice, dmAlice, "show the env"))
+	p := r.posts(1)[0].Content
+	if strings.Contains(p, key) || strings.Contains(p, token) || !strings.Contains(p, "[REDACTED]") {
+		t.Fatalf("reply not redacted: %q", p)
+	}
+}
