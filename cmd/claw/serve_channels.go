@@ -81,6 +81,11 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		var approver broker.Approver
 		if len(sec.ApproverIDs) > 0 {
 			approver = queue.For(name, sec.ApproverIDs)
+		} else {
+			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
+		}
+		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
+			warnf(g.stderr, "[channels.bridge] lists no sessions: every hello will be refused")
 		}
 		rt, err := newAgentRuntime(ctx, g, &o.actionOptions, name, approver, opts)
 		if err != nil {
