@@ -14,7 +14,7 @@ import (
 // TOKEN_VAR": a SynthesisAgent client that finds the bridge in a saved GET
 // /status answer, says hello with the token in $TOKEN_VAR, calls the time tool
 // and a denied shell command, and asks a permission; it prints one line
-// per answer.
+// per answer and per inbound message.
 func cmdBridgeClient(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: bridgeclient STATUS_FILE SESSION TOKEN_VAR")
@@ -47,10 +47,14 @@ func cmdBridgeClient(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			var m map[string]any
 			ts.Check(json.Unmarshal(data, &m))
-			if m["type"] != "ping" {
+			switch m["type"] {
+			case "ping":
+				send(map[string]any{"type": "pong", "ts": m["ts"]})
+			case "inbound_message":
+				fmt.Fprintf(ts.Stdout(), "inbound %s %s\n", m["request_id"], m["content"])
+			default:
 				return m
 			}
-			send(map[string]any{"type": "pong", "ts": m["ts"]})
 		}
 	}
 	send(map[string]any{"type": "hello", "openclaw_session": args[1], "claude_session": "script", "pid": 1, "token": ts.Getenv(args[2])})
