@@ -234,15 +234,22 @@ func policySummary(autonomy, workspace string) string {
 	return fmt.Sprintf("Autonomy: %s.\nWorkspace: %s (tools work inside it; paths outside it are denied unless configured).", how, workspace)
 }
 
-// keyRedactor removes the values of the configured providers' keys, and
-// everything broker.Redact knows, from text.
+// keyRedactor removes the values of the configured providers' keys and
+// channels' tokens, and everything broker.Redact knows, from text.
 func keyRedactor(e *env) func(string) string {
 	var vals []string
+	names := []string{}
 	for _, p := range e.cfg.Providers {
-		if p.APIKeyEnv == "" {
+		names = append(names, p.APIKeyEnv)
+	}
+	for _, ch := range e.cfg.Channels {
+		names = append(names, ch.TokenEnv)
+	}
+	for _, n := range names {
+		if n == "" {
 			continue
 		}
-		if v := os.Getenv(p.APIKeyEnv); len(v) >= 8 {
+		if v := os.Getenv(n); len(v) >= 8 {
 			vals = append(vals, v)
 		}
 	}

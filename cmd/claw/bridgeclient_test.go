@@ -10,14 +10,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// cmdBridgeClient is the script command "bridgeclient STATUS SESSION": a
-// SynthesisAgent client that finds the bridge in a saved GET /status
-// answer, says hello with $SYNTHESIS_BRIDGE_TOKEN, calls the time tool
+// cmdBridgeClient is the script command "bridgeclient STATUS SESSION
+// TOKEN_VAR": a SynthesisAgent client that finds the bridge in a saved GET
+// /status answer, says hello with the token in $TOKEN_VAR, calls the time tool
 // and a denied shell command, and asks a permission; it prints one line
-// per answer.
+// per answer and per inbound message.
 func cmdBridgeClient(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: bridgeclient STATUS_FILE SESSION")
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: bridgeclient STATUS_FILE SESSION TOKEN_VAR")
 	}
 	var st struct {
 		Channels []struct{ Name, Address string }
@@ -47,13 +47,17 @@ func cmdBridgeClient(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			var m map[string]any
 			ts.Check(json.Unmarshal(data, &m))
-			if m["type"] != "ping" {
+			switch m["type"] {
+			case "ping":
+				send(map[string]any{"type": "pong", "ts": m["ts"]})
+			case "inbound_message":
+				fmt.Fprintf(ts.Stdout(), "inbound %s %s\n", m["request_id"], m["content"])
+			default:
 				return m
 			}
-			send(map[string]any{"type": "pong", "ts": m["ts"]})
 		}
 	}
-	send(map[string]any{"type": "hello", "openclaw_session": args[1], "claude_session": "script", "pid": 1, "token": ts.Getenv("SYNTHESIS_BRIDGE_TOKEN")})
+	send(map[string]any{"type": "hello", "openclaw_session": args[1], "claude_session": "script", "pid": 1, "token": ts.Getenv(args[2])})
 	ack := next()
 	fmt.Fprintf(ts.Stdout(), "%s tools=%d\n", ack["type"], len(ack["tools"].([]any)))
 	for _, f := range []map[string]any{

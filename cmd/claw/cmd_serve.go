@@ -398,6 +398,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Queue:             queue,
 		Log:               rlog,
 		Logger:            log,
+		Deliver:           serveDeliver(chans),
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
 			defer ref.wg.Done()

@@ -75,6 +75,7 @@ var channelApprovers = map[string]func() broker.Approver{}
 // tools_allow) that asks its approvers through the daemon's queue.
 func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, opts func(*runtimeOptions)) ([]*startedChannel, error) {
 	var out []*startedChannel
+	deliver := deliverTo(&out)
 	fail := func(err error) ([]*startedChannel, error) {
 		closeChannels(out)
 		return nil, err
@@ -93,6 +94,12 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		case len(sec.ApproverIDs) > 0:
 			approver = queue.For(name, sec.ApproverIDs)
 		}
+		if len(sec.ApproverIDs) == 0 {
+			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
+		}
+		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
+			warnf(g.stderr, "[channels.bridge] lists no sessions: every hello will be refused")
+		}
 		rt, err := newAgentRuntime(ctx, g, &o.actionOptions, name, approver, opts)
 		if err != nil {
 			return fail(err)
@@ -101,7 +108,7 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 			Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
 			Queue: queue, Approvers: sec.ApproverIDs, Chat: channelChat(rt.Agent),
 			Estop: func() bool { _, err := os.Lstat(estopFile); return !errors.Is(err, fs.ErrNotExist) },
-			Log:   log,
+			Log:   log, Deliver: deliver,
 		}
 		ch, where, err := build(env, sec, approver)
 		if err != nil {
@@ -163,4 +170,30 @@ func channelInfo(chs []*startedChannel) []serve.ChannelInfo {
 		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
 	}
 	return out
+}
+
+// deliverTo sends a message to a session of the running channel of that
+// name, if it takes messages. It reads the list when called: every
+// channel is started by then.
+func deliverTo(chs *[]*startedChannel) channel.DeliverFunc {
+	return func(ctx context.Context, to, session string, m channel.Message) error {
+		for _, c := range *chs {
+			if r, ok := c.ch.(channel.Receiver); ok && c.name == to {
+				return r.Deliver(ctx, session, m)
+			}
+		}
+		return fmt.Errorf("%w: %q is not running or takes no messages", channel.ErrNoSuchChannel, to)
+	}
+}
+
+// serveDeliver is POST /channels/{name}/messages.
+func serveDeliver(chs []*startedChannel) func(ctx context.Context, to string, m serve.ChannelMessage) error {
+	deliver := deliverTo(&chs)
+	return func(ctx context.Context, to string, m serve.ChannelMessage) error {
+		err := deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
+		if errors.Is(err, channel.ErrNoSuchChannel) || errors.Is(err, bridge.ErrUnknownSession) {
+			return fmt.Errorf("%w: %v", serve.ErrNotFound, err)
+		}
+		return err
+	}
 }

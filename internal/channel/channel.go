@@ -25,6 +25,8 @@
 //   - Estop: whether the emergency stop is engaged (the broker refuses
 //     every action while it is; a channel may say so sooner).
 //   - Log: the daemon's logger.
+//   - Deliver: sends a [Message] to a session of another channel that
+//     takes them (a [Receiver], like the bridge).
 //
 // # How a channel acts
 //
@@ -42,6 +44,7 @@ package channel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -57,6 +60,28 @@ type Channel interface {
 	// channel could not start (or failed for good); claw serve stops.
 	Run(ctx context.Context) error
 }
+
+// Message is a message for a session of a channel that has sessions (the
+// bridge's inbound_message).
+type Message struct {
+	RequestID string         `json:"request_id"`
+	Content   string         `json:"content"`
+	Meta      map[string]any `json:"meta,omitempty"`
+}
+
+// Receiver is a channel that takes messages for its sessions.
+type Receiver interface {
+	Deliver(ctx context.Context, session string, m Message) error
+}
+
+// DeliverFunc sends m to a session of the channel named to; an error
+// wrapping ErrNoSuchChannel means no running channel of that name takes
+// messages.
+type DeliverFunc func(ctx context.Context, to, session string, m Message) error
+
+// ErrNoSuchChannel is returned by a DeliverFunc for a channel that is not
+// running or takes no messages.
+var ErrNoSuchChannel = errors.New("no such channel")
 
 // ChatFunc runs one turn of claw's own agent for user in conversation
 // and returns the reply. Its tool calls are receipted under the channel
@@ -74,6 +99,10 @@ type Env struct {
 	Chat      ChatFunc
 	Estop     func() bool
 	Log       *slog.Logger
+	// Deliver sends a message to a session of another channel (a
+	// Discord message for a bridge session); nil when nothing takes
+	// messages.
+	Deliver DeliverFunc
 }
 
 // Call runs one tool call for user through the channel's broker. Every

@@ -78,11 +78,10 @@ type Config struct {
 }
 
 // Inbound is a message for a session's client.
-type Inbound struct {
-	RequestID string         `json:"request_id"`
-	Content   string         `json:"content"`
-	Meta      map[string]any `json:"meta,omitempty"`
-}
+type Inbound = channel.Message
+
+// The bridge takes messages for its sessions.
+var _ channel.Receiver = (*Server)(nil)
 
 // Server is the bridge.
 type Server struct {

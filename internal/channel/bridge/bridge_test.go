@@ -1,14 +1,18 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,12 +36,16 @@ type client struct {
 	pings  atomic.Int32
 }
 
-func startServer(t *testing.T, o channeltest.Options, cfg Config) (*Server, *channeltest.Rig) {
+// startServer runs a bridge; log, when given, receives its log.
+func startServer(t *testing.T, o channeltest.Options, cfg Config, log ...io.Writer) (*Server, *channeltest.Rig) {
 	t.Helper()
 	if o.ToolsAllow == nil {
 		o.ToolsAllow = []string{"time", "shell", "file_write"}
 	}
 	rig := channeltest.New(t, "bridge", o)
+	if len(log) > 0 {
+		rig.Env.Log = slog.New(slog.NewTextHandler(log[0], nil))
+	}
 	cfg.Listen, cfg.Token = "127.0.0.1:0", testToken
 	if cfg.Sessions == nil {
 		cfg.Sessions = []string{"s1", "s2"}
@@ -304,7 +312,8 @@ func TestPermissionRoundTrip(t *testing.T) {
 // the next hello_ack; a new hello takes the session over from an older
 // connection.
 func TestReconnectBuffer(t *testing.T) {
-	s, _ := startServer(t, channeltest.Options{}, Config{Buffer: 3})
+	var logged syncBuffer
+	s, _ := startServer(t, channeltest.Options{}, Config{Buffer: 3}, &logged)
 	ctx := context.Background()
 	c := dial(t, s)
 	c.hello("s1")
@@ -323,6 +332,9 @@ func TestReconnectBuffer(t *testing.T) {
 		if err := s.Deliver(ctx, "s1", Inbound{RequestID: fmt.Sprintf("msg_%d", i), Content: fmt.Sprint(i), Meta: map[string]any{"source_channel": "discord"}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if got := logged.String(); !strings.Contains(got, "event=bridge_inbound_dropped") || !strings.Contains(got, "session=s1") {
+		t.Errorf("no warning for the dropped messages; the log:\n%s", got)
 	}
 	if !errors.Is(s.Deliver(ctx, "nobody", Inbound{}), ErrUnknownSession) {
 		t.Error("delivered to an unknown session")
@@ -434,4 +446,22 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// syncBuffer is a bytes.Buffer a logger and a test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
