@@ -477,7 +477,7 @@ func ParseSize(v string) (int64, error) {
 }
 
 var (
-	discordIDRe = lazyRegexp(`^[0-9]{1,20}$`)
+	discordIDRe = lazyRegexp(`^[1-9][0-9]{0,19}$`) // a snowflake: no leading zero
 	sessionRe   = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	approverRe  = lazyRegexp(`^[A-Za-z0-9._:@-]{1,64}$`)
 )
