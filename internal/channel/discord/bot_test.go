@@ -455,28 +455,42 @@ func TestInvalidSessionIdentifiesAgain(t *testing.T) {
 	}
 }
 
-func TestAuthenticationFailedStops(t *testing.T) {
-	fake := discordtest.New("the-right-token")
-	defer fake.Close()
-	b, err := New(Config{Token: "a-wrong-token", AllowedUsers: []string{alice}, API: fake.API(), Clock: &fakeClock{},
-		Queue: approvals.NewQueue(time.Minute), Turn: func(context.Context, Turn) (string, string, error) { return "", "", nil }})
-	if err != nil {
-		t.Fatal(err)
+func TestFatalCloseStops(t *testing.T) {
+	tests := []struct {
+		name, token string
+		noContent   bool
+		code        int
+		msg         string
+	}{
+		{name: "wrong token", token: "a-wrong-token", code: 4004, msg: "authentication failed"},
+		{name: "content intent off in the portal", token: "the-right-token", noContent: true, code: 4014, msg: "enable MESSAGE CONTENT INTENT"},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	err = b.Run(ctx)
-	var ce *CloseError
-	if !errors.As(err, &ce) || ce.Code != 4004 {
-		t.Fatalf("Run = %v, want a 4004 CloseError", err)
-	}
-	fake.Snapshot(func(s *discordtest.State) {
-		if s.Dials() != 1 {
-			t.Errorf("the client connected %d times; after 4004 it must not reconnect", s.Dials())
-		}
-	})
-	if strings.Contains(err.Error(), "a-wrong-token") {
-		t.Errorf("the error shows the token: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := discordtest.New("the-right-token")
+			fake.NoContentIntent = tt.noContent
+			defer fake.Close()
+			b, err := New(Config{Token: tt.token, AllowedUsers: []string{alice}, API: fake.API(), Clock: &fakeClock{},
+				Queue: approvals.NewQueue(time.Minute), Turn: func(context.Context, Turn) (string, string, error) { return "", "", nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err = b.Run(ctx)
+			var ce *CloseError
+			if !errors.As(err, &ce) || ce.Code != tt.code || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Run = %v, want a %d CloseError saying %q", err, tt.code, tt.msg)
+			}
+			fake.Snapshot(func(s *discordtest.State) {
+				if s.Dials() != 1 {
+					t.Errorf("the client connected %d times; after %d it must not reconnect", s.Dials(), tt.code)
+				}
+			})
+			if strings.Contains(err.Error(), tt.token) {
+				t.Errorf("the error shows the token: %v", err)
+			}
+		})
 	}
 }
 

@@ -37,6 +37,9 @@ type Server struct {
 	Token string
 	// HeartbeatInterval is sent in Hello (200 ms when zero).
 	HeartbeatInterval time.Duration
+	// NoContentIntent is the portal's MESSAGE CONTENT INTENT switched
+	// off: an Identify asking for it is closed with 4014.
+	NoContentIntent bool
 
 	http *httptest.Server
 
@@ -381,6 +384,10 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			json.Unmarshal(f.D, &id)
 			if id.Token != s.Token {
 				c.Close(4004, "Authentication failed.")
+				return
+			}
+			if s.NoContentIntent && id.Intents&(1<<15) != 0 {
+				c.Close(4014, "Disallowed intent(s).")
 				return
 			}
 			s.mu.Lock()
