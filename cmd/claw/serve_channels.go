@@ -87,14 +87,15 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		if !ok || build == nil {
 			continue
 		}
+		approvers := approverNames(name, sec.ApproverIDs)
 		var approver broker.Approver
 		switch mk := channelApprovers[name]; {
 		case mk != nil:
 			approver = mk()
-		case len(sec.ApproverIDs) > 0:
-			approver = queue.For(name, sec.ApproverIDs)
+		case len(approvers) > 0:
+			approver = queue.For(name, approvers)
 		}
-		if len(sec.ApproverIDs) == 0 {
+		if len(approvers) == 0 {
 			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
 		}
 		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
@@ -106,7 +107,7 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		}
 		env := &channel.Env{
 			Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
-			Queue: queue, Approvers: sec.ApproverIDs, Chat: channelChat(rt.Agent),
+			Queue: queue, Approvers: approvers, Chat: channelChat(rt.Agent),
 			Estop: func() bool { _, err := os.Lstat(estopFile); return !errors.Is(err, fs.ErrNotExist) },
 			Log:   log, Deliver: deliver,
 		}
@@ -120,28 +121,51 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 	return out, nil
 }
 
+// approverNames are the approver names a channel's approver_ids stand for
+// in the queue and the receipts: Discord's bare user ids as
+// "discord:ID", the others as they are written ("cli:alice").
+func approverNames(channelName string, ids []string) []string {
+	if channelName != config.ChannelDiscord {
+		return ids
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, "discord:"+id)
+	}
+	return out
+}
+
 func closeChannels(chs []*startedChannel) {
 	for _, c := range chs {
 		c.rt.Close()
 	}
 }
 
-// channelChat runs turns of a channel's agent, one conversation per key,
-// their tool calls receipted under the user.
+// channelChat runs turns of a channel's agent, one conversation per key
+// and one turn at a time per key, their tool calls receipted under the
+// user.
 func channelChat(ag *agent.Agent) channel.ChatFunc {
+	type conv struct {
+		mu sync.Mutex // held for a turn
+		id string     // the memory's conversation id, once there is one
+	}
 	var mu sync.Mutex
-	convs := map[string]string{} // key → conversation id
+	convs := map[string]*conv{}
 	return func(ctx context.Context, user, key, text string) (string, error) {
 		mu.Lock()
-		id := convs[key]
+		c, ok := convs[key]
+		if !ok {
+			c = &conv{}
+			convs[key] = c
+		}
 		mu.Unlock()
-		res, err := ag.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: id, NewConversation: id == "", Message: text})
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		res, err := ag.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: c.id, NewConversation: c.id == "", Message: text})
 		if err != nil {
 			return "", err
 		}
-		mu.Lock()
-		convs[key] = res.Conversation
-		mu.Unlock()
+		c.id = res.Conversation
 		return res.Reply, nil
 	}
 }

@@ -411,6 +411,12 @@ func (s *Server) toolCall(ctx context.Context, c *conn, tc *ToolCall) {
 func (s *Server) permission(ctx context.Context, c *conn, p *PermissionRequest) {
 	var args map[string]any
 	_ = json.Unmarshal(p.Args, &args)
+	if p.InputPreview != "" {
+		if args == nil {
+			args = map[string]any{}
+		}
+		args["input_preview"] = p.InputPreview
+	}
 	allow, out, err := s.env.Permission(ctx, c.session, c.session, channel.Permission{Tool: p.Tool, Args: args, Rationale: p.Rationale})
 	behavior := "deny"
 	if allow {

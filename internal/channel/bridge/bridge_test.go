@@ -296,13 +296,22 @@ func TestPermissionRoundTrip(t *testing.T) {
 	if r := c.next(); r["behavior"] != "deny" || r["request_id"] != "qwert" {
 		t.Fatalf("reply = %v", r)
 	}
+	// Claude Code's own field names
+	go channeltest.ApproveNext(context.Background(), rig.Env.Queue, "approve", "cli:alice")
+	c.send(map[string]any{"type": "permission_request", "request_id": "zyxwv", "tool_name": "Write", "description": "write a file", "input_preview": "{\"file_path\":\"a\"}"})
+	if r := c.next(); r["behavior"] != "allow" || r["request_id"] != "zyxwv" {
+		t.Fatalf("reply = %v", r)
+	}
 	var got []string
 	for _, b := range rig.Bodies(t) {
+		if b.Decision != nil && b.Action.Tool == "permission:Write" && !strings.Contains(b.Action.Summary, "input_preview") {
+			t.Errorf("summary %q", b.Action.Summary)
+		}
 		if b.Approval != nil {
 			got = append(got, b.Channel+"/"+b.User+":"+b.Approval.Result+":"+b.Approval.By)
 		}
 	}
-	if strings.Join(got, " ") != "bridge/s1:approved:cli:alice bridge/s1:rejected:cli:alice" {
+	if strings.Join(got, " ") != "bridge/s1:approved:cli:alice bridge/s1:rejected:cli:alice bridge/s1:approved:cli:alice" {
 		t.Fatalf("approval receipts = %v", got)
 	}
 }

@@ -58,12 +58,18 @@ type ToolCall struct {
 }
 
 // PermissionRequest asks the session's approvers about a tool of the
-// client's own.
+// client's own. Claude Code's own permission notification names its
+// fields tool_name, description and input_preview; a client that forwards
+// them as they are is understood too (tool_name for tool, description for
+// rationale, input_preview shown under args).
 type PermissionRequest struct {
-	RequestID string          `json:"request_id"`
-	Tool      string          `json:"tool"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Rationale string          `json:"rationale,omitempty"`
+	RequestID    string          `json:"request_id"`
+	Tool         string          `json:"tool,omitempty"`
+	Args         json.RawMessage `json:"args,omitempty"`
+	Rationale    string          `json:"rationale,omitempty"`
+	ToolName     string          `json:"tool_name,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputPreview string          `json:"input_preview,omitempty"`
 }
 
 type tsBody struct {
@@ -141,11 +147,18 @@ func DecodeFrame(data []byte) (Frame, error) {
 		c.Args = compact(c.Args)
 	case TypePermissionRequest:
 		p := f.Permission
+		if p.Tool == "" {
+			p.Tool = p.ToolName
+		}
+		if p.Rationale == "" {
+			p.Rationale = p.Description
+		}
 		if !codeRe.MatchString(p.RequestID) {
 			return Frame{}, errors.New("bad permission_request frame: request_id must be 5 lowercase letters other than l")
 		}
-		if !idRe.MatchString(p.Tool) || len(p.Rationale) > maxRationale {
-			return Frame{}, errors.New("bad permission_request frame: tool must be 1..128 letters, digits and . _ : -, rationale at most 4 KiB")
+		if !idRe.MatchString(p.Tool) || p.ToolName != "" && p.ToolName != p.Tool && !idRe.MatchString(p.ToolName) ||
+			len(p.Rationale) > maxRationale || len(p.Description) > maxRationale || len(p.InputPreview) > maxRationale {
+			return Frame{}, errors.New("bad permission_request frame: tool must be 1..128 letters, digits and . _ : -, rationale, description and input_preview at most 4 KiB")
 		}
 		if !isObject(p.Args) {
 			return Frame{}, errors.New("bad permission_request frame: args must be a JSON object")

@@ -22,7 +22,8 @@ func FuzzDecodeFrame(f *testing.F) {
 		`{"type":"ping","ts":1700000000000}`, `{"type":"pong","ts":-1}`,
 		`{"type":"launch"}`, `{"type":"hello","token":""}`, `{"type":"ping","ts":1}{}`, `{"type":"ping","ts":1.5}`,
 		`{"type":"tool_call","call_id":"a","tool":"b","args":[1]}`, "{\"type\":\"ping\",\"ts\":1,\"x\":\"\xff\"}",
-		`{"type":"permission_request","request_id":"abxyl","tool":"Bash"}`, `null`, `{"type":"tool_call","type":"hello"}`,
+		`{"type":"permission_request","request_id":"abxyl","tool":"Bash"}`, `null`,
+		`{"type":"permission_request","request_id":"abxyz","tool_name":"Write","description":"d","input_preview":"{}"}`, `{"type":"tool_call","type":"hello"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -50,7 +51,8 @@ func FuzzDecodeFrame(f *testing.F) {
 			}
 		case TypePermissionRequest:
 			p := fr.Permission
-			if p == nil || !codeRe.MatchString(p.RequestID) || len(p.Rationale) > maxRationale || !json.Valid(p.Args) || p.Args[0] != '{' {
+			if p == nil || !codeRe.MatchString(p.RequestID) || !idRe.MatchString(p.Tool) || len(p.Rationale) > maxRationale ||
+				len(p.InputPreview) > maxRationale || !json.Valid(p.Args) || p.Args[0] != '{' {
 				t.Fatalf("permission_request out of bounds: %+v", p)
 			}
 		case TypePing, TypePong:
