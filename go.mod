@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gobwas/glob v1.0.0
+	github.com/coder/websocket v1.8.15
 	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-policy-agent/opa v1.22.2

@@ -220,7 +220,7 @@ const (
 )
 
 // CSVColumns are the columns of a CSV export, in order.
-var CSVColumns = []string{"seq", "ts", "type", "log", "action_id", "conversation", "channel",
+var CSVColumns = []string{"seq", "ts", "type", "log", "action_id", "conversation", "channel", "user",
 	"tool", "summary", "args_sha256", "action_sha256", "decision", "risk", "reasons", "autonomy",
 	"policy_digest", "approval_by", "approval_result", "outcome_status", "exit", "ms",
 	"output_sha256", "landlock_abi", "seccomp", "kid", "entry_hash"}
@@ -290,6 +290,7 @@ func csvRow(l *receipts.Line) []string {
 	set("action_id", b.ActionID)
 	set("conversation", b.Conversation)
 	set("channel", b.Channel)
+	set("user", b.User)
 	if a := b.Action; a != nil {
 		set("tool", a.Tool)
 		set("summary", a.Summary)

@@ -35,7 +35,9 @@
 // edit_file's old and new text and an http body, are kept as their
 // "sha256:<hex>" digest; with action.args_redacted when redaction
 // changed them and action.args_omitted when they were too large to keep)
-// and the grant that turned an ask into an allow (decision.grant); and the
+// and the grant that turned an ask into an allow (decision.grant); to
+// any receipt of a channel, the user it acted for (user: a bridge
+// session, a Discord user id, a FIFO's channel id); and the
 // types grant_added and grant_revoked with a grant object {id, by,
 // channel, expires, scope}. The writer stamps each body with the lowest
 // version that can hold it ([Body.Version]), so bodies without the new

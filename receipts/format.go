@@ -19,8 +19,8 @@ import (
 const Version = 2
 
 // Version1 is the first body version: a body without the action's
-// arguments (Action.Args), a decision's grant (Decision.Grant) or a
-// grant_added / grant_revoked receipt.
+// arguments (Action.Args), a decision's grant (Decision.Grant), a
+// channel's user (User) or a grant_added / grant_revoked receipt.
 const Version1 = 1
 
 // MaxLineBytes bounds one receipt line. Longer lines are rejected by the
@@ -68,25 +68,28 @@ func (t Type) Valid() bool {
 // order and never contain floats or maps, so the same Body always encodes
 // to the same bytes. The writer fills V, Log, Seq, TS and Prev.
 type Body struct {
-	V            int          `json:"v"`
-	Log          string       `json:"log"`
-	Seq          uint64       `json:"seq"`
-	TS           string       `json:"ts"`
-	Type         Type         `json:"type"`
-	ActionID     string       `json:"action_id,omitempty"`
-	Conversation string       `json:"conversation,omitempty"`
-	Channel      string       `json:"channel,omitempty"`
-	Action       *Action      `json:"action,omitempty"`
-	Decision     *Decision    `json:"decision,omitempty"`
-	Approval     *Approval    `json:"approval,omitempty"`
-	Outcome      *Outcome     `json:"outcome,omitempty"`
-	Policy       *Policy      `json:"policy,omitempty"`
-	Key          *KeyRotation `json:"key,omitempty"`
-	Checkpoint   *Checkpoint  `json:"checkpoint,omitempty"`
-	Recovery     *Recovery    `json:"recovery,omitempty"`
-	Estop        *Estop       `json:"estop,omitempty"`
-	Grant        *Grant       `json:"grant,omitempty"`
-	Prev         string       `json:"prev"`
+	V            int    `json:"v"`
+	Log          string `json:"log"`
+	Seq          uint64 `json:"seq"`
+	TS           string `json:"ts"`
+	Type         Type   `json:"type"`
+	ActionID     string `json:"action_id,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	Channel      string `json:"channel,omitempty"`
+	// User (version 2) is who the channel acted for (a bridge session, a
+	// Discord user id, a FIFO's channel id), as the channel names them.
+	User       string       `json:"user,omitempty"`
+	Action     *Action      `json:"action,omitempty"`
+	Decision   *Decision    `json:"decision,omitempty"`
+	Approval   *Approval    `json:"approval,omitempty"`
+	Outcome    *Outcome     `json:"outcome,omitempty"`
+	Policy     *Policy      `json:"policy,omitempty"`
+	Key        *KeyRotation `json:"key,omitempty"`
+	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
+	Recovery   *Recovery    `json:"recovery,omitempty"`
+	Estop      *Estop       `json:"estop,omitempty"`
+	Grant      *Grant       `json:"grant,omitempty"`
+	Prev       string       `json:"prev"`
 }
 
 // Action summarises what was attempted. Summary must already have secrets
@@ -203,7 +206,7 @@ type Grant struct {
 // version 2 field, [Version1] otherwise.
 func (b *Body) Version() int {
 	switch {
-	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked:
+	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "":
 		return Version
 	case b.Action != nil && (b.Action.Args != "" || b.Action.ArgsRedacted || b.Action.ArgsOmitted != ""):
 		return Version

@@ -196,6 +196,8 @@ type Result struct {
 	Status string
 	// ActionID names the receipts of the call, when it reached the broker.
 	ActionID string
+	// Rules are the rule ids behind a denial.
+	Rules []string
 }
 
 // ArgError is a problem with a call's arguments.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,6 +87,13 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			ro.log = startLogger(g, e)
 		}
 		c.Channel = channel
+		if _, started := config.ChannelKeys[channel]; started {
+			// a channel claw serve starts: its section's autonomy and
+			// tools_allow bind the broker too, not only the model's catalog
+			ch := e.cfg.Channels[channel]
+			c.Autonomy = channelAutonomy(c.Autonomy, ch.Autonomy, o.autonomy != "")
+			c.ToolsAllow = ch.ToolsAllow
+		}
 		c.Logger = ro.log
 		c.OnDecision = ro.onDecision
 		c.Approver = approver
@@ -226,15 +234,22 @@ func policySummary(autonomy, workspace string) string {
 	return fmt.Sprintf("Autonomy: %s.\nWorkspace: %s (tools work inside it; paths outside it are denied unless configured).", how, workspace)
 }
 
-// keyRedactor removes the values of the configured providers' keys, and
-// everything broker.Redact knows, from text.
+// keyRedactor removes the values of the configured providers' keys and
+// channels' tokens, and everything broker.Redact knows, from text.
 func keyRedactor(e *env) func(string) string {
 	var vals []string
+	names := []string{}
 	for _, p := range e.cfg.Providers {
-		if p.APIKeyEnv == "" {
+		names = append(names, p.APIKeyEnv)
+	}
+	for _, ch := range e.cfg.Channels {
+		names = append(names, ch.TokenEnv)
+	}
+	for _, n := range names {
+		if n == "" {
 			continue
 		}
-		if v := os.Getenv(p.APIKeyEnv); len(v) >= 8 {
+		if v := os.Getenv(n); len(v) >= 8 {
 			vals = append(vals, v)
 		}
 	}
@@ -302,4 +317,17 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
 	}
 	return b, nil
+}
+
+// channelAutonomy is a started channel's autonomy: its section's when
+// set, else the daemon's; a --autonomy given on the command line may
+// lower it, never raise it.
+func channelAutonomy(daemon, section string, flag bool) string {
+	if section == "" {
+		return daemon
+	}
+	if flag && slices.Index(config.Autonomies, daemon) < slices.Index(config.Autonomies, section) {
+		return daemon
+	}
+	return section
 }

@@ -49,3 +49,35 @@ func TestToolTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestChannelAutonomy: a channel's section sets its autonomy; --autonomy
+// may lower it and never raise it.
+func TestChannelAutonomy(t *testing.T) {
+	for _, c := range []struct {
+		daemon, section string
+		flag            bool
+		want            string
+	}{
+		{"supervised", "", false, "supervised"},
+		{"supervised", "readonly", false, "readonly"},
+		{"supervised", "full", false, "full"},
+		{"readonly", "full", true, "readonly"},
+		{"full", "readonly", true, "readonly"},
+		{"supervised", "full", true, "supervised"},
+	} {
+		if got := channelAutonomy(c.daemon, c.section, c.flag); got != c.want {
+			t.Errorf("channelAutonomy(%q, %q, %v) = %q, want %q", c.daemon, c.section, c.flag, got, c.want)
+		}
+	}
+}
+
+// TestApproverNames: Discord's approver_ids are user ids, recorded as
+// discord:ID; other channels' are names as written.
+func TestApproverNames(t *testing.T) {
+	if got := approverNames("discord", []string{"123", "456"}); strings.Join(got, ",") != "discord:123,discord:456" {
+		t.Errorf("discord: %v", got)
+	}
+	if got := approverNames("bridge", []string{"cli:alice"}); strings.Join(got, ",") != "cli:alice" {
+		t.Errorf("bridge: %v", got)
+	}
+}

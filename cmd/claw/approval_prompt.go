@@ -6,14 +6,9 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/textesc"
 	"golang.org/x/sys/unix"
 )
-
-// maxPromptArgs bounds the args line of a prompt, in bytes of escaped
-// text. It is generous: what is cut is what the person does not see, and
-// padding could push the end of a command out of view. A cut line says
-// how much is missing.
-const maxPromptArgs = 2000
 
 // writeRequest shows what a person is asked to approve, or to type the
 // passphrase for: the tool, its risk, the rules that asked, the arguments
@@ -42,18 +37,9 @@ func writeRequest(w io.Writer, title string, r broker.Request) {
 	io.WriteString(w, b.String())
 }
 
-// promptArgs renders the arguments of a request (the broker's compact
-// JSON, secrets redacted; or its summary when it has none) for a person:
-// escaped by sanitizeClip and cut at maxPromptArgs, saying how many
-// escaped bytes were left out.
-func promptArgs(s string) string {
-	full := sanitize(s)
-	if len(full) <= maxPromptArgs {
-		return full
-	}
-	cut := sanitizeClip(s, maxPromptArgs)
-	return fmt.Sprintf("%s (%d more bytes not shown)", cut, len(full)-len(strings.TrimSuffix(cut, "…")))
-}
+// promptArgs renders the arguments of a request for a person: escaped,
+// and cut at textesc.MaxArgs saying how much was left out.
+func promptArgs(s string) string { return textesc.Args(s) }
 
 // writeProposal shows the grant an approver may accept instead of a
 // one-time approval, in words and in the grant syntax, before the question.

@@ -11,6 +11,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // sanitizeClip escapes everything that does not print as itself, and cuts
@@ -78,7 +79,7 @@ func TestPromptArgs(t *testing.T) {
 		{name: "line separator", args: map[string]any{"path": "a\u2028b"}, want: `{"path":"a\u2028b"}`},
 		{name: "zero width", args: map[string]any{"command": "r\u200bm -rf"}, want: `{"command":"r\u200bm -rf"}`},
 		{name: "nested", args: map[string]any{"headers": map[string]any{"B": "\x1b", "A": []any{"\n"}}}, want: `{"headers":{"A":["\n"],"B":"\u001b"}}`},
-		{name: "long", args: map[string]any{"content": long}, prefix: `{"content":"aaaa`, notWant: []string{long[:maxPromptArgs]}},
+		{name: "long", args: map[string]any{"content": long}, prefix: `{"content":"aaaa`, notWant: []string{long[:textesc.MaxArgs]}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,10 +96,10 @@ func TestPromptArgs(t *testing.T) {
 				}
 			}
 			body, note, cut := strings.Cut(got, "… (")
-			if len(body) > maxPromptArgs {
-				t.Errorf("promptArgs shows %d bytes, more than %d", len(body), maxPromptArgs)
+			if len(body) > textesc.MaxArgs {
+				t.Errorf("promptArgs shows %d bytes, more than %d", len(body), textesc.MaxArgs)
 			}
-			if full := len(sanitize(promptJSON(t, tt.args))); full > maxPromptArgs {
+			if full := len(sanitize(promptJSON(t, tt.args))); full > textesc.MaxArgs {
 				want := fmt.Sprintf("%d more bytes not shown)", full-len(body))
 				if !cut || note != want {
 					t.Errorf("a cut args line ends in %q, want … (%s", note, want)
@@ -191,7 +192,7 @@ func TestWritePending(t *testing.T) {
 		}
 		requirePrintable(t, lines[i])
 	}
-	if !strings.HasSuffix(lines[6], "… (3014 more bytes not shown)") || len(lines[6]) > len("  args: ")+maxPromptArgs+len("… (3014 more bytes not shown)") {
+	if !strings.HasSuffix(lines[6], "… (3014 more bytes not shown)") || len(lines[6]) > len("  args: ")+textesc.MaxArgs+len("… (3014 more bytes not shown)") {
 		t.Errorf("long args line = %.80s…%s", lines[6], lines[6][len(lines[6])-40:])
 	}
 }

@@ -93,7 +93,7 @@ EXIT STATUS
 			case clear:
 				return estopClear(c.Context(), g, &keys, file)
 			}
-			return estopEngage(c.Context(), g, &keys, home, file, reason)
+			return estopEngage(c.Context(), g, &keys, home, file, estopBy(), reason)
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why the stop is engaged (kept in the file and the receipt)")
@@ -112,12 +112,11 @@ func estopBy() string {
 	return "cli"
 }
 
-func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, reason string) error {
+func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, by, reason string) error {
 	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
 		return withCode(exitError, fmt.Errorf("no claw home at %s", home), "create it with 'claw init'")
 	}
 	reason = cleanReason(reason)
-	by := estopBy()
 	st, err := readEstop(file)
 	already := err == nil && st.Engaged
 	if !already {

@@ -14,13 +14,12 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/testdata/bypass"
 )
@@ -392,52 +391,12 @@ func quoteArgs(argv []string) []string {
 func sanitize(s string) string { return sanitizeClip(s, -1) }
 
 // sanitizeClip is sanitize, cut at max bytes of escaped text (no cut when
-// max is negative). An escape is never split, and a cut text ends in "…".
-// Escaped are tab and newline (\t, \n), the C0 and C1 controls and DEL
-// (\xNN), bytes that are not UTF-8 (\xNN), and every other character that
-// does not print: format characters (bidi overrides and isolates, zero
-// widths), separators other than the ASCII space, private use, unassigned,
-// default-ignorable code points and variation selectors (\uNNNN,
-// \UNNNNNNNN).
-func sanitizeClip(s string, max int) string {
-	var b strings.Builder
-	var esc []byte
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		esc = esc[:0]
-		switch {
-		case r == utf8.RuneError && n == 1:
-			esc = fmt.Appendf(esc, `\x%02x`, s[i])
-		case r == '\t':
-			esc = append(esc, `\t`...)
-		case r == '\n':
-			esc = append(esc, `\n`...)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			esc = fmt.Appendf(esc, `\x%02x`, r)
-		case invisible(r) && r <= 0xffff:
-			esc = fmt.Appendf(esc, `\u%04x`, r)
-		case invisible(r):
-			esc = fmt.Appendf(esc, `\U%08x`, r)
-		default:
-			esc = utf8.AppendRune(esc, r)
-		}
-		if max >= 0 && b.Len()+len(esc) > max {
-			b.WriteString("…")
-			break
-		}
-		b.Write(esc)
-		i += n
-	}
-	return b.String()
-}
+// max is negative); see textesc.Clip.
+func sanitizeClip(s string, max int) string { return textesc.Clip(s, max) }
 
 // invisible reports whether r shows as something other than itself, or as
-// nothing: everything but letters, marks, numbers, punctuation, symbols
-// and the ASCII space, and the default-ignorable code points among those
-// (Hangul fillers, variation selectors).
-func invisible(r rune) bool {
-	return !unicode.IsPrint(r) || unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
-}
+// nothing (textesc.Invisible).
+func invisible(r rune) bool { return textesc.Invisible(r) }
 
 // runCases runs cases, each in its own context and policy overrides.
 func runCases(ctx context.Context, g *globals, e *env, o *gateTestOptions, cases []gate.Case) error {

@@ -383,6 +383,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
+	setDiscordEstop(g, &o.keys, e.home)
+	chans, err := openChannels(ctx, g, o, e, queue, log, func(ro *runtimeOptions) { ro.log = log })
+	if err != nil {
+		return err
+	}
+	defer closeChannels(chans)
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -413,6 +419,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Queue:             queue,
 		Log:               rlog,
 		Logger:            log,
+		Deliver:           serveDeliver(chans),
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
 			defer ref.wg.Done()
@@ -457,7 +464,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Info: func() serve.Info {
 			ref := holder.acquire()
 			defer ref.wg.Done()
-			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work,
+			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: channelInfo(chans),
 				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.cfg.Sandbox.MinLandlockABI) == nil}}
 		},
 		Reload: func(ctx context.Context) (string, error) {
@@ -506,8 +513,17 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			infof(g.stderr, "serving on http://%s", listen)
 		}
 	}()
-	if err := srv.Serve(ctx); err != nil {
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	running := runChannels(sctx, g, chans, stop)
+	err = srv.Serve(sctx)
+	stop(nil)
+	running.Wait()
+	if err != nil {
 		return withCode(exitError, err)
+	}
+	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return withCode(exitError, cause)
 	}
 	infof(g.stderr, "stopped")
 	return nil

@@ -63,6 +63,7 @@ func TestScript(t *testing.T) {
 					break
 				}
 			}
+			e.Values["discord"] = &discordFake{}
 			if v := os.Getenv("CLAW_REQUIRE_SANDBOX"); v != "" {
 				e.Setenv("CLAW_REQUIRE_SANDBOX", v)
 			}
@@ -70,7 +71,9 @@ func TestScript(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":       cmdStatus,
+			"bridgeclient": cmdBridgeClient,
+			"discord":      cmdDiscord,
 		},
 	})
 }

@@ -141,6 +141,8 @@ func writeQueueError(w http.ResponseWriter, err error) {
 		WriteError(w, http.StatusConflict, "estop", err.Error())
 	case errors.Is(err, ErrAlreadyDecided):
 		WriteError(w, http.StatusConflict, "already_decided", err.Error())
+	case errors.Is(err, ErrNotAllowed):
+		WriteError(w, http.StatusForbidden, "not_allowed", err.Error())
 	case errors.Is(err, ErrDigestMismatch):
 		WriteError(w, http.StatusConflict, "digest_mismatch", err.Error())
 	case errors.Is(err, ErrInvalid):

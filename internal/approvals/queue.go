@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ var (
 	ErrInvalid        = errors.New("invalid approval request")
 	ErrFull           = errors.New("too many pending approval requests")
 	ErrStopped        = errors.New("the emergency stop is engaged: nothing may be approved until it is cleared")
+	ErrNotAllowed     = errors.New("this approver may not decide this request")
 )
 
 // Limits of the queue and of the fields of a request.
@@ -61,6 +63,9 @@ type Pending struct {
 	RequestBody
 	Created time.Time `json:"created"`
 	Expires time.Time `json:"expires"`
+	// Approvers, when set, are the only approvers who may decide the
+	// request (a channel's approver_ids, see [Queue.For]).
+	Approvers []string `json:"approvers,omitempty"`
 }
 
 type item struct {
@@ -103,14 +108,46 @@ func (q *Queue) TTL() time.Duration { return q.ttl }
 // human decides, the request expires (Answer{Result: "timeout"}), or ctx
 // ends (the request is withdrawn and ctx's error returned).
 func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
+	return q.approve(ctx, r, q.Requester, nil)
+}
+
+// For returns an Approver that enqueues its requests under requester
+// (a channel's name), followed by ":" and the user the broker acts for
+// when there is one and it fits (broker.WithUser: "bridge:main", so the
+// session's own channel can pick its requests out), and lets only the
+// approvers named decide them; Decide refuses anyone else with
+// ErrNotAllowed. With no approvers, every request is answered "timeout"
+// at once: a channel nobody may approve for should have no approver.
+func (q *Queue) For(requester string, approvers []string) broker.Approver {
+	return channelApprover{q: q, requester: requester, approvers: slices.Clone(approvers)}
+}
+
+type channelApprover struct {
+	q         *Queue
+	requester string
+	approvers []string
+}
+
+func (c channelApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
+	if len(c.approvers) == 0 {
+		return broker.Answer{Result: StatusTimeout, By: "none"}, fmt.Errorf("%w: nobody may approve for %s", ErrNotAllowed, c.requester)
+	}
+	requester := c.requester
+	if u := broker.UserFrom(ctx); u != "" && checkName("requester", requester+":"+u, true) == nil {
+		requester += ":" + u
+	}
+	return c.q.approve(ctx, r, requester, c.approvers)
+}
+
+func (q *Queue) approve(ctx context.Context, r broker.Request, requester string, approvers []string) (broker.Answer, error) {
 	p := Pending{RequestBody: RequestBody{
 		Tool:         r.Tool,
 		Summary:      r.Summary,
 		Args:         r.Args,
 		Risk:         r.Decision.Risk,
 		ActionSHA256: r.ActionSHA256,
-		Requester:    q.Requester,
-	}}
+		Requester:    requester,
+	}, Approvers: approvers}
 	if r.Proposal != nil {
 		p.Proposal = &Proposal{Scope: r.Proposal.Text, Description: r.Proposal.Words}
 	}
@@ -123,7 +160,7 @@ func (q *Queue) Approve(ctx context.Context, r broker.Request) (broker.Answer, e
 	}
 	ans, err := q.Wait(ctx, id)
 	if err != nil {
-		q.withdraw(id)
+		q.Withdraw(id)
 		return broker.Answer{Result: StatusTimeout, By: "none"}, err
 	}
 	return ans, nil
@@ -186,8 +223,9 @@ func (q *Queue) forget(id string) {
 	q.mu.Unlock()
 }
 
-// withdraw ends a request whose requester stopped waiting.
-func (q *Queue) withdraw(id string) {
+// Withdraw ends a request whose requester stopped waiting (its wait
+// returns "timeout").
+func (q *Queue) Withdraw(id string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if it, ok := q.items[id]; ok && it.status == StatusPending {
@@ -238,6 +276,7 @@ func (q *Queue) Pending() []Pending {
 		if it.status == StatusPending && now.Before(it.p.Expires) {
 			p := it.p
 			p.Reasons = append([]Reason(nil), p.Reasons...)
+			p.Approvers = slices.Clone(p.Approvers)
 			out = append(out, p)
 		}
 	}
@@ -293,6 +332,9 @@ func (q *Queue) Decide(id, decision, approver, actionSHA256 string) error {
 	}
 	if subtle.ConstantTimeCompare([]byte(actionSHA256), []byte(it.p.ActionSHA256)) != 1 {
 		return ErrDigestMismatch
+	}
+	if it.p.Approvers != nil && !slices.Contains(it.p.Approvers, approver) {
+		return ErrNotAllowed
 	}
 	if remember != "" && remember != broker.RememberOnce && it.p.Proposal == nil {
 		return fmt.Errorf("%w: no grant was offered for this request; approve it once", ErrInvalid)

@@ -45,7 +45,7 @@ func TestDecide(t *testing.T) {
 		{name: "late", decision: "approve", approver: "alice", digest: digestA,
 			before: func(q *Queue, id string) { q.expire(id) }, wantErr: ErrExpired},
 		{name: "withdrawn", decision: "approve", approver: "alice", digest: digestA,
-			before: func(q *Queue, id string) { q.withdraw(id) }, wantErr: ErrExpired},
+			before: func(q *Queue, id string) { q.Withdraw(id) }, wantErr: ErrExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,7 +66,7 @@ func (ai agentInvoker) Invoke(ctx context.Context, conv string, call tool.Call) 
 	case StatusOK:
 		r.Content = okContent(call.Name, res)
 	case StatusDenied:
-		r.IsError, r.Content = true, "error: denied by policy"+reasons()
+		r.IsError, r.Content, r.Rules = true, "error: denied by policy"+reasons(), out.Decision.RuleIDs()
 	case StatusRejected:
 		r.IsError, r.Content = true, "error: the user rejected this call"
 	case StatusApprovalTO:

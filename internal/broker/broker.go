@@ -216,6 +216,10 @@ type Config struct {
 	Grants *grant.Store
 	// GrantExpiry bounds the grants approvers accept (zero: the defaults).
 	GrantExpiry grant.Expiry
+	// ToolsAllow, when not nil, lists the only tools the channel may
+	// use: any other is denied (rule channel.tool_not_allowed) whatever
+	// the gate decided, with its receipts like any denial.
+	ToolsAllow []string
 }
 
 // ToolFunc runs one in-process tool. Its result is the tool's JSON
@@ -275,17 +279,72 @@ var ErrNoReceipt = errors.New("receipt could not be written")
 
 // Invoke takes one action through the path.
 func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
+	return b.invoke(ctx, a, conversation, false)
+}
+
+// Relay takes a question about an action claw does not run (a bridge
+// client's permission request for one of its own tools) through the
+// approval part of the path: a decision receipt "ask" with the rule
+// channel.permission_request (or "deny" with estop while the emergency
+// stop is engaged), the approver's answer in an approval receipt, and an
+// outcome receipt: ok once approved (the answer is the client's to act
+// on), denied otherwise. The gate is not asked: the action is not
+// claw's, and claw's sandbox will not hold it. Outcome.Status says what
+// to answer: StatusOK is allow, anything else deny.
+func (b *Broker) Relay(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
+	return b.invoke(ctx, a, conversation, true)
+}
+
+// RulePermissionRequest is the rule id of a relayed question (see
+// [Broker.Relay]); RuleToolNotAllowed denies a tool outside
+// Config.ToolsAllow.
+const (
+	RulePermissionRequest = "channel.permission_request"
+	RuleToolNotAllowed    = "channel.tool_not_allowed"
+)
+
+// relayDecision is the decision behind a relayed question.
+func (b *Broker) relayDecision(estop bool) gate.Decision {
+	d := gate.Decision{Decision: gate.Ask, Risk: "unknown", PolicyDigest: b.cfg.Gate.Digest(),
+		Reasons: []gate.Reason{{ID: RulePermissionRequest, Severity: "medium", Msg: "a channel's client asks to run a tool of its own"}}}
+	if estop {
+		d.Decision = gate.Deny
+		d.Reasons = append(d.Reasons, gate.Reason{ID: "estop", Severity: "critical", Msg: "the emergency stop is engaged"})
+	}
+	return d
+}
+
+// notAllowed turns d into a denial of a tool the channel does not allow.
+func notAllowed(d gate.Decision, tool string) gate.Decision {
+	d.Decision = gate.Deny
+	d.Reasons = append(append([]gate.Reason(nil), d.Reasons...), gate.Reason{ID: RuleToolNotAllowed, Severity: "high",
+		Msg: fmt.Sprintf("tool %q is not in this channel's tools_allow", tool)})
+	return d
+}
+
+func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay bool) (*Outcome, error) {
 	c := b.cfg
 	id := receipts.NewActionID()
-	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel}
+	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx)))}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
 	in := gate.BuildInput(a, gctx)
-	decideStart := time.Now()
-	d, gerr := c.Gate.DecideInput(ctx, in)
-	if c.OnDecision != nil {
-		c.OnDecision(time.Since(decideStart))
+	var (
+		d    gate.Decision
+		gerr error
+	)
+	if relay {
+		d = b.relayDecision(estop)
+	} else {
+		decideStart := time.Now()
+		d, gerr = c.Gate.DecideInput(ctx, in)
+		if c.OnDecision != nil {
+			c.OnDecision(time.Since(decideStart))
+		}
+		if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
+			d = notAllowed(d, a.Tool)
+		}
 	}
 	out := &Outcome{ActionID: id, Decision: d}
 
@@ -445,7 +504,9 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		err   error
 		start = time.Now()
 	)
-	if fn, ok := c.InProcess[a.Tool]; ok {
+	if relay {
+		res = runInProcess(ctx, relayed, nil)
+	} else if fn, ok := c.InProcess[a.Tool]; ok {
 		tctx, cancel := ctx, context.CancelFunc(func() {})
 		if d := c.Sandbox.timeoutFor(a.Tool); d > 0 {
 			tctx, cancel = context.WithTimeout(ctx, d)
@@ -513,6 +574,11 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 		return out, out.Err
 	}
 	return out, nil
+}
+
+// relayed is what a relayed question "runs": nothing but the answer.
+func relayed(context.Context, map[string]any) (json.RawMessage, error) {
+	return json.RawMessage(`{"behavior":"allow"}`), nil
 }
 
 // maxInProcessPayload bounds what an in-process tool may return.

@@ -154,11 +154,61 @@ type Provider struct {
 // Provider kinds.
 var ProviderKinds = []string{"mock", "openai-compatible", "openai", "anthropic", "reliable", "router"}
 
-// Channel is a [channels.NAME] table.
+// Channel is a [channels.NAME] table. Every channel takes tools_allow;
+// the channels claw serve starts (bridge, planckclaw, discord) take the
+// keys [ChannelKeys] lists for them, and a key written under a channel it
+// does not apply to is an error.
 type Channel struct {
 	// ToolsAllow lists the tools the agent offers the model on this
-	// channel; absent means every tool.
+	// channel, and the only tools a channel's caller may call; absent
+	// means every tool.
 	ToolsAllow []string `toml:"tools_allow" json:"tools_allow"`
+	// Autonomy overrides security.autonomy for this channel.
+	Autonomy string `toml:"autonomy,omitempty" json:"autonomy,omitempty"`
+	// ApproverIDs are who may answer this channel's approval requests,
+	// as approvers are recorded ("cli:alice", "discord:1234"; for
+	// discord, bare user ids). Empty: nobody, so what needs approval on
+	// the channel does not run.
+	ApproverIDs []string `toml:"approver_ids,omitempty" json:"approver_ids,omitempty"`
+	// Listen is the bridge's loopback address ("127.0.0.1:18801").
+	Listen string `toml:"listen,omitempty" json:"listen,omitempty"`
+	// TokenEnv names the environment variable holding the channel's
+	// secret (the bridge's shared token, the Discord bot token); the
+	// secret itself is never in the file.
+	TokenEnv string `toml:"token_env,omitempty" json:"token_env,omitempty"`
+	// Sessions are the session ids a bridge client may bind with hello;
+	// empty: none.
+	Sessions []string `toml:"sessions,omitempty" json:"sessions,omitempty"`
+	// Buffer is how many inbound messages the bridge keeps per session
+	// while its client is away (the oldest is dropped beyond it).
+	Buffer int `toml:"buffer,omitempty" json:"buffer,omitempty"`
+	// Dir is the directory of PlanckClaw's FIFOs (made 0700).
+	Dir string `toml:"dir,omitempty" json:"dir,omitempty"`
+	// AllowedUserIDs and AllowedChannelIDs are who may talk to the
+	// Discord bot and where; empty: nobody, nowhere.
+	AllowedUserIDs    []string `toml:"allowed_user_ids,omitempty" json:"allowed_user_ids,omitempty"`
+	AllowedChannelIDs []string `toml:"allowed_channel_ids,omitempty" json:"allowed_channel_ids,omitempty"`
+}
+
+// The channels claw serve starts when their section is present.
+const (
+	ChannelBridge     = "bridge"
+	ChannelPlanckClaw = "planckclaw"
+	ChannelDiscord    = "discord"
+)
+
+// DefaultBridgeTokenEnv is [channels.bridge] token_env when absent.
+const DefaultBridgeTokenEnv = "SYNTHESIS_BRIDGE_TOKEN"
+
+// DefaultBridgeBuffer is [channels.bridge] buffer when absent.
+const DefaultBridgeBuffer = 100
+
+// ChannelKeys lists the keys each channel claw serve starts takes; any
+// other channel takes tools_allow only.
+var ChannelKeys = map[string][]string{
+	ChannelBridge:     {"tools_allow", "autonomy", "approver_ids", "listen", "token_env", "sessions", "buffer"},
+	ChannelPlanckClaw: {"tools_allow", "autonomy", "approver_ids", "dir"},
+	ChannelDiscord:    {"tools_allow", "autonomy", "approver_ids", "token_env", "allowed_user_ids", "allowed_channel_ids"},
 }
 
 // ToolNames are the tools a channel may allow.

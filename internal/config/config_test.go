@@ -201,6 +201,20 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, edit_file, file_list, file_read, file_write, http, memory_search, shell, time`},
 		},
 		{
+			name: "channel keys that do not apply, and bad values",
+			file: "[channels.cli]\ndir = \"/x\"\n[channels.bridge]\nlisten = \"0.0.0.0:80\"\ndir = \"/y\"\nsessions = [\"ok\", \"no way\"]\nautonomy = \"godmode\"\n[channels.planckclaw]\ntoken_env = \"X\"\n[channels.discord]\nallowed_user_ids = [\"12a\"]\n",
+			want: []string{
+				`config.toml:2:1: channels.cli.dir: dir does not apply to [channels.cli] (its keys: tools_allow)`,
+				`config.toml:4:10: channels.bridge.listen: "0.0.0.0:80" is not a loopback host:port, like "127.0.0.1:18801"; the bridge only listens on this machine`,
+				`config.toml:5:1: channels.bridge.dir: dir does not apply to [channels.bridge] (its keys: tools_allow, autonomy, approver_ids, listen, token_env, sessions, buffer)`,
+				`config.toml:6:19: channels.bridge.sessions[1]: "no way" is not a session id (letters, digits and . _ : -, at most 128)`,
+				`config.toml:7:12: channels.bridge.autonomy: "godmode" is not one of readonly, supervised, full`,
+				`config.toml:8:11: channels.planckclaw: [channels.planckclaw] needs dir, the directory of the FIFOs`,
+				`config.toml:9:1: channels.planckclaw.token_env: token_env does not apply to [channels.planckclaw] (its keys: tools_allow, autonomy, approver_ids, dir)`,
+				`config.toml:11:21: channels.discord.allowed_user_ids[0]: "12a" is not a Discord id (digits)`,
+			},
+		},
+		{
 			name: "unknown keys with suggestions",
 			file: "worksapce_dir = \"/w\"\nautonomy = \"full\"\nfrobnicate = 1\n[security]\nforbiden_paths = []\n[secutiry]\nx = 1\n[sandbox]\nworkspace_dir = \"/x\"\n",
 			want: []string{

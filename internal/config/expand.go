@@ -11,7 +11,7 @@ import (
 // Expand expands ~ and $VAR / ${VAR} in the path-like fields (workspace_dir,
 // security.forbidden_paths, security.read_paths, receipts.dir,
 // receipts.key, agent.soul, agent.memory_db, serve.socket,
-// serve.token_file, providers.NAME.script), then cleans them. getenv supplies variables and $HOME for ~.
+// serve.token_file, providers.NAME.script, channels.NAME.dir), then cleans them. getenv supplies variables and $HOME for ~.
 // A variable that is unset or empty is an error, and so is a path that
 // expands to a relative one; "$$" is a literal "$". Problems are reported
 // together as an [*Errors] with the positions of the values. Expand is a
@@ -54,6 +54,13 @@ func (c *Config) Expand(getenv func(string) string) error {
 	one("agent.memory_db", &mdb, false)
 	one("serve.socket", &sock, false)
 	one("serve.token_file", &tok, false)
+	chans := make(map[string]Channel, len(c.Channels))
+	for name, ch := range c.Channels {
+		if ch.Dir != "" {
+			one(joinKey(joinKey("channels", name), "dir"), &ch.Dir, false)
+		}
+		chans[name] = ch
+	}
 	for name, pv := range provs {
 		if pv.Script != "" {
 			one(joinKey(joinKey("providers", name), "script"), &pv.Script, false)
@@ -66,6 +73,9 @@ func (c *Config) Expand(getenv func(string) string) error {
 	c.WorkspaceDir, c.Receipts.Dir, c.Receipts.Key = ws, rdir, rkey
 	c.Agent.Soul, c.Agent.MemoryDB, c.Serve.Socket, c.Serve.TokenFile = soul, mdb, sock, tok
 	c.Providers = provs
+	if c.Channels != nil {
+		c.Channels = chans
+	}
 	c.Security.ForbiddenPaths, c.Security.ReadPaths = fp, rp
 	c.Sandbox.Path = sp
 	c.expanded = true

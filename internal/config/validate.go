@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -122,12 +123,7 @@ func (s *source) validate(c *Config) {
 
 	s.validateProviders(c)
 	for _, n := range slices.Sorted(maps.Keys(c.Channels)) {
-		key := joinKey(joinKey("channels", n), "tools_allow")
-		for _, t := range c.Channels[n].ToolsAllow {
-			if !slices.Contains(ToolNames, t) {
-				s.errAtVal(key, "%q is not a tool; the tools are %s", t, strings.Join(ToolNames, ", "))
-			}
-		}
+		s.validateChannel(c, n)
 	}
 
 	sv := &c.Serve
@@ -483,4 +479,98 @@ func ParseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("must be positive")
 	}
 	return n, nil
+}
+
+var (
+	discordIDRe = lazyRegexp(`^[1-9][0-9]{0,19}$`) // a snowflake: no leading zero
+	sessionRe   = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	approverRe  = lazyRegexp(`^[A-Za-z0-9._:@-]{1,64}$`)
+)
+
+// validateChannel checks one [channels.NAME] section: the keys that apply
+// to it, and their values. It fills the defaults of the channels claw
+// serve starts (a section replaces the defaults whole, so they are set
+// here, once the section is known).
+func (s *source) validateChannel(c *Config, name string) {
+	base := joinKey("channels", name)
+	key := func(k string) string { return joinKey(base, k) }
+	ch := c.Channels[name]
+	allowed, started := ChannelKeys[name]
+	if !started {
+		allowed = []string{"tools_allow"}
+	}
+	for _, k := range tomlNames(reflect.TypeFor[Channel]()) {
+		if s.has(key(k)) && !slices.Contains(allowed, k) {
+			s.errAtKey(key(k), "%s does not apply to [%s] (its keys: %s)", k, base, strings.Join(allowed, ", "))
+		}
+	}
+	for _, t := range ch.ToolsAllow {
+		if !slices.Contains(ToolNames, t) {
+			s.errAtVal(key("tools_allow"), "%q is not a tool; the tools are %s", t, strings.Join(ToolNames, ", "))
+		}
+	}
+	if s.has(key("autonomy")) && !slices.Contains(Autonomies, ch.Autonomy) {
+		s.errAtVal(key("autonomy"), "%s is not one of %s", show(key("autonomy"), ch.Autonomy), strings.Join(Autonomies, ", "))
+	}
+	ids := func(k string, vs []string, re *regexp.Regexp, what string) {
+		for i, v := range vs {
+			if p := fmt.Sprintf("%s[%d]", key(k), i); !re.MatchString(v) {
+				s.errAtVal(p, "%s is not %s", show(p, v), what)
+			}
+		}
+	}
+	switch name {
+	case ChannelBridge:
+		if ch.TokenEnv == "" && !s.has(key("token_env")) {
+			ch.TokenEnv = DefaultBridgeTokenEnv
+		}
+		if !s.has(key("buffer")) {
+			ch.Buffer = DefaultBridgeBuffer
+		}
+		s.checkRange(key("buffer"), ch.Buffer, 1, 10000)
+		switch {
+		case ch.Listen == "":
+			s.errAtKey(base, "[%s] needs listen, a loopback address like \"127.0.0.1:18801\"", base)
+		case !loopbackAddr(ch.Listen):
+			s.errAtVal(key("listen"), "%s is not a loopback host:port, like \"127.0.0.1:18801\"; the bridge only listens on this machine", show(key("listen"), ch.Listen))
+		}
+		ids("sessions", ch.Sessions, sessionRe(), "a session id (letters, digits and . _ : -, at most 128)")
+		ids("approver_ids", ch.ApproverIDs, approverRe(), "an approver id like \"cli:alice\"")
+	case ChannelPlanckClaw:
+		if ch.Dir == "" {
+			s.errAtKey(base, "[%s] needs dir, the directory of the FIFOs", base)
+		}
+		s.checkPath(key("dir"), ch.Dir, false)
+		ids("approver_ids", ch.ApproverIDs, approverRe(), "an approver id like \"cli:alice\"")
+	case ChannelDiscord:
+		ids("allowed_user_ids", ch.AllowedUserIDs, discordIDRe(), "a Discord id (digits)")
+		ids("allowed_channel_ids", ch.AllowedChannelIDs, discordIDRe(), "a Discord id (digits)")
+		ids("approver_ids", ch.ApproverIDs, discordIDRe(), "a Discord id (digits)")
+	}
+	if s.has(key("token_env")) && !envNameRe().MatchString(ch.TokenEnv) {
+		s.errAtVal(key("token_env"), "%s is not an environment variable name", show(key("token_env"), ch.TokenEnv))
+	}
+	c.Channels[name] = ch
+}
+
+// tomlNames lists the toml names of a struct type's fields.
+func tomlNames(t reflect.Type) []string {
+	return slices.Sorted(maps.Keys(tomlFields(t)))
+}
+
+// loopbackAddr reports whether addr is host:port with a loopback IP (or
+// localhost) and a valid port.
+func loopbackAddr(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return false // 0: any free port, which claw serve prints
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -48,6 +48,14 @@ var rules = map[string]rule{
 		module + "/agent/...": "the daemon reaches the agent only through the functions it is given",
 		module + "/cmd/...":   "the daemon's code is a library of the CLI, not the other way round",
 	}},
+	"internal/channel": {never: map[string]string{
+		"os/exec":                      "a channel acts only through the broker",
+		module + "/executor":           "a channel acts only through the broker",
+		module + "/receipts":           "receipts are written by the broker only",
+		module + "/cmd/...":            "channels are a library of the CLI, not the other way round",
+		module + "/internal/serve":     "channels are given what they need by claw serve",
+		module + "/agent/provider/...": "a channel reaches the agent only through Env.Chat",
+	}},
 	"internal/hook": {never: map[string]string{
 		"os/exec":                   "the agent runs the tool, not the hook",
 		"net/http":                  "the hook never reaches the network",
@@ -178,6 +186,7 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "daemon imports the agent", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{module + "/agent/provider"}}, want: "agent/provider"},
 		{name: "daemon runs a process", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{"os/exec"}}, want: "os/exec"},
 		{name: "approvals import the CLI", pkg: pkg{ImportPath: module + "/internal/approvals", Imports: []string{module + "/cmd/claw"}}, want: "cmd/claw"},
+		{name: "channel writes receipts", pkg: pkg{ImportPath: module + "/internal/channel/bridge", Imports: []string{module + "/receipts"}}, want: "receipts"},
 		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {

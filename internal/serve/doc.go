@@ -24,6 +24,8 @@
 //	GET    /receipts?after=SEQ&limit=N   signed receipt lines, paged
 //	POST   /estop, DELETE /estop         engage or clear the emergency stop (receipted)
 //	GET    /approvals …                  the approvals API, see package approvals
+//	POST   /channels/{name}/messages     {"session","request_id","content","meta"} → 202 {"request_id"}:
+//	                                     a message for a session of a channel (the bridge's inbound_message)
 //	GET    /metrics                      Prometheus text format
 //
 // Turns of one conversation are serialized; different conversations run

@@ -42,6 +42,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /estop", func(w http.ResponseWriter, r *http.Request) { s.handleEstop(w, r, false) })
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("POST /reload", s.handleReload)
+	mux.HandleFunc("POST /channels/{name}/messages", s.handleChannelMessage)
 	s.cfg.Queue.Routes(mux, s.cfg.MaxBodyBytes)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
@@ -321,4 +322,44 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"policy_digest": digest})
+}
+
+// maxChannelMessage bounds the content of a message for a channel.
+const maxChannelMessage = 64 << 10
+
+// handleChannelMessage sends a message to a session of a channel (the
+// bridge's inbound_message).
+func (s *Server) handleChannelMessage(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Deliver == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "no channel takes messages")
+		return
+	}
+	var m ChannelMessage
+	if !readJSON(w, r, &m) {
+		return
+	}
+	name := r.PathValue("name")
+	switch {
+	case m.Session == "" || len(m.Session) > 128 || !printable(m.Session):
+		writeError(w, http.StatusBadRequest, "bad_request", "session must be 1..128 printable characters")
+		return
+	case m.Content == "" || len(m.Content) > maxChannelMessage:
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("content must be 1..%d bytes", maxChannelMessage))
+		return
+	case len(m.RequestID) > 128 || !printable(m.RequestID):
+		writeError(w, http.StatusBadRequest, "bad_request", "request_id must be at most 128 printable characters")
+		return
+	}
+	if m.RequestID == "" {
+		m.RequestID = "msg_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	if err := s.cfg.Deliver(r.Context(), name, m); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			writeError(w, http.StatusNotFound, "not_found", sanitize(err.Error()))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "bad_request", sanitize(err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"request_id": m.RequestID})
 }

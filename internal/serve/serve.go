@@ -69,6 +69,16 @@ type Info struct {
 	PolicyDigest string `json:"policy_digest"`
 	Sandbox      any    `json:"sandbox"`
 	Workspace    string `json:"workspace,omitempty"`
+	// Channels are the channels the daemon runs besides its own API.
+	Channels []ChannelInfo `json:"channels,omitempty"`
+}
+
+// ChannelInfo is one channel in GET /status.
+type ChannelInfo struct {
+	Name     string `json:"name"`
+	Autonomy string `json:"autonomy"`
+	// Address is where the channel listens (a URL, a directory).
+	Address string `json:"address"`
 }
 
 // Config wires a Server.
@@ -119,6 +129,18 @@ type Config struct {
 	VerifyChain func(ctx context.Context) (bool, error)
 	// Logger receives the daemon's events (discarded if nil).
 	Logger *slog.Logger
+	// Deliver sends a message to a session of a channel (POST
+	// /channels/{name}/messages); nil answers 503. An error wrapping
+	// ErrNotFound is answered 404.
+	Deliver func(ctx context.Context, channel string, m ChannelMessage) error
+}
+
+// ChannelMessage is the body of POST /channels/{name}/messages.
+type ChannelMessage struct {
+	Session   string         `json:"session"`
+	RequestID string         `json:"request_id"`
+	Content   string         `json:"content"`
+	Meta      map[string]any `json:"meta,omitempty"`
 }
 
 // Server is the daemon.

@@ -870,3 +870,45 @@ func TestApproveWhileStopped(t *testing.T) {
 		t.Fatalf("reject while stopped = %d %s", got.code, got.raw)
 	}
 }
+
+// TestChannelMessages: POST /channels/{name}/messages hands a checked
+// message to Deliver (with a request id when none was given); an unknown
+// channel or session is a 404, a bad body a 400, no Deliver a 503.
+func TestChannelMessages(t *testing.T) {
+	var got []string
+	r := newRig(t, func(c *Config) {
+		c.Deliver = func(ctx context.Context, channel string, m ChannelMessage) error {
+			if channel != "bridge" || m.Session != "main" {
+				return fmt.Errorf("%w: no %s session %s", ErrNotFound, channel, m.Session)
+			}
+			got = append(got, m.RequestID+" "+m.Content+" "+fmt.Sprint(m.Meta["source_channel"]))
+			return nil
+		}
+	})
+	uc := r.unixClient()
+	for _, c := range []struct {
+		path, body string
+		code       int
+		want       string
+	}{
+		{"/channels/bridge/messages", `{"session":"main","request_id":"msg_1","content":"hi","meta":{"source_channel":"discord"}}`, 202, `"request_id":"msg_1"`},
+		{"/channels/bridge/messages", `{"session":"main","content":"no id"}`, 202, `"request_id":"msg_`},
+		{"/channels/bridge/messages", `{"session":"other","content":"x"}`, 404, `"not_found"`},
+		{"/channels/discord/messages", `{"session":"main","content":"x"}`, 404, `"not_found"`},
+		{"/channels/bridge/messages", `{"session":"main","content":""}`, 400, `"bad_request"`},
+		{"/channels/bridge/messages", `{"session":"ma\nin","content":"x"}`, 400, `"bad_request"`},
+		{"/channels/bridge/messages", `{"session":"main","content":"x","admin":true}`, 400, `"bad_request"`},
+	} {
+		res := do(t, uc, "POST", "http://claw"+c.path, token, c.body)
+		if res.code != c.code || !strings.Contains(res.raw, c.want) {
+			t.Errorf("%s %s: %d %s", c.path, c.body, res.code, res.raw)
+		}
+	}
+	if len(got) != 2 || got[0] != "msg_1 hi discord" || !strings.HasSuffix(got[1], " no id <nil>") {
+		t.Errorf("delivered %q", got)
+	}
+	none := newRig(t, nil)
+	if res := do(t, none.unixClient(), "POST", "http://claw/channels/bridge/messages", token, `{"session":"main","content":"x"}`); res.code != 503 {
+		t.Errorf("without Deliver: %d %s", res.code, res.raw)
+	}
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/channel"
+	"github.com/clawsec/claw/internal/channel/bridge"
+	"github.com/clawsec/claw/internal/channel/planckclaw"
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/serve"
+)
+
+// startedChannel is a channel claw serve runs, with its runtime.
+type startedChannel struct {
+	name string
+	ch   channel.Channel
+	rt   *agentRuntime
+	// where is where the channel listens, once it does.
+	where func() string
+}
+
+// channelBuilder makes a channel from its Env and section; approver is
+// the approver its broker was built with.
+type channelBuilder func(env *channel.Env, sec config.Channel, approver broker.Approver) (channel.Channel, func() string, error)
+
+// channelBuilders make the channels claw serve starts from their config
+// sections. The Discord channel registers itself (serve_discord.go).
+var channelBuilders = map[string]channelBuilder{
+	config.ChannelBridge: func(env *channel.Env, sec config.Channel, _ broker.Approver) (channel.Channel, func() string, error) {
+		tok := os.Getenv(sec.TokenEnv)
+		if tok == "" {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge] token_env %s is not set", sec.TokenEnv),
+				"export "+sec.TokenEnv+" with the token the bridge's clients send in hello (16 characters or more)")
+		}
+		s, err := bridge.New(env, bridge.Config{Listen: sec.Listen, Token: tok, Sessions: sec.Sessions, Buffer: sec.Buffer})
+		if err != nil {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge]: %w", err), "export "+sec.TokenEnv+" with a longer token")
+		}
+		return s, func() string {
+			select {
+			case <-s.Ready():
+				return "ws://" + s.Addr().String() + "/bridge"
+			case <-time.After(5 * time.Second):
+				return "(not listening)"
+			}
+		}, nil
+	},
+	config.ChannelPlanckClaw: func(env *channel.Env, sec config.Channel, _ broker.Approver) (channel.Channel, func() string, error) {
+		s, err := planckclaw.New(env, planckclaw.Config{Dir: sec.Dir})
+		if err != nil {
+			return nil, nil, withCode(exitError, fmt.Errorf("[channels.planckclaw]: %w", err),
+				"dir must be a directory of yours (made 0700) holding only FIFOs of yours (0600), no symlinks")
+		}
+		return s, func() string { return sec.Dir }, nil
+	},
+}
+
+// channelApprovers make the approver of a channel that asks its approvers
+// on its own wire (Discord's codes) instead of only through the queue.
+var channelApprovers = map[string]func() broker.Approver{}
+
+// openChannels builds every channel whose section the config has, each
+// with a runtime of its own (its broker records its name, autonomy and
+// tools_allow) that asks its approvers through the daemon's queue.
+func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, opts func(*runtimeOptions)) ([]*startedChannel, error) {
+	var out []*startedChannel
+	deliver := deliverTo(&out)
+	fail := func(err error) ([]*startedChannel, error) {
+		closeChannels(out)
+		return nil, err
+	}
+	estopFile := filepath.Join(e.home, "ESTOP")
+	for _, name := range []string{config.ChannelBridge, config.ChannelPlanckClaw, config.ChannelDiscord} {
+		sec, ok := e.cfg.Channels[name]
+		build := channelBuilders[name]
+		if !ok || build == nil {
+			continue
+		}
+		approvers := approverNames(name, sec.ApproverIDs)
+		var approver broker.Approver
+		switch mk := channelApprovers[name]; {
+		case mk != nil:
+			approver = mk()
+		case len(approvers) > 0:
+			approver = queue.For(name, approvers)
+		}
+		if len(approvers) == 0 {
+			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
+		}
+		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
+			warnf(g.stderr, "[channels.bridge] lists no sessions: every hello will be refused")
+		}
+		rt, err := newAgentRuntime(ctx, g, &o.actionOptions, name, approver, opts)
+		if err != nil {
+			return fail(err)
+		}
+		env := &channel.Env{
+			Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
+			Queue: queue, Approvers: approvers, Chat: channelChat(rt.Agent),
+			Estop: func() bool { _, err := os.Lstat(estopFile); return !errors.Is(err, fs.ErrNotExist) },
+			Log:   log, Deliver: deliver,
+		}
+		ch, where, err := build(env, sec, approver)
+		if err != nil {
+			rt.Close()
+			return fail(err)
+		}
+		out = append(out, &startedChannel{name: name, ch: ch, rt: rt, where: where})
+	}
+	return out, nil
+}
+
+// approverNames are the approver names a channel's approver_ids stand for
+// in the queue and the receipts: Discord's bare user ids as
+// "discord:ID", the others as they are written ("cli:alice").
+func approverNames(channelName string, ids []string) []string {
+	if channelName != config.ChannelDiscord {
+		return ids
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, "discord:"+id)
+	}
+	return out
+}
+
+func closeChannels(chs []*startedChannel) {
+	for _, c := range chs {
+		c.rt.Close()
+	}
+}
+
+// channelChat runs turns of a channel's agent, one conversation per key
+// and one turn at a time per key, their tool calls receipted under the
+// user.
+func channelChat(ag *agent.Agent) channel.ChatFunc {
+	type conv struct {
+		mu sync.Mutex // held for a turn
+		id string     // the memory's conversation id, once there is one
+	}
+	var mu sync.Mutex
+	convs := map[string]*conv{}
+	return func(ctx context.Context, user, key, text string) (string, error) {
+		mu.Lock()
+		c, ok := convs[key]
+		if !ok {
+			c = &conv{}
+			convs[key] = c
+		}
+		mu.Unlock()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		res, err := ag.Turn(broker.WithUser(ctx, user), agent.TurnRequest{Conversation: c.id, NewConversation: c.id == "", Message: text})
+		if err != nil {
+			return "", err
+		}
+		c.id = res.Conversation
+		return res.Reply, nil
+	}
+}
+
+// runChannels runs the channels until ctx ends; the first that fails
+// cancels stop with its error.
+func runChannels(ctx context.Context, g *globals, chs []*startedChannel, stop context.CancelCauseFunc) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, c := range chs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.ch.Run(ctx); err != nil {
+				stop(fmt.Errorf("channel %s: %w", c.name, err))
+			}
+		}()
+		go func() { infof(g.stderr, "channel %s on %s", c.name, c.where()) }()
+	}
+	return &wg
+}
+
+// channelInfo lists the channels for GET /status.
+func channelInfo(chs []*startedChannel) []serve.ChannelInfo {
+	var out []serve.ChannelInfo
+	for _, c := range chs {
+		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
+	}
+	return out
+}
+
+// deliverTo sends a message to a session of the running channel of that
+// name, if it takes messages. It reads the list when called: every
+// channel is started by then.
+func deliverTo(chs *[]*startedChannel) channel.DeliverFunc {
+	return func(ctx context.Context, to, session string, m channel.Message) error {
+		for _, c := range *chs {
+			if r, ok := c.ch.(channel.Receiver); ok && c.name == to {
+				return r.Deliver(ctx, session, m)
+			}
+		}
+		return fmt.Errorf("%w: %q is not running or takes no messages", channel.ErrNoSuchChannel, to)
+	}
+}
+
+// serveDeliver is POST /channels/{name}/messages.
+func serveDeliver(chs []*startedChannel) func(ctx context.Context, to string, m serve.ChannelMessage) error {
+	deliver := deliverTo(&chs)
+	return func(ctx context.Context, to string, m serve.ChannelMessage) error {
+		err := deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
+		if errors.Is(err, channel.ErrNoSuchChannel) || errors.Is(err, bridge.ErrUnknownSession) {
+			return fmt.Errorf("%w: %v", serve.ErrNotFound, err)
+		}
+		return err
+	}
+}
