@@ -362,11 +362,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
-	chans, err := openChannels(ctx, g, o, e, queue, log, func(ro *runtimeOptions) { ro.log = log })
+	chans := &channelSet{g: g, o: o, queue: queue, log: log}
+	first, err := chans.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeChannels(chans)
+	defer chans.close()
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -453,6 +454,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return "", err
 			}
+			if err := chans.reload(ctx); err != nil {
+				next.Close()
+				return "", err
+			}
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},
@@ -493,10 +498,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}()
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	running := runChannels(sctx, g, chans, stop)
+	chans.start(sctx, stop, first)
 	err = srv.Serve(sctx)
 	stop(nil)
-	running.Wait()
+	chans.close()
 	if err != nil {
 		return withCode(exitError, err)
 	}
