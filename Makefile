@@ -13,9 +13,10 @@ deps:
 	@scripts/deps.sh
 
 # claw and its small sandbox helper (found next to claw; cgo-free so it starts fast).
+# scripts/build.sh says what it compiles: a first build takes minutes.
 build: deps
-	$(GO) build -trimpath -o $(BIN) ./cmd/claw
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/claw-sandbox ./executor/cmd/claw-sandbox
+	@GO=$(GO) scripts/build.sh $(BIN) ./cmd/claw -trimpath
+	@CGO_ENABLED=0 GO=$(GO) scripts/build.sh bin/claw-sandbox ./executor/cmd/claw-sandbox -trimpath
 
 # The demo's agent session is typed by ttydrive, which waits for each prompt.
 demo: build

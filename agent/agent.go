@@ -184,12 +184,14 @@ const maxRecordOutput = 2048
 
 // TurnResult is the outcome of a turn.
 type TurnResult struct {
-	Conversation string       `json:"conversation"`
-	Reply        string       `json:"reply"`
-	ToolCalls    []ToolRecord `json:"tool_calls"`
-	Rounds       int          `json:"rounds"`
-	Provider     string       `json:"provider,omitempty"`
-	Model        string       `json:"model,omitempty"`
+	Conversation string `json:"conversation"`
+	// Started is set when the turn started the conversation.
+	Started   bool         `json:"-"`
+	Reply     string       `json:"reply"`
+	ToolCalls []ToolRecord `json:"tool_calls"`
+	Rounds    int          `json:"rounds"`
+	Provider  string       `json:"provider,omitempty"`
+	Model     string       `json:"model,omitempty"`
 }
 
 // ErrEmptyMessage is returned for a message with nothing in it.
@@ -217,11 +219,11 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		}
 	}
 	defer status("")
-	conv, err := a.conversation(ctx, r)
+	conv, started, err := a.conversation(ctx, r)
 	if err != nil {
 		return res, err
 	}
-	res.Conversation = conv.ID
+	res.Conversation, res.Started = conv.ID, started
 	st := a.cfg.Memory
 	// Every message of this receive→reply cycle carries its turn id.
 	turn := memory.NewTurnID()
@@ -443,27 +445,29 @@ func (a *Agent) logOutcome(conv, name string, out tool.Result) {
 	a.log.Info("tool "+strings.TrimPrefix(ev, "tool_"), "event", ev, "conversation", conv, "tool", name, "status", out.Status, "action_id", out.ActionID)
 }
 
-// conversation resolves which conversation the turn belongs to.
-func (a *Agent) conversation(ctx context.Context, r TurnRequest) (memory.Conversation, error) {
+// conversation resolves which conversation the turn belongs to, and
+// whether the turn started it.
+func (a *Agent) conversation(ctx context.Context, r TurnRequest) (memory.Conversation, bool, error) {
 	st := a.cfg.Memory
 	if !r.NewConversation {
 		if r.Conversation != "" {
 			c, _, err := st.Get(ctx, r.Conversation)
-			return c, err
+			return c, false, err
 		}
 		c, err := st.Latest(ctx, a.cfg.Channel)
 		if err == nil {
-			return c, nil
+			return c, false, nil
 		}
 		if !errors.Is(err, memory.ErrNotFound) {
-			return c, err
+			return c, false, err
 		}
 	}
 	c, err := st.NewConversation(ctx, a.cfg.Channel)
-	if err == nil {
-		a.log.Info("conversation started", "event", "conversation_started", "conversation", c.ID, "channel", a.cfg.Channel)
+	if err != nil {
+		return c, false, err
 	}
-	return c, err
+	a.log.Info("conversation started", "event", "conversation_started", "conversation", c.ID, "channel", a.cfg.Channel)
+	return c, true, nil
 }
 
 // history loads the messages the model sees, compacting older ones into

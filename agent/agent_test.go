@@ -198,8 +198,12 @@ func TestTurnsPersistedAndResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Turn(ctx, TurnRequest{Message: "thanks"}); err != nil {
+	r2, err := a.Turn(ctx, TurnRequest{Message: "thanks"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !r1.Started || r2.Started || r2.Conversation != r1.Conversation {
+		t.Errorf("turn 1 started %v, turn 2 started %v in %s (turn 1: %s): want only the first to start the conversation", r1.Started, r2.Started, r2.Conversation, r1.Conversation)
 	}
 	_, msgs, err := st.Get(ctx, r1.Conversation)
 	if err != nil {

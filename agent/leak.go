@@ -18,6 +18,10 @@ import (
 //	{"name": "file_list", "arguments": {"path": "."}}
 //	```
 //	{"name": "file_list", "arguments": {"path": "."}}   (the whole reply)
+//	<function=file_list><parameter=path>.</parameter></function>
+//	    (Qwen's XML form, in a <tool_call> or not; one newline after
+//	    <parameter=K> and before </parameter> is dropped; a value is a
+//	    string unless it is a JSON object or array)
 //
 // "arguments" may also be spelled "parameters", "args" or "input", and may
 // be an object or a JSON string holding one. Only calls naming an active
@@ -27,6 +31,8 @@ import (
 var (
 	leakTags  = regexp.MustCompile(`(?s)<(tool_call|function_call|tool_use)>\s*(.*?)\s*</(?:tool_call|function_call|tool_use)>`)
 	leakFence = regexp.MustCompile("(?s)```(?:json|tool_call)?\\s*\\n(\\{.*?\\})\\s*\\n?```")
+	leakXML   = regexp.MustCompile(`(?s)(?:<tool_call>\s*)?<function=([^<>\s]+)>(.*?)</function>(?:\s*</tool_call>)?`)
+	leakParam = regexp.MustCompile(`(?s)^\s*<parameter=([^<>\s]+)>(.*?)</parameter>`)
 )
 
 // maxLeakScan bounds how much text is searched for leaked calls.
@@ -39,12 +45,11 @@ const maxLeaked = 8
 // them (with ids "leaked_N") and the text without them. active names the
 // tools that may be called.
 func RecoverToolCalls(text string, active map[string]bool) ([]provider.ToolCall, string) {
-	if len(text) > maxLeakScan || len(active) == 0 || !strings.Contains(text, "{") {
+	if len(text) > maxLeakScan || len(active) == 0 || !strings.Contains(text, "{") && !strings.Contains(text, "<function=") {
 		return nil, text
 	}
 	var calls []provider.ToolCall
-	add := func(raw string) bool {
-		c, ok := parseLeaked(raw, active)
+	keep := func(c provider.ToolCall, ok bool) bool {
 		if !ok || len(calls) >= maxLeaked {
 			return false
 		}
@@ -52,7 +57,15 @@ func RecoverToolCalls(text string, active map[string]bool) ([]provider.ToolCall,
 		calls = append(calls, c)
 		return true
 	}
-	rest := leakTags.ReplaceAllStringFunc(text, func(m string) string {
+	add := func(raw string) bool { return keep(parseLeaked(raw, active)) }
+	rest := leakXML.ReplaceAllStringFunc(text, func(m string) string {
+		sub := leakXML.FindStringSubmatch(m)
+		if keep(parseLeakedXML(sub[1], sub[2], active)) {
+			return ""
+		}
+		return m
+	})
+	rest = leakTags.ReplaceAllStringFunc(rest, func(m string) string {
 		sub := leakTags.FindStringSubmatch(m)
 		if add(sub[2]) {
 			return ""
@@ -119,4 +132,37 @@ func parseLeaked(raw string, active map[string]bool) (provider.ToolCall, bool) {
 		}
 	}
 	return provider.ToolCall{Name: name, Arguments: args}, true
+}
+
+// parseLeakedXML reads the parameters of a call in Qwen's XML form: body
+// must hold <parameter=K>V</parameter> elements and nothing else, each
+// name once.
+func parseLeakedXML(name, body string, active map[string]bool) (provider.ToolCall, bool) {
+	if !active[name] {
+		return provider.ToolCall{}, false
+	}
+	args := map[string]json.RawMessage{}
+	for strings.TrimSpace(body) != "" {
+		m := leakParam.FindStringSubmatchIndex(body)
+		if m == nil {
+			return provider.ToolCall{}, false
+		}
+		k := body[m[2]:m[3]]
+		v := strings.TrimPrefix(body[m[4]:m[5]], "\n")
+		v = strings.TrimSuffix(v, "\n")
+		body = body[m[1]:]
+		if _, dup := args[k]; dup {
+			return provider.ToolCall{}, false
+		}
+		if t := strings.TrimSpace(v); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+			args[k] = json.RawMessage(t)
+		} else {
+			args[k], _ = json.Marshal(v)
+		}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return provider.ToolCall{}, false
+	}
+	return provider.ToolCall{Name: name, Arguments: b}, true
 }

@@ -32,6 +32,19 @@ func TestRecoverToolCalls(t *testing.T) {
 			rest: `<tool_call>{"name":"http","arguments":{"url":"x"}}</tool_call>`},
 		{name: "JSON in prose is not a call", text: `The config is {"name":"shell"} here.`, rest: `The config is {"name":"shell"} here.`},
 		{name: "plain text", text: "hello", rest: "hello"},
+		{name: "qwen xml", text: "Listing.\n<tool_call>\n<function=file_list>\n<parameter=path>\nsrc/\n</parameter>\n</function>\n</tool_call>",
+			calls: []string{`file_list {"path":"src/"}`}, rest: "Listing."},
+		{name: "qwen xml without the wrapper, two parameters", text: "<function=shell><parameter=command>ls -la\n</parameter><parameter=env>{\"A\":\"1\"}</parameter></function> done",
+			calls: []string{`shell {"command":"ls -la","env":{"A":"1"}}`}, rest: "done"},
+		{name: "qwen xml value keeps inner newlines and stays a string", text: "<function=shell>\n<parameter=command>\necho a\necho b\n</parameter>\n</function>",
+			calls: []string{`shell {"command":"echo a\necho b"}`}},
+		{name: "qwen xml no parameters", text: "<function=file_list></function>", calls: []string{`file_list {}`}},
+		{name: "qwen xml inactive tool stays text", text: "<function=http><parameter=url>x</parameter></function>",
+			rest: "<function=http><parameter=url>x</parameter></function>"},
+		{name: "qwen xml stray text inside stays text", text: "<function=shell>run <parameter=command>ls</parameter></function>",
+			rest: "<function=shell>run <parameter=command>ls</parameter></function>"},
+		{name: "qwen xml repeated parameter stays text", text: "<function=shell><parameter=command>ls</parameter><parameter=command>rm</parameter></function>",
+			rest: "<function=shell><parameter=command>ls</parameter><parameter=command>rm</parameter></function>"},
 		{name: "arguments not JSON become a string", text: `<tool_call>{"name":"shell","arguments":"ls -la"}</tool_call>`,
 			calls: []string{`shell "ls -la"`}},
 	}
@@ -68,6 +81,10 @@ func FuzzRecoverToolCalls(f *testing.F) {
 	f.Add(`a <tool_call>{"name":"file_list","input":"{\"path\":1}"}</tool_call> b <tool_use>{"tool":"http"}</tool_use> c`)
 	f.Add(strings.Repeat(`<tool_call>{"name":"shell"}</tool_call>`, maxLeaked+1))
 	f.Add(`<tool_<tool_call>{"name":"shell"}</tool_call>call>{"name":"shell"}</tool_call>`)
+	f.Add("<tool_call>\n<function=shell>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>")
+	f.Add("<function=file_list><parameter=path>[1,2]</parameter></function><function=shell></function>")
+	f.Add("<function=shell><parameter=command><parameter=x>y</parameter></parameter></function>")
+	f.Add(strings.Repeat("<function=shell></function>", maxLeaked+1))
 	active := map[string]bool{"shell": true, "file_list": true}
 	f.Fuzz(func(t *testing.T, text string) {
 		calls, rest := RecoverToolCalls(text, active)

@@ -28,4 +28,16 @@
 // [Summarize] tallies decisions, denials by rule, approvals by approver and
 // the most asked actions; [Export] writes JSON lines or CSV for a SIEM.
 // Neither verifies: run Verify first when the answer matters.
+//
+// # Replay
+//
+// [Replay] re-decides every action of a log under a candidate policy set
+// (an engine with other user policies, configuration or grants) from its
+// decision receipt: the canonical arguments that receipt body version 2
+// keeps (secrets redacted), the autonomy, channel and conversation it was
+// decided in. It reports each change of decision with the rule ids before
+// and after, counts by change, and lists what could not be re-decided
+// (version 1 receipts, arguments too large to keep, arguments a secret was
+// redacted from) with the reason. `claw gate replay` exits 1 when an allow
+// became a deny or the reverse.
 package audit

@@ -52,6 +52,10 @@ type Summary struct {
 	TopAsked        []Count   `json:"top_asked"`
 	Estops          int       `json:"estops"`
 	PolicyLoads     int       `json:"policy_loads"`
+	GrantsAdded     int       `json:"grants_added"`
+	GrantsRevoked   int       `json:"grants_revoked"`
+	// GrantsApplied counts the allows a grant gave, by grant id.
+	GrantsApplied []Count `json:"grants_applied"`
 }
 
 // MaxTop bounds the "top" lists of a Summary.
@@ -61,6 +65,7 @@ const MaxTop = 10
 func Summarize(ctx context.Context, dir string, f Filter) (*Summary, error) {
 	s := &Summary{Dir: dir}
 	dec, out, tool, rule, appr, rej, asked := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	applied := map[string]int{}
 	err := receipts.Walk(ctx, dir, func(r receipts.Record) error {
 		if r.Err != nil {
 			if !r.Torn {
@@ -96,6 +101,9 @@ func Summarize(ctx context.Context, dir string, f Filter) (*Summary, error) {
 				if b.Decision.Result == "ask" || b.Decision.Result == "passphrase" {
 					asked[actionLabel(b.Action)]++
 				}
+				if b.Decision.Grant != "" {
+					applied[b.Decision.Grant]++
+				}
 			}
 			if b.Action != nil {
 				tool[b.Action.Tool]++
@@ -119,6 +127,10 @@ func Summarize(ctx context.Context, dir string, f Filter) (*Summary, error) {
 			s.Estops++
 		case receipts.TypePolicyLoaded:
 			s.PolicyLoads++
+		case receipts.TypeGrantAdded:
+			s.GrantsAdded++
+		case receipts.TypeGrantRevoked:
+			s.GrantsRevoked++
 		}
 		return nil
 	})
@@ -127,6 +139,7 @@ func Summarize(ctx context.Context, dir string, f Filter) (*Summary, error) {
 	}
 	s.ByDecision, s.ByOutcome, s.ByTool = top(dec, 0), top(out, 0), top(tool, 0)
 	s.DenialsByRule, s.ApprovalsBy, s.RejectionsBy, s.TopAsked = top(rule, 0), top(appr, 0), top(rej, 0), top(asked, MaxTop)
+	s.GrantsApplied = top(applied, 0)
 	return s, nil
 }
 
@@ -194,6 +207,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	pf("Approval timeouts: %d\n", s.ApprovalTimeout)
 	list("Top asked actions:", s.TopAsked)
 	pf("Emergency stops: %d; policy loads: %d\n", s.Estops, s.PolicyLoads)
+	pf("Grants added: %d; revoked: %d\n", s.GrantsAdded, s.GrantsRevoked)
+	list("Allows by grant:", s.GrantsApplied)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -29,14 +29,15 @@
 //
 // # The child
 //
-// Run starts a child process cloned into new user, PID, mount, IPC and
-// (without a network grant) network namespaces, hands it its configuration and a
-// precompiled seccomp program over a pipe, and waits. The child, in order:
-// sets rlimits; makes every mount read-only and nosuid except the write
-// grants (bind-mounted writable), which also stops chmod, chown and utimes
-// outside them (Landlock does not cover those); mounts a fresh /proc;
-// resolves the command; builds the Landlock ruleset while it still has the
-// parent's access; switches uid/gid if asked; drops every capability
+// Run starts a child process cloned into new user, PID, mount, IPC, UTS
+// and (without a network grant) network namespaces, hands it its
+// configuration and a precompiled seccomp program over a pipe, and waits.
+// The child, in order: sets rlimits; makes every mount read-only and
+// nosuid except the write grants (bind-mounted writable), which also stops
+// chmod, chown and utimes outside them (Landlock does not cover those);
+// mounts a fresh /proc; names its UTS namespace "claw"; makes a cgroup
+// namespace (it is in its job cgroup by then); resolves the command;
+// builds the Landlock ruleset while it still has the parent's access; switches uid/gid if asked; drops every capability
 // (bounding and ambient sets emptied, securebits locked); sets
 // no_new_privs; enforces Landlock (filesystem, TCP ports, abstract unix
 // socket and signal scopes); loads the seccomp program (which also
@@ -110,7 +111,43 @@
 // UDP-Lite or MPTCP) when it is on. With a network
 // grant there is no network namespace, so UDP is open: to port 53 only on
 // ABI 10 or later, to any port and address below it (names are resolved
-// inside the sandbox, over UDP, so it cannot simply be refused). RLIMIT_NPROC
+// inside the sandbox, over UDP, so it cannot simply be refused).
+//
+// Some calls get past Landlock's grants without a path or port it checks;
+// the seccomp program refuses them in both network modes ([Support].Edges
+// says, per kernel, what confines each): a socketpair other than unix
+// stream or seqpacket (a datagram pair's sendto with a path reaches any
+// host datagram socket, /dev/log or journald's; a stream pair refuses an
+// address and a seqpacket pair drops it); listen (it autobinds a port
+// without bind's check; a Spec grants no port to listen on, and what the
+// child itself sets up before seccomp is not affected); TCP Fast Open
+// (MSG_FASTOPEN in sendto, sendmsg and sendmmsg, and TCP_FASTOPEN_CONNECT,
+// answered EOPNOTSUPP as by a kernel with Fast Open off, so clients fall
+// back to connect). The Fast Open send connects from inside
+// tcp_sendmsg_fastopen, never through the socket_connect LSM hook, so
+// Landlock's TCP port rules do not see it: a known gap, reported upstream
+// as landlock-lsm/linux#41 (open, no fix merged when this was written),
+// and reproduced on Linux 6.18 with ABI 7 (connect refused, the Fast Open
+// send to the same port connected). Read leases (F_SETLEASE, compared as the
+// 32-bit int it is) are refused: a lease holder that ignores the break
+// stalls host writers of the file for lease-break-time. Extended
+// attributes are not read by path (getxattr, lgetxattr, listxattr,
+// llistxattr, getxattrat, listxattrat: EOPNOTSUPP, as from a filesystem
+// without them); fgetxattr and flistxattr stay, on a descriptor Landlock
+// let open (the kernel refuses an O_PATH one). inotify is refused with
+// ENOSYS (a watch names a path seccomp cannot see, and Landlock does not
+// check it), so watchers poll.
+//
+// What stays visible outside the grants is metadata: stat, access,
+// readlink, statfs and chdir work on any path, so existence, type, size,
+// mode, owner, times and symlink targets can be read, while content and
+// directory listings cannot. Hiding them needs a mount namespace whose
+// tree holds only the grants (as bwrap builds one); bench/README.md has
+// its measured cost. The cgroup namespace, which the child makes once it
+// is in its job cgroup, hides every cgroup path above that (claw's own,
+// and the job cgroup's name): /proc/self/cgroup shows / everywhere.
+//
+// RLIMIT_NPROC
 // never applies to uid 0; as root the process count is bounded by a pids
 // cgroup when one is writable (v2 delegated or v1), and always by the wall
 // timeout. Landlock cannot deny a path inside a granted tree.

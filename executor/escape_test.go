@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,8 @@ type fixture struct {
 	ws, outside, home, key, secret, outBin string
 	tcpPort                                int
 	unixPath, abstract                     string
+	dgramPath                              string // a host unix datagram socket, like /dev/log
+	xattr                                  string // why the secret has no user.* attribute, or ""
 	accepted                               chan string
 }
 
@@ -59,6 +62,22 @@ func newFixture(t *testing.T) *fixture {
 	must(t, err)
 	t.Cleanup(func() { al.Close() })
 	go accept(al, f.accepted, "abstract")
+	f.dgramPath = filepath.Join(f.outside, "log.sock")
+	dl, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: f.dgramPath, Net: "unixgram"})
+	must(t, err)
+	t.Cleanup(func() { dl.Close() })
+	go func() {
+		var b [64]byte
+		for {
+			if _, err := dl.Read(b[:]); err != nil {
+				return
+			}
+			f.accepted <- "dgram"
+		}
+	}()
+	if err := unix.Setxattr(f.secret, "user.claw", []byte("host-xattr"), 0); err != nil {
+		f.xattr = "the secret's filesystem takes no user.* attribute: " + err.Error()
+	}
 	return f
 }
 
@@ -153,6 +172,16 @@ func escapeSuite(t *testing.T) {
 		default:
 		}
 	}
+	// noConnWithin is noConn after giving a host listener time to see
+	// what reached it
+	noConnWithin := func(t *testing.T) {
+		select {
+		case c := <-f.accepted:
+			t.Errorf("side effect: the host %s listener accepted a connection", c)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	fastOpen := fastOpenClient(t)
 	tcp := "127.0.0.1:" + strconv.Itoa(f.tcpPort)
 	host := "/proc/" + strconv.Itoa(os.Getpid())
 	sys := func(args ...string) []string { return sysprobeArgv(t, args...) }
@@ -163,6 +192,7 @@ func escapeSuite(t *testing.T) {
 		wantErr string   // errno name expected, "" for any denial
 		wantSig string   // the probe must be killed by this signal instead
 		skip    string   // why the case cannot run here
+		net     bool     // with a network grant (of another port): always a child of its own, never the prestarted one
 		after   func(t *testing.T)
 	}{
 		{name: "write outside", argv: probeArgv("write", filepath.Join(f.outside, "x")), after: func(t *testing.T) { absent(t, filepath.Join(f.outside, "x")) }},
@@ -252,6 +282,35 @@ func escapeSuite(t *testing.T) {
 		// bad-arch action); outside the sandbox the same call returns.
 		{name: "x32 syscall", argv: sys("x32"), wantSig: "SIGSYS"},
 		{name: "i386 int 0x80", argv: sys("int80"), wantSig: "SIGSYS", skip: int80Unusable(t)},
+		// What gets past Landlock's grants without a path or port it
+		// checks (seccomp_linux.go, addEdgeRules). Each was allowed
+		// before its rule, and the host listener accepted the Fast Open
+		// connections (the granted port is another one).
+		{name: "listen without bind", argv: probeArgv("listen-autobind"), net: true, wantErr: "EPERM"},
+		{name: "fast open sendto", argv: probeArgv("fastopen", "sendto", tcp), net: true, wantErr: "ENOTSUP", skip: fastOpen, after: noConnWithin},
+		{name: "fast open sendmsg", argv: probeArgv("fastopen", "sendmsg", tcp), net: true, wantErr: "ENOTSUP", skip: fastOpen, after: noConnWithin},
+		{name: "fast open sendmmsg", argv: probeArgv("fastopen", "sendmmsg", tcp), net: true, wantErr: "ENOTSUP", skip: fastOpen, after: noConnWithin},
+		// connect(2) itself is checked by Landlock (EACCES without
+		// the rule): the option is refused so that clients fall back
+		{name: "fast open connect option", argv: probeArgv("fastopen", "sockopt", tcp), net: true, wantErr: "ENOTSUP", skip: fastOpen, after: noConnWithin},
+		// a read lease on a file of the sandbox's own uid (root's, for a
+		// sandboxed root) stalls its writers outside for lease-break-time
+		{name: "read lease", argv: probeArgv("lease", filepath.Join(f.ws, "f.txt")), wantErr: "EPERM"},
+		{name: "read lease with network", argv: probeArgv("lease", filepath.Join(f.ws, "f.txt")), net: true, wantErr: "EPERM"},
+		// extended attributes of a file outside every grant: the
+		// secret's user.claw (readable, then, with open refused)
+		{name: "getxattr outside", argv: probeArgv("xattr", "getxattr", f.secret, "user.claw"), wantErr: "ENOTSUP", skip: f.xattr},
+		{name: "lgetxattr outside", argv: probeArgv("xattr", "lgetxattr", f.secret, "user.claw"), wantErr: "ENOTSUP", skip: f.xattr},
+		{name: "listxattr outside", argv: probeArgv("xattr", "listxattr", f.secret), wantErr: "ENOTSUP", skip: f.xattr},
+		{name: "llistxattr outside", argv: probeArgv("xattr", "llistxattr", f.secret), wantErr: "ENOTSUP", skip: f.xattr},
+		{name: "getxattrat outside", argv: probeArgv("xattr", "getxattrat", f.secret, "user.claw"), wantErr: "ENOTSUP", skip: f.xattr},
+		{name: "listxattrat outside", argv: probeArgv("xattr", "listxattrat", f.secret), wantErr: "ENOTSUP", skip: f.xattr},
+		// the kernel refuses an O_PATH descriptor (which Landlock never
+		// checked) to fgetxattr: the descriptor calls stay allowed
+		{name: "fgetxattr through O_PATH", argv: probeArgv("xattr", "fgetxattr-opath", f.secret, "user.claw"), wantErr: "EBADF", skip: f.xattr},
+		// an inotify watch on a directory outside every grant
+		{name: "inotify outside", argv: probeArgv("inotify", f.outside), wantErr: "ENOSYS"},
+		{name: "inotify outside with network", argv: probeArgv("inotify", f.outside), net: true, wantErr: "ENOSYS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -260,6 +319,9 @@ func escapeSuite(t *testing.T) {
 			}
 			s := f.spec(c.argv...)
 			s.Write = append(s.Write, c.write...)
+			if c.net {
+				s.Net = Net{Ports: []uint16{9}}
+			}
 			res := run(t, s)
 			out := string(bytes.TrimSpace(res.Stdout))
 			if c.wantSig != "" {
@@ -284,6 +346,124 @@ func escapeSuite(t *testing.T) {
 	t.Run("planted secret", func(t *testing.T) { plantedSecret(t, f) })
 	t.Run("leaked fd", func(t *testing.T) { leakedFD(t, f) })
 	t.Run("host ipc", func(t *testing.T) { hostIPC(t, f) })
+	t.Run("host unix sockets", func(t *testing.T) { hostUnixSockets(t, f) })
+	t.Run("hostname", func(t *testing.T) { hostname(t, f) })
+	t.Run("residue", func(t *testing.T) { residue(t, f) })
+}
+
+// fastOpenClient makes sure the kernel lets clients use TCP Fast Open
+// (net.ipv4.tcp_fastopen has its client bit), for the Fast Open cases:
+// as root it sets the bit for the test and restores the value after;
+// otherwise it says why the cases cannot run, or fails when the sandbox
+// is required.
+func fastOpenClient(t *testing.T) string {
+	t.Helper()
+	const sysctl = "/proc/sys/net/ipv4/tcp_fastopen"
+	b, err := os.ReadFile(sysctl)
+	if err != nil {
+		return "no " + sysctl + ": " + err.Error()
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", sysctl, err)
+	}
+	if v&1 != 0 {
+		return ""
+	}
+	if err := os.WriteFile(sysctl, []byte(strconv.Itoa(v|1)), 0); err == nil {
+		t.Cleanup(func() { os.WriteFile(sysctl, b, 0) })
+		return ""
+	}
+	why := fmt.Sprintf("%s is %d (no client bit) and cannot be set here", sysctl, v)
+	if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
+		t.Fatalf("CLAW_REQUIRE_SANDBOX is set: %s", why)
+	}
+	return why
+}
+
+// hostUnixSockets: a socketpair reaches no host pathname socket (the
+// datagram one stands for /dev/log, journald or systemd's notify socket;
+// the stream one for docker's or an ssh agent's), with or without a
+// network grant, whatever the pair's type and however the address is
+// given. A datagram pair (SOCK_RAW is one in AF_UNIX) is refused: its
+// sendto delivered to the host socket before. A stream pair's sendto
+// with an address and connect are refused by the kernel (EISCONN; a
+// seqpacket pair's connect to a stream socket with EPROTOTYPE), and a
+// seqpacket pair's sendto drops the address (the byte goes to the peer):
+// those are checked, not fixed, here.
+func hostUnixSockets(t *testing.T, f *fixture) {
+	cases := []struct{ typ, mode, path, want string }{
+		{"dgram", "sendto", f.dgramPath, "denied EPROTONOSUPPORT"},
+		{"dgram", "sendmsg", f.dgramPath, "denied EPROTONOSUPPORT"},
+		{"dgram", "connect", f.dgramPath, "denied EPROTONOSUPPORT"},
+		{"raw", "sendto", f.dgramPath, "denied EPROTONOSUPPORT"},
+		{"stream", "sendto", f.unixPath, "denied EISCONN"},
+		{"stream", "sendmsg", f.unixPath, "denied EISCONN"},
+		{"stream", "connect", f.unixPath, "denied EISCONN"},
+		{"seqpacket", "sendto", f.dgramPath, "allowed"},
+		{"seqpacket", "connect", f.unixPath, "denied EPROTOTYPE"},
+	}
+	for _, netOn := range []bool{false, true} {
+		for _, c := range cases {
+			s := f.spec(probeArgv("unix-pair", c.typ, c.mode, c.path)...)
+			if netOn {
+				s.Net = Net{Ports: []uint16{9}}
+			}
+			res := run(t, s)
+			if out := strings.TrimSpace(string(res.Stdout)); out != c.want {
+				t.Errorf("network %v, %s pair, %s %s: %q (stderr %q), want %q", netOn, c.typ, c.mode, c.path, out, res.Stderr, c.want)
+			}
+		}
+	}
+	select {
+	case c := <-f.accepted:
+		t.Errorf("side effect: the host %s socket was reached", c)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// hostname: the sandbox has a UTS namespace of its own, named "claw";
+// without it uname shows the host's name. And a cgroup namespace rooted
+// at the action's own cgroup: the sandbox's /proc/self/cgroup shows / in
+// every hierarchy, neither claw's cgroup paths nor the job cgroup's name
+// (claw-PID-N, with claw's PID), also in a child started on demand, which
+// is moved into its job cgroup after its clone. It failed without the
+// namespace (claw's memory cgroup here), and with one made at the clone
+// (the job cgroup's name).
+func hostname(t *testing.T, f *fixture) {
+	host, err := os.Hostname()
+	must(t, err)
+	for _, netOn := range []bool{false, true} {
+		s := f.spec(bash("uname -n; cat /proc/self/cgroup")...)
+		if netOn {
+			s.Net = Net{Ports: []uint16{9}}
+		}
+		res := run(t, s)
+		name, cgroups, _ := strings.Cut(string(res.Stdout), "\n")
+		if name != "claw" || name == host {
+			t.Errorf("network %v: the sandbox's hostname is %q (the host's %q), want claw", netOn, name, host)
+		}
+		lines := strings.Split(strings.TrimSpace(cgroups), "\n")
+		for _, l := range lines {
+			if !strings.HasSuffix(l, ":/") {
+				t.Errorf("network %v: the sandbox sees the cgroup path %q:\n%s", netOn, l, cgroups)
+			}
+		}
+		if len(lines) == 0 || lines[0] == "" {
+			t.Errorf("network %v: no cgroups read: %q (stderr %q)", netOn, res.Stdout, res.Stderr)
+		}
+	}
+}
+
+// residue is what the README says stays visible outside the grants,
+// checked so that the README changes with it: a path's metadata through
+// stat (existence, type, size, mode, owner, times), while its content is
+// refused. It fails when stat is hidden too; the README must then say so.
+func residue(t *testing.T, f *fixture) {
+	res := run(t, f.spec(bash(fmt.Sprintf("%s stat %s; %s read %s", probeArgv()[0], f.secret, probeArgv()[0], f.secret))...))
+	if got := strings.Fields(string(res.Stdout)); strings.Join(got, " ") != "allowed denied EACCES" {
+		t.Errorf("stat then read of a file outside the grants: %q, want allowed, then denied EACCES", res.Stdout)
+	}
 }
 
 // hostIPC: System V IPC objects of claw's user (made here mode 0600, as a
@@ -581,12 +761,29 @@ func int80Unusable(t *testing.T) string {
 func TestEscapeControls(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
-	for _, args := range [][]string{
+	controls := [][]string{
 		{"read", f.key},
 		{"tcp", "127.0.0.1:" + strconv.Itoa(f.tcpPort)},
 		{"unix", f.unixPath},
 		{"abstract", f.abstract},
-	} {
+		{"unix-pair", "dgram", "sendto", f.dgramPath},
+		{"unix-pair", "raw", "sendmsg", f.dgramPath},
+		{"listen-autobind"},
+		{"lease", filepath.Join(f.ws, "f.txt")},
+		{"inotify", f.outside},
+		{"stat", f.secret},
+	}
+	if f.xattr == "" {
+		for _, c := range []string{"getxattr", "lgetxattr", "listxattr", "llistxattr", "getxattrat", "listxattrat"} {
+			controls = append(controls, []string{"xattr", c, f.secret, "user.claw"})
+		}
+	}
+	if fastOpenClient(t) == "" {
+		for _, m := range []string{"sendto", "sendmsg", "sendmmsg", "sockopt"} {
+			controls = append(controls, []string{"fastopen", m, "127.0.0.1:" + strconv.Itoa(f.tcpPort)})
+		}
+	}
+	for _, args := range controls {
 		out, err := execOut(probeArgv(args...)...)
 		if err != nil || out != "allowed" {
 			t.Errorf("control %v: %q %v", args, out, err)

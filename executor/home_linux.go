@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -126,7 +127,7 @@ func (h *sandboxHome) remove() {
 		return
 	}
 	h.once.Do(func() {
-		os.RemoveAll(h.dir)
+		removeTree(h.dir)
 		if h.lock >= 0 {
 			unix.Close(h.lock)
 		}
@@ -154,10 +155,57 @@ func sweepHomes(parent string) []string {
 		if err != nil {
 			continue // in use, or not a directory we may open
 		}
-		if os.RemoveAll(p) == nil {
+		if removeTree(p) == nil {
 			removed = append(removed, p)
 		}
 		unix.Close(fd)
 	}
 	return removed
+}
+
+// removeTree removes dir and everything in it, whatever modes the action
+// left there: a directory it made unreadable or unwritable (mode 000, as
+// its owner may) is given its owner's rights back first. Symlinks are
+// never followed: each entry is opened with O_PATH|O_NOFOLLOW, and only
+// a directory, reached through that descriptor, is changed.
+func removeTree(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	openUp(fd)
+	unix.Close(fd)
+	return os.RemoveAll(dir)
+}
+
+// openUp gives the directory at fd (an O_PATH descriptor), and every
+// directory under it, read, write and search rights for its owner.
+func openUp(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return
+	}
+	if st.Mode&0o700 != 0o700 {
+		// chmod through the descriptor's /proc link reaches this very
+		// directory, whatever its path has become
+		unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700)
+	}
+	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(d), "dir")
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		c, err := unix.Openat(fd, n, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		openUp(c)
+		unix.Close(c)
+	}
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,4 +128,76 @@ func TestHomeParentRefusesWhatIsNotOurs(t *testing.T) {
 	if again, err := homeParent(tmp, uid); err != nil || again != p {
 		t.Fatalf("second call: %s %v", again, err)
 	}
+}
+
+// TestRemoveTreeModes: a home is removed whatever modes the action left
+// in it (directories of mode 000 and 0500, nested, and a file of mode 000
+// in one), and a symlink in it to a directory outside, itself of mode
+// 000, is removed without that directory being touched. As root the test
+// gives up, on its own thread, the capabilities that read and write past
+// a mode (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), so that it removes as an
+// unprivileged claw does. It fails with os.RemoveAll alone.
+func TestRemoveTreeModes(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	outside := filepath.Join(t.TempDir(), "outside")
+	for _, d := range []string{filepath.Join(home, "a", "b", "c"), filepath.Join(home, "ro", "x"), outside} {
+		must(t, os.MkdirAll(d, 0o700))
+	}
+	must(t, os.WriteFile(filepath.Join(home, "a", "b", "c", "f"), []byte("x"), 0o000))
+	must(t, os.WriteFile(filepath.Join(home, "ro", "x", "f"), []byte("x"), 0o644))
+	must(t, os.Symlink(outside, filepath.Join(home, "a", "link")))
+	for _, d := range []string{filepath.Join(home, "a", "b", "c"), filepath.Join(home, "a", "b"), filepath.Join(home, "a"), outside} {
+		must(t, os.Chmod(d, 0o000))
+	}
+	must(t, os.Chmod(filepath.Join(home, "ro"), 0o500))
+	t.Cleanup(func() { os.Chmod(outside, 0o700) })
+
+	err := withoutDACOverride(t, func() error { return removeTree(home) })
+	if err != nil {
+		t.Errorf("removeTree: %v", err)
+	}
+	if _, err := os.Lstat(home); !os.IsNotExist(err) {
+		t.Errorf("the home is still there: %v", err)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0 {
+		t.Errorf("the directory outside was changed: %v %v", fi.Mode(), err)
+	}
+}
+
+// withoutDACOverride runs f on a thread without CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH in its effective set (capabilities are per thread),
+// then gives them back.
+func withoutDACOverride(t *testing.T, f func() error) error {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return f()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var saved [2]unix.CapUserData
+	must(t, unix.Capget(&hdr, &saved[0]))
+	dropped := saved
+	dropped[0].Effective &^= 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH
+	must(t, unix.Capset(&hdr, &dropped[0]))
+	defer func() { must(t, unix.Capset(&hdr, &saved[0])) }()
+	return f()
+}
+
+// TestHomeRemovedWhateverModes: the private home (also TMPDIR) is gone
+// after the action, although the action left directories of mode 000 in
+// it, started on demand or prestarted. As root the removal reads past the
+// modes anyway; run unprivileged it fails without removeTree.
+func TestHomeRemovedWhateverModes(t *testing.T) {
+	requireSandbox(t)
+	inBothModes(t, func(t *testing.T) {
+		res := run(t, Spec{Argv: bash(`mkdir -p "$HOME/a/b" "$TMPDIR/t" && touch "$HOME/a/b/f" && chmod 000 "$HOME/a/b" "$HOME/a" "$TMPDIR/t" && echo "$HOME"`)})
+		home := strings.TrimSpace(string(res.Stdout))
+		if res.ExitCode != 0 || !filepath.IsAbs(home) {
+			t.Fatalf("the action failed: %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if _, err := os.Lstat(home); !os.IsNotExist(err) {
+			t.Errorf("the home %s is still there: %v", home, err)
+		}
+	})
 }

@@ -118,7 +118,7 @@ func TestRelayRefuses(t *testing.T) {
 		want string
 	}{
 		{name: "no namespaces argument", args: nil, goOK: true, want: "bad arguments"},
-		{name: "unknown namespace bit", args: []string{"64", child.EntrySandbox}, goOK: true, want: "bad arguments"},
+		{name: "unknown namespace bit", args: []string{strconv.Itoa(child.NSUTS << 1), child.EntrySandbox}, goOK: true, want: "bad arguments"},
 		{name: "not the sandbox after it", args: []string{"1", child.EntryTool}, goOK: true, want: "bad arguments"},
 		{name: "no go-ahead", args: []string{"0", child.EntrySandbox}, goOK: false, want: ""},
 	} {

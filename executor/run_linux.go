@@ -33,9 +33,17 @@ type nsMode struct {
 	// semaphores and message queues and its POSIX message queues are out
 	// of reach (a sandboxed uid 0 owns root's: it could read, write and
 	// remove them)
-	ipc  bool
+	ipc bool
+	// uts: a new UTS namespace, named sandboxHostname, so the host's
+	// name is not seen; and a new cgroup namespace, which the child
+	// makes once it is in its job cgroup, so that no cgroup path above
+	// that (claw's own, the job's name) is seen either
+	uts  bool
 	proc bool // a fresh /proc can be mounted
 }
+
+// sandboxHostname is the hostname inside a sandbox with a UTS namespace.
+const sandboxHostname = "claw"
 
 func (m nsMode) names(net bool) []string {
 	var n []string
@@ -51,10 +59,21 @@ func (m nsMode) names(net bool) []string {
 	if m.ipc {
 		n = append(n, "ipc")
 	}
+	if m.uts {
+		n = append(n, "uts", "cgroup")
+	}
 	if m.net && !net {
 		n = append(n, "net")
 	}
 	return n
+}
+
+// hostname is the name the child gives its UTS namespace ("": none).
+func (m nsMode) hostname() string {
+	if m.uts {
+		return sandboxHostname
+	}
+	return ""
 }
 
 // bits are the namespaces a child is cloned into, for child.CloneAttr.
@@ -71,6 +90,9 @@ func (m nsMode) bits(netOn bool) int {
 	}
 	if m.ipc {
 		ns |= child.NSIPC
+	}
+	if m.uts {
+		ns |= child.NSUTS
 	}
 	if m.net && !netOn {
 		ns |= child.NSNet
@@ -126,8 +148,9 @@ func fastSupport() Support {
 		}
 		user := userNSAllowed()
 		if user || fast.Root {
-			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, net: true, proc: true}
+			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, uts: true, net: true, proc: true}
 			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
+			fast.UTSNS = true
 		}
 		if err := fast.Require(0); err != nil {
 			fast.Err = err.Error()
@@ -206,12 +229,14 @@ func probe() Support {
 	if s.Root {
 		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
 	}
-	// each first with an IPC namespace, then (a kernel without one)
-	// without
-	withIPC := make([]nsMode, 0, 2*len(candidates)+1)
-	for _, m := range candidates {
-		m.ipc = true
-		withIPC = append(withIPC, m)
+	// each first with IPC, UTS and cgroup namespaces, then with IPC
+	// alone, then (a kernel or a filter that refuses them) without
+	withIPC := make([]nsMode, 0, 3*len(candidates)+1)
+	for _, uts := range []bool{true, false} {
+		for _, m := range candidates {
+			m.ipc, m.uts = true, uts
+			withIPC = append(withIPC, m)
+		}
 	}
 	candidates = append(append(withIPC, candidates...), nsMode{})
 	for _, m := range candidates {
@@ -221,6 +246,7 @@ func probe() Support {
 		}
 		s.ns = m
 		s.UserNS, s.PIDNS, s.MountNS, s.NetNS, s.FreshProc = m.user, m.pid, m.mount, m.net, m.proc
+		s.UTSNS = m.uts
 		s.Seccomp = seccompOK && st.seccomp
 		break
 	}
@@ -235,7 +261,7 @@ type probeResult struct{ seccomp bool }
 
 func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	cfg := &child.Config{Mode: child.ModeProbe, MinABI: 0, Degraded: true, UID: -1, GID: -1,
-		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount}
+		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname(), CgroupNS: m.uts}
 	if withBPF {
 		cfg.BPF, _ = seccompProgram(false)
 	}
@@ -268,7 +294,7 @@ func (s *Support) describe() {
 		}
 		s.Enforced = append(s.Enforced, e)
 		if s.LandlockABI < 9 {
-			s.Missing = append(s.Missing, "Landlock ABI < 9: pathname unix sockets are not covered by Landlock (seccomp refuses socket(AF_UNIX) instead)")
+			s.Missing = append(s.Missing, "Landlock ABI < 9: pathname unix sockets are not covered by Landlock (seccomp refuses socket(AF_UNIX) and datagram socketpairs instead)")
 		}
 		if s.LandlockABI < 10 {
 			s.Missing = append(s.Missing, "Landlock ABI < 10: UDP is not covered by Landlock (seccomp refuses sockets when network is off; a net namespace hides the host)")
@@ -277,7 +303,7 @@ func (s *Support) describe() {
 		s.Missing = append(s.Missing, "Landlock: not enabled (add landlock to the lsm= boot parameter)")
 	}
 	if s.Seccomp {
-		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant, TCP and UDP only with one; foreign architectures killed")
+		s.Enforced = append(s.Enforced, "seccomp: namespaces, mount, ptrace, keyctl, bpf, perf, io_uring, kexec/modules, TIOCSTI/TIOCLINUX denied; no setuid or setgid mode bits; no sockets without a network grant, TCP and UDP only with one; socketpairs of unix stream and seqpacket only; no listen, TCP Fast Open, read leases, extended attribute reads by path or inotify; foreign architectures killed")
 	}
 	s.Enforced = append(s.Enforced, "no_new_privs; every capability dropped (bounding, ambient, securebits locked)")
 	if s.UserNS || s.PIDNS || s.MountNS {
@@ -303,6 +329,7 @@ func (s *Support) describe() {
 		s.Missing = append(s.Missing, "cgroups: no delegated cgroup; process count relies on RLIMIT_NPROC (not enforced for root) and the wall timeout")
 	}
 	s.Enforced = append(s.Enforced, "environment from an allowlist only; inherited file descriptors closed")
+	s.Edges = edges(s)
 	if s.Root {
 		s.Enforced = append(s.Enforced, "as root: uid 0 kept unless run_as is set, with no capabilities; outside the write grants the filesystem is read-only")
 	}
@@ -331,11 +358,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 }
 
 // retryable reports a failure to start the child or to set up its
-// namespaces' mounts: nothing ran, and a probed configuration may work.
+// namespaces' mounts or hostname (a seccomp filter claw itself runs
+// under, such as a systemd unit's, may refuse sethostname): nothing ran,
+// and a probed configuration may work.
 func retryable(res Result, err error) bool {
 	var se *SetupError
 	if errors.As(err, &se) {
-		return se.Stage == "mount" || se.Stage == "mount /proc"
+		return se.Stage == "mount" || se.Stage == "mount /proc" || se.Stage == "hostname" || se.Stage == "cgroup namespace"
 	}
 	return errors.Is(err, errStart)
 }
@@ -377,7 +406,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	home := h.dir
 
 	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
-		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount}
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.uts}
 	if s.RunAs != "" {
 		uid, gid, err := lookupUser(s.RunAs)
 		if err != nil {

@@ -193,6 +193,9 @@ func buildSeccomp(net bool) ([]byte, error) {
 			}
 		}
 	}
+	if err := addEdgeRules(add, addNr, masked); err != nil {
+		return nil, err
+	}
 	eafno := seccomp.ActErrno.SetReturnCode(int16(unix.EAFNOSUPPORT))
 	if !net {
 		// no sockets at all: not even AF_UNIX, so host sockets (docker,
@@ -243,6 +246,103 @@ func buildSeccomp(net bool) ([]byte, error) {
 		return nil, errors.New("seccomp export: malformed program")
 	}
 	return prog, nil
+}
+
+// The edges of the grants, in both network modes: the calls that reach
+// past Landlock without a path or port it sees.
+const (
+	// msgFastOpen (MSG_FASTOPEN) makes sendto, sendmsg and sendmmsg
+	// connect a TCP socket without connect(2), and so without Landlock's
+	// connect hook.
+	msgFastOpen = 0x20000000
+	// tcpFastOpenConnect is TCP_FASTOPEN_CONNECT: connect(2) itself is
+	// checked, but a client that asks for Fast Open gets the answer of
+	// a kernel with it off, and uses plain connect.
+	tcpFastOpenConnect = 30
+	// sysGetxattrat and sysListxattrat (Linux 6.13) are the same number
+	// on every architecture, for a libseccomp too old to know them.
+	sysGetxattrat  = 464
+	sysListxattrat = 465
+)
+
+// xattrReads read extended attributes by path. Landlock does not check
+// them, so they would read the attributes of any file the sandbox can
+// name; the answer is that of a filesystem without extended attributes,
+// which every tool takes as "none". fgetxattr and flistxattr stay: they
+// need a descriptor open for reading (an O_PATH one is refused), which
+// Landlock did check.
+var xattrReads = []struct {
+	name string
+	nr   int
+}{{"getxattr", 0}, {"lgetxattr", 0}, {"listxattr", 0}, {"llistxattr", 0},
+	{"getxattrat", sysGetxattrat}, {"listxattrat", sysListxattrat}}
+
+// inotifyCalls watch a path: Landlock does not check the watch, and
+// seccomp cannot see the path, so inotify is refused as a kernel
+// without it would (ENOSYS): watchers fall back to polling.
+var inotifyCalls = []string{"inotify_init", "inotify_init1", "inotify_add_watch"}
+
+type (
+	addFunc   func(name string, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error
+	addNrFunc func(name string, nr int, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error
+)
+
+// addEdgeRules adds the rules for what gets past Landlock's grants in
+// both network modes: host unix sockets through a datagram socketpair,
+// TCP Fast Open past the connect rules, listening on an autobound port,
+// read leases that stall host writers, extended attributes and inotify
+// watches outside the grants.
+func addEdgeRules(add addFunc, addNr addNrFunc, masked func(arg uint, mask, value uint64) seccomp.ScmpCondition) error {
+	eperm := seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	enotsup := seccomp.ActErrno.SetReturnCode(int16(unix.EOPNOTSUPP))
+	enosys := seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+	eproto := seccomp.ActErrno.SetReturnCode(int16(unix.EPROTONOSUPPORT))
+	// socketpair: stream and seqpacket only. A datagram pair's sendto
+	// with an address reaches any host datagram socket by its path
+	// (/dev/log, journald, systemd's notify socket); SOCK_RAW is a
+	// datagram socket in AF_UNIX. A stream pair refuses an address
+	// (EISCONN) and a seqpacket pair ignores it; connect on either is
+	// EISCONN.
+	for _, b := range blocksExcept(sockTypeMask, unix.SOCK_STREAM, unix.SOCK_SEQPACKET) {
+		if err := add("socketpair", eproto, masked(1, b.mask, b.value)); err != nil {
+			return err
+		}
+	}
+	// no listening socket: a Spec grants no port to listen on, and
+	// listen(2) autobinds a free port without bind(2)'s Landlock check
+	if err := add("listen", eperm); err != nil {
+		return err
+	}
+	// TCP Fast Open: the flags, an int, wherever a send takes them
+	for _, c := range []struct {
+		name string
+		arg  uint
+	}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+		if err := add(c.name, enotsup, masked(c.arg, msgFastOpen, msgFastOpen)); err != nil {
+			return err
+		}
+	}
+	if err := add("setsockopt", enotsup, masked(1, 0xffffffff, unix.IPPROTO_TCP), masked(2, 0xffffffff, tcpFastOpenConnect)); err != nil {
+		return err
+	}
+	// read leases: a lease holder that ignores the break stalls every
+	// writer of the file for lease-break-time; the command, an int
+	for _, name := range []string{"fcntl", "fcntl64"} {
+		if err := add(name, eperm, masked(1, 0xffffffff, unix.F_SETLEASE)); err != nil {
+			return err
+		}
+	}
+	for _, x := range xattrReads {
+		if err := addNr(x.name, x.nr, enotsup); err != nil {
+			return err
+		}
+	}
+	for _, n := range inotifyCalls {
+		if err := add(n, enosys); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sockTypeMask is the type part of socket's type argument (SOCK_TYPE_MASK).

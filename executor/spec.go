@@ -59,8 +59,9 @@ type Spec struct {
 	// path, else the sandbox's private home.
 	Cwd string `json:"cwd,omitempty"`
 	// Read and Write are absolute paths the action may read (and execute),
-	// or read and modify. Nothing else outside the system directories is
-	// visible. Missing paths grant nothing.
+	// or read and modify. Nothing else outside the system directories can
+	// be read or listed (a path's metadata can: see the package doc's
+	// Limits). Missing paths grant nothing.
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
 	// Net is the network grant; the zero value is no network.

@@ -22,6 +22,7 @@ type Support struct {
 	PIDNS          bool   `json:"pid_namespace"`
 	MountNS        bool   `json:"mount_namespace"`
 	NetNS          bool   `json:"net_namespace"`
+	UTSNS          bool   `json:"uts_namespace"` // with a cgroup namespace
 	FreshProc      bool   `json:"fresh_proc"`
 	Cgroup         string `json:"cgroup,omitempty"` // "v2", "v1" or "" (none usable)
 	Root           bool   `json:"root"`
@@ -31,6 +32,9 @@ type Support struct {
 	Enforced []string `json:"enforced"`
 	// Missing lists what is not available, with consequences.
 	Missing []string `json:"missing,omitempty"`
+	// Edges are the ways out of the grants that Landlock alone may not
+	// close, and how this kernel's sandbox deals with each.
+	Edges []Edge `json:"edges,omitempty"`
 	// Err is why the sandbox is unavailable at the default minimum (empty:
 	// available).
 	Err string `json:"error,omitempty"`
@@ -66,4 +70,14 @@ func (s Support) Require(minABI int) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(why, "; "))
+}
+
+// Edge is one way out of a sandbox's grants that Landlock alone may not
+// close, and whether the sandbox closes it on this kernel: by Landlock
+// (when its ABI covers it), by the seccomp program or a namespace, or not
+// at all (a residue the README states).
+type Edge struct {
+	Name     string `json:"name"`
+	Confined bool   `json:"confined"`
+	By       string `json:"by"` // what confines it here, or what stays open and why
 }

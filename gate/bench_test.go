@@ -195,3 +195,39 @@ func BenchmarkDecideFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBudget measures what bounding a decision costs: the CPU-time
+// budget (workBudget: the goroutine locked to its thread, a timer, the
+// thread's CPU clock read when the timer fires) side by side with the
+// wall-clock deadline it replaced, each around a decision of the mix.
+func BenchmarkBudget(b *testing.B) {
+	eng, c := benchEngine(b)
+	bg := context.Background()
+	for _, bound := range []struct {
+		name string
+		ctx  func() (context.Context, func())
+	}{
+		{"work", func() (context.Context, func()) { return workBudget(bg, defaultTimeout, wallBound(defaultTimeout)) }},
+		{"wall", func() (context.Context, func()) {
+			ctx, cancel := context.WithTimeout(bg, defaultTimeout)
+			return ctx, cancel
+		}},
+	} {
+		b.Run(bound.name+"/bound-only", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_, done := bound.ctx()
+				done()
+			}
+		})
+		b.Run(bound.name+"/decide", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ctx, done := bound.ctx()
+				in := BuildInput(benchActions[i%len(benchActions)], c)
+				if _, err := eng.cur.Load().pq.Eval(ctx, rego.EvalInput(in)); err != nil {
+					b.Fatal(err)
+				}
+				done()
+			}
+		})
+	}
+}

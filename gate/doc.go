@@ -38,6 +38,17 @@
 // denied, and a dynamic shell command never gets a plain allow. If a policy
 // says otherwise, the result is a deny with reason gate.invariant.
 //
+// # Grants
+//
+// [Engine.SetGrants] gives the engine the grants in force (package
+// internal/grant keeps them); the policies see them as data.claw.grants and
+// policies/grants.rego matches their scopes ([GrantScope]) against the
+// input. A grant only turns an ask into an allow, after deny > passphrase >
+// ask > allow has been combined: the decision then has reason
+// grant.applied and [Decision].Grant names the grant. A grant stops
+// applying the moment it expires: the engine rewrites the data at the
+// first decision after an expiry, with no call from outside.
+//
 // # Policies
 //
 // Built-in policies are embedded (package policies). User policies in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
@@ -52,6 +53,9 @@ type Decision struct {
 	Reasons      []Reason    `json:"reasons"`
 	Sandbox      SandboxPlan `json:"sandbox"`
 	PolicyDigest string      `json:"policy_digest"`
+	// Grant is the id of the grant that turned an ask into this allow
+	// (reason grant.applied); empty otherwise.
+	Grant string `json:"grant,omitempty"`
 }
 
 // RuleIDs returns the ids of the reasons, in order.
@@ -91,7 +95,9 @@ type Options struct {
 	// A missing directory is fine; an unreadable or invalid policy is an
 	// error.
 	UserPolicyDir string
-	// Timeout bounds one decision (default 250ms). A timeout is a deny.
+	// Timeout bounds the CPU time one decision may use (default 250ms),
+	// and at 40 times that (at most 2 minutes, or Timeout when that is
+	// more) its wall-clock time. A timeout is a deny.
 	Timeout time.Duration
 }
 
@@ -113,8 +119,9 @@ var ErrPolicy = errors.New("policy error")
 // Engine evaluates actions against the compiled policies. It is safe for
 // concurrent use; Reload swaps the compiled policies atomically.
 type Engine struct {
-	opts Options
-	cur  atomic.Pointer[compiled]
+	opts   Options
+	cur    atomic.Pointer[compiled]
+	grants grantState
 }
 
 type compiled struct {
@@ -123,6 +130,8 @@ type compiled struct {
 	modules map[string]string // all modules, by name
 	tests   map[string]string // user tests, by name
 	data    map[string]any
+	store   storage.Store
+	granted grantsWritten
 }
 
 // New compiles the built-in and user policies once.
@@ -187,18 +196,19 @@ func compileWith(ctx context.Context, opts Options, plain bool) (*compiled, erro
 	for n, s := range userMods {
 		all["user/"+n] = s
 	}
-	data := map[string]any{"claw": map[string]any{"config": configData(opts)}}
+	data := map[string]any{"claw": map[string]any{"config": configData(opts), "grants": []any{}}}
 	names := make([]string, 0, len(all))
 	for n := range all {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	h := sha256.New()
+	// AST values on read: otherwise every decision converts
+	// data.claw.config (the forbidden list) again.
+	store := inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))
 	regoOpts := []func(*rego.Rego){
 		rego.Query(resultQuery),
-		// AST values on read: otherwise every decision converts
-		// data.claw.config (the forbidden list) again.
-		rego.Store(inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))),
+		rego.Store(store),
 		rego.Capabilities(policies.Capabilities()),
 		rego.Strict(true),
 		rego.StrictBuiltinErrors(true),
@@ -229,6 +239,7 @@ func compileWith(ctx context.Context, opts Options, plain bool) (*compiled, erro
 		modules: all,
 		tests:   userTests,
 		data:    data,
+		store:   store,
 	}, nil
 }
 
@@ -369,19 +380,23 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if err != nil {
 		return fail(fmt.Errorf("building input: %w", err))
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
+	if err := e.syncGrants(ctx, c); err != nil {
+		return fail(fmt.Errorf("loading grants: %w", err))
+	}
+	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
+	defer done()
 	evalOpts := []rego.EvalOption{rego.EvalParsedInput(val)}
 	if tracer != nil {
 		evalOpts = append(evalOpts, rego.EvalQueryTracer(tracer))
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("evaluating policy: %w", err))
+	if ctx.Err() != nil {
+		return fail(fmt.Errorf("evaluating policy: %w", context.Cause(ctx)))
 	}
 	rs, err := c.pq.Eval(ctx, evalOpts...)
-	if err == nil {
-		// A decision that arrives after its deadline is not one.
-		err = ctx.Err()
+	if ctx.Err() != nil {
+		// A decision that arrives after its deadline is not one, and
+		// the cause says which bound it crossed.
+		err = context.Cause(ctx)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("evaluating policy: %w", err))
@@ -431,6 +446,8 @@ func parseResult(v any) (Decision, error) {
 			err = resultString(fv, &d.Risk)
 		case "policy_digest":
 			err = resultString(fv, &d.PolicyDigest)
+		case "grant":
+			err = resultString(fv, &d.Grant)
 		case "reasons":
 			d.Reasons, err = resultReasons(fv)
 		case "sandbox":

@@ -20,6 +20,9 @@ type Context struct {
 	Home      string `json:"home"`
 	Channel   string `json:"channel"`
 	Estop     bool   `json:"estop"`
+	// Conversation is the id of the conversation the action belongs to
+	// ("" when none); grants may be scoped to one.
+	Conversation string `json:"conversation"`
 }
 
 // URLInfo is the gate's analysis of the http tool's URL.

@@ -51,6 +51,7 @@ func inputValue(in *Input) (ast.Value, error) {
 			kv("home", ast.StringTerm(c.Home)),
 			kv("channel", ast.StringTerm(c.Channel)),
 			kv("estop", ast.BooleanTerm(c.Estop)),
+			kv("conversation", ast.StringTerm(c.Conversation)),
 		)),
 	), nil
 }

@@ -23,8 +23,8 @@ loose := {
 }
 
 # d(id, cmds) is a case where rule id must deny cmds at full autonomy
-# under the loose configuration.
-d(id, cmds) := {"id": id, "input": at(sh(cmds), "full"), "config": loose, "decision": "deny", "risk": "critical"}
+# under the loose configuration, as a critical reason.
+d(id, cmds) := {"id": id, "input": at(sh(cmds), "full"), "config": loose, "decision": "deny", "risk": "critical", "severity": "critical"}
 
 # ok(id, cmds) is a case where rule id must stay quiet for cmds.
 ok(id, cmds) := {"id": id, "input": at(sh(cmds), "full"), "config": loose}
@@ -261,20 +261,6 @@ test_loose_config_allows_harmless_commands if {
 # Each destructive case is denied by its own rule: removing that reason
 # leaves nothing else that denies, except where a case is also caught by a
 # second destructive rule.
-test_destructive_rules_are_critical if {
-	failing := {note |
-		some note, tc in destructive_fires
-		not critical_reason(tc)
-	}
-	no_failures(failing)
-}
-
-critical_reason(tc) if {
-	some r in check(tc).reasons
-	r.id == tc.id
-	r.severity == "critical"
-}
-
 test_destructive_fires if {
 	failing := {note |
 		some note, tc in destructive_fires

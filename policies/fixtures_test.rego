@@ -132,7 +132,7 @@ ids(res) := {r.id | some r in res.reasons}
 # check(tc) decides a table case and checks its optional expectations,
 # and that the result is well formed.
 check(tc) := res if {
-	res := decide_user(tc.input, object.get(tc, "config", {}), object.get(tc, "user", {}))
+	res := decide_user(tc.input, object.get(tc, "config", {}), object.get(tc, "user", {})) with data.claw.grants as object.get(tc, "grants", [])
 	object.get(tc, "decision", res.decision) == res.decision
 	object.get(tc, "risk", res.risk) == res.risk
 	res.decision in {"allow", "ask", "passphrase", "deny"}
@@ -140,8 +140,13 @@ check(tc) := res if {
 	count(res.reasons) > 0
 }
 
-# fires_ok(tc): the case's rule id is among the reasons.
-fires_ok(tc) if tc.id in ids(check(tc))
+# fires_ok(tc): the case's rule id is among the reasons, with the case's
+# severity when it names one.
+fires_ok(tc) if {
+	some r in check(tc).reasons
+	r.id == tc.id
+	object.get(tc, "severity", r.severity) == r.severity
+}
 
 # quiet_ok(tc): the case's rule id is not among the reasons.
 quiet_ok(tc) if not tc.id in ids(check(tc))
@@ -158,10 +163,10 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires,
+	destructive_fires, network_fires, grants_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet,
+	destructive_quiet, network_quiet, grants_quiet,
 ])

@@ -554,9 +554,11 @@ sandbox_net if {
 } else := false
 
 # ---------------------------------------------------------------------------
-# The result document Go reads.
+# The combined result; grants.rego turns it into the result document Go
+# reads (data.claw.gate.result).
 
-result := {
+# combined is the result before grants; grants.rego makes it the result.
+combined := {
 	"decision": decision,
 	"risk": risk,
 	"reasons": reasons,

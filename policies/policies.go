@@ -18,6 +18,7 @@
 //	commands.rego     shell analysis: unparseable, forbidden commands, privilege, marks
 //	destructive.rego  destructive patterns (all critical)
 //	network.rego      the http tool: URL checks and the allowed_domains allowlist
+//	grants.rego       grants (data.claw.grants): an ask a grant covers becomes an allow
 //	lib.rego          claw.lib helpers (reason, under, glob_base, has_opt, ...)
 //	*_test.rego       unit tests (claw.gate_test: tables of cases per rule;
 //	                  claw.lib_test); testdata/user holds sample user policies
@@ -45,7 +46,8 @@
 //	         "ip": "", "class": "public", "error": ""},
 //	 "errors": [],
 //	 "context": {"autonomy": "supervised", "workspace": "/ws", "cwd": "/ws",
-//	             "home": "/home/u", "channel": "cli", "estop": false}}
+//	             "home": "/home/u", "channel": "cli", "estop": false,
+//	             "conversation": ""}}        // grants may be scoped to one
 //
 // Every path is canonical and absolute; a path that is not (relative, with
 // "." or ".." elements, "//" or a trailing slash) is denied as input.invalid.
@@ -201,6 +203,7 @@
 //	risk.high                      a high-risk action denied at supervised
 //	autonomy.readonly              readonly allows only low-risk reads
 //	passphrase.required            the passphrase is needed
+//	grant.applied                  a grant (data.claw.grants) covers an ask: allowed
 //
 // # Evaluation
 //

@@ -5,8 +5,9 @@
 //
 // The broker opens a [Log] once and calls [Log.Decision] before an action
 // runs (if it returns an error, the action must not run), [Log.Approval]
-// when a human answers, and [Log.Outcome] afterwards; [Log.Estop] and
-// [Log.PolicyLoaded] record state changes. Verification lives in the audit
+// when a human answers, and [Log.Outcome] afterwards; [Log.Estop],
+// [Log.PolicyLoaded], [Log.GrantAdded] and [Log.GrantRevoked] record state
+// changes. Verification lives in the audit
 // package.
 //
 // # Receipt format
@@ -25,6 +26,21 @@
 //	entry_hash = SHA-256("claw-receipt-v1\n" || body)
 //	sig        = Sign(key, "claw-receipt-v1\n" || body)
 //	prev       = "sha256:<hex entry_hash of the previous receipt>"
+//
+// # Body versions
+//
+// Version 1 bodies are those above. Version 2 adds, to a decision, the
+// canonical action's arguments (action.args: compact JSON text with sorted
+// keys and secrets redacted; payloads, what a file_write writes, an
+// edit_file's old and new text and an http body, are kept as their
+// "sha256:<hex>" digest; with action.args_redacted when redaction
+// changed them and action.args_omitted when they were too large to keep)
+// and the grant that turned an ask into an allow (decision.grant); and the
+// types grant_added and grant_revoked with a grant object {id, by,
+// channel, expires, scope}. The writer stamps each body with the lowest
+// version that can hold it ([Body.Version]), so bodies without the new
+// fields stay version 1; readers accept both, and a version 1 body that
+// carries a version 2 field is malformed.
 //
 // The first receipt's prev is [GenesisPrev]. Ed25519 signs the message
 // itself; ECDSA P-256 signs its SHA-256. The key id is the first 16 bytes

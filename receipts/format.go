@@ -13,8 +13,15 @@ import (
 	"time"
 )
 
-// Version is the receipt format version written into every body as "v".
-const Version = 1
+// Version is the newest receipt body version, written as "v" into every
+// body that uses a field of it; other bodies are written as [Version1].
+// Readers accept both (see [Body.Version]).
+const Version = 2
+
+// Version1 is the first body version: a body without the action's
+// arguments (Action.Args), a decision's grant (Decision.Grant) or a
+// grant_added / grant_revoked receipt.
+const Version1 = 1
 
 // MaxLineBytes bounds one receipt line. Longer lines are rejected by the
 // writer and reported as malformed by readers.
@@ -43,13 +50,15 @@ const (
 	TypeCheckpoint   Type = "checkpoint"
 	TypeRecovery     Type = "recovery"
 	TypeEstop        Type = "estop"
+	TypeGrantAdded   Type = "grant_added"   // version 2
+	TypeGrantRevoked Type = "grant_revoked" // version 2
 )
 
 // Valid reports whether t is one of the defined receipt types.
 func (t Type) Valid() bool {
 	switch t {
 	case TypeDecision, TypeApproval, TypeOutcome, TypePolicyLoaded, TypeKeyRotated,
-		TypeCheckpoint, TypeRecovery, TypeEstop:
+		TypeCheckpoint, TypeRecovery, TypeEstop, TypeGrantAdded, TypeGrantRevoked:
 		return true
 	}
 	return false
@@ -79,6 +88,7 @@ type Body struct {
 	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
 	Recovery   *Recovery    `json:"recovery,omitempty"`
 	Estop      *Estop       `json:"estop,omitempty"`
+	Grant      *Grant       `json:"grant,omitempty"`
 	Prev       string       `json:"prev"`
 }
 
@@ -90,6 +100,16 @@ type Action struct {
 	ArgsSHA256   string `json:"args_sha256,omitempty"`
 	ActionSHA256 string `json:"action_sha256,omitempty"`
 	Summary      string `json:"summary,omitempty"`
+	// Args (version 2) is the canonical action's arguments as compact
+	// JSON text with sorted keys, secrets redacted: what `claw gate
+	// replay` decides again. Empty when they were too large to keep
+	// (ArgsOmitted says why).
+	Args string `json:"args,omitempty"`
+	// ArgsRedacted (version 2) is set when redaction changed Args, so the
+	// recorded form may not decide like the original.
+	ArgsRedacted bool `json:"args_redacted,omitempty"`
+	// ArgsOmitted (version 2) says why Args is empty ("too_large").
+	ArgsOmitted string `json:"args_omitted,omitempty"`
 }
 
 // Decision is what the gate decided.
@@ -100,6 +120,7 @@ type Decision struct {
 	Autonomy     string   `json:"autonomy,omitempty"`
 	PolicyDigest string   `json:"policy_digest,omitempty"`
 	Degraded     []string `json:"degraded,omitempty"` // explicit opt-ins in force
+	Grant        string   `json:"grant,omitempty"`    // version 2: the grant that turned an ask into an allow
 }
 
 // Approval is a human's answer to an ask.
@@ -169,6 +190,30 @@ type Estop struct {
 	Active bool   `json:"active"`
 	By     string `json:"by,omitempty"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// Grant records a grant being added or revoked (version 2): who, through
+// which channel, until when, and its scope in the grant syntax.
+type Grant struct {
+	ID      string `json:"id"`
+	By      string `json:"by"`
+	Channel string `json:"channel,omitempty"`
+	Expires string `json:"expires,omitempty"` // RFC 3339, UTC
+	Scope   string `json:"scope,omitempty"`
+}
+
+// Version returns the body version b needs: [Version] when it uses a
+// version 2 field, [Version1] otherwise.
+func (b *Body) Version() int {
+	switch {
+	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked:
+		return Version
+	case b.Action != nil && (b.Action.Args != "" || b.Action.ArgsRedacted || b.Action.ArgsOmitted != ""):
+		return Version
+	case b.Decision != nil && b.Decision.Grant != "":
+		return Version
+	}
+	return Version1
 }
 
 // Time parses the body's timestamp.
@@ -290,8 +335,11 @@ func decodeBody(body []byte, b *Body) error {
 	if err := json.Unmarshal(body, b); err != nil {
 		return fmt.Errorf("%w: body: %v", ErrMalformed, err)
 	}
-	if b.V != Version {
+	if b.V != Version1 && b.V != Version {
 		return fmt.Errorf("%w: unsupported version %d", ErrMalformed, b.V)
+	}
+	if b.V == Version1 && b.Version() != Version1 {
+		return fmt.Errorf("%w: version 1 body with version 2 fields", ErrMalformed)
 	}
 	if !b.Type.Valid() {
 		return fmt.Errorf("%w: unknown type %q", ErrMalformed, b.Type)

@@ -289,6 +289,18 @@ func (l *Log) Estop(ctx context.Context, e Estop) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeEstop, Estop: &e})
 }
 
+// GrantAdded records a grant before it takes effect: whoever adds a
+// grant writes this receipt first and stores the grant only if it is
+// durable.
+func (l *Log) GrantAdded(ctx context.Context, channel string, g Grant) (Entry, error) {
+	return l.Append(ctx, Body{Type: TypeGrantAdded, Channel: channel, Grant: &g})
+}
+
+// GrantRevoked records a grant being revoked.
+func (l *Log) GrantRevoked(ctx context.Context, channel string, g Grant) (Entry, error) {
+	return l.Append(ctx, Body{Type: TypeGrantRevoked, Channel: channel, Grant: &g})
+}
+
 // PolicyLoaded records the policy in force.
 func (l *Log) PolicyLoaded(ctx context.Context, p Policy) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypePolicyLoaded, Policy: &p})
@@ -489,7 +501,7 @@ func (l *Log) commit(batch []*request) error {
 		}
 	}
 	if wroteCheckpoint != nil {
-		if err := writeFileAtomic(l.dir, checkpointName, wroteCheckpoint); err != nil {
+		if err := WriteFileAtomic(l.dir, checkpointName, wroteCheckpoint); err != nil {
 			return fmt.Errorf("failed to write checkpoint file: %w", err)
 		}
 	}
@@ -567,7 +579,7 @@ func (l *Log) build(b *Body, off int64) ([]byte, Entry, error) {
 		return nil, Entry{}, fmt.Errorf("%w: the log is signed by %s, this key is %s", ErrKeyRetired, st.curKID, s.kid)
 	}
 	ts := l.now()
-	b.V = Version
+	b.V = b.Version()
 	b.Log = st.logID
 	b.Seq = st.seq + 1
 	b.TS = ts.Format(TimeFormat)
@@ -861,7 +873,11 @@ func syncDir(dir string) error {
 	return nil
 }
 
-func writeFileAtomic(dir, name string, data []byte) error {
+// WriteFileAtomic replaces dir/name with data (mode 0600) atomically: a
+// temporary file in dir, fsync, rename, fsync of dir. A crash leaves the
+// old file or the new one, never a mix. Claw's other 0600 state files
+// (the grant store) are written the same way.
+func WriteFileAtomic(dir, name string, data []byte) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp*")
 	if err != nil {
 		return err

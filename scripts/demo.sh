@@ -11,11 +11,42 @@ chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 export CLAW_HOME="$tmp/.claw"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Headings are bold on a terminal only: escapes never go into a file or
+# a pipe (nor with NO_COLOR set).
+bold='' plain=''
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	bold=$'\033[1m' plain=$'\033[0m'
+fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+# quote prints one word as a shell reads it back: as it is when nothing in
+# it is special, else in single quotes.
+quote() {
+	if [[ $1 =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+		printf '%s' "$1"
+	else
+		printf "'%s'" "${1//\'/\'\\\'\'}"
+	fi
+}
+# run prints each command so that it can be copied and pasted as it is,
+# then runs it.
 run() {
-	printf '$ claw %s\n' "$*"
+	printf '$ claw'
+	for a in "$@"; do
+		printf ' '
+		quote "$a"
+	done
+	printf '\n'
 	"$BIN" "$@"
 	printf '(exit %d)\n' "$?"
+}
+# noescapes drops what the agent session wrote for a terminal (colours,
+# cursor moves, carriage returns) when the output is not one.
+noescapes() {
+	if [ -n "$bold" ]; then
+		cat
+	else
+		sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1b\][^\x07]*\x07//g' -e 's/\r//g'
+	fi
 }
 
 say "claw init: a fresh home with the default config"
@@ -45,11 +76,10 @@ say "why: --explain shows the parsed commands and the rules that fired"
 run gate test --autonomy full --explain shell 'sudo -u root env -i timeout 5 rm -rf /'
 
 say "running actions: gate, receipt, sandbox, receipt"
-run keys generate --unencrypted
 run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat note.txt; ls'
 run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
-run tool run file_read --autonomy full --json '{"path":"note.txt"}'
+run tool run file_read --autonomy full --args '{"path":"note.txt"}'
 run exec -- 'ls'   # supervised, no terminal: nobody can approve; nothing runs (exit 6)
 
 say "the agent: a scripted session on the mock model, through a terminal"
@@ -84,7 +114,7 @@ send y
 expect you> $
 send /exit
 EOF_DIALOGUE
-	"$TTYDRIVE" -timeout 60s "$tmp/dialogue" "$BIN" agent --new --autonomy full | sed -e 's/^.*thinking[^a-z]*//'
+	"$TTYDRIVE" -timeout 60s "$tmp/dialogue" "$BIN" agent --new --autonomy full | sed -e 's/^.*thinking[^a-z]*//' | noescapes
 else
 	echo "(ttydrive is missing: run 'claw agent --autonomy full' and type 'run the demo')"
 fi

@@ -102,7 +102,9 @@
 //
 //   - reply: text. {{user}} expands to the last user message,
 //     {{tool_result}} to the latest tool result (each cut at 2000 bytes),
-//     {{turn}} and {{step}} to the numbers above.
+//     {{turn}} and {{step}} to the numbers above, and {{NAME}} to the
+//     named group (?P<NAME>…) of match. The string values of a tool
+//     call's arguments expand the same way, each inside its string.
 //   - tool_calls: a list of {name, arguments, id}. arguments must be an
 //     object; a missing id becomes "mock_TURN_N".
 //   - error: fail the call the way a server would: auth, rate_limit,
@@ -116,9 +118,10 @@
 // nothing are rejected when the script is loaded ([ParseScript],
 // [LoadScript]). Without a script the mock follows the embedded one
 // ([DefaultScript]): "demo" runs a listing, a read, a write and an
-// `rm -rf /` before answering; messages about passwd, rm -rf, listing
-// files, writing, or the time make one matching tool call; anything else
-// is echoed back.
+// `rm -rf /` before answering; "write TEXT to FILE" writes that text to
+// that file; messages about passwd, rm -rf, listing files, writing,
+// reading a file, or the time make one matching tool call; anything else
+// is echoed back. docs/mock.md is the same for users.
 //
 // # Errors
 //

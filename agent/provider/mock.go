@@ -134,6 +134,11 @@ func (t *Turn) compile(isDefault bool) error {
 		if err != nil {
 			return fmt.Errorf("match: %w", err)
 		}
+		for _, n := range re.SubexpNames() {
+			if reservedPlaceholders[n] {
+				return fmt.Errorf("match: the group name %q is a placeholder of its own", n)
+			}
+		}
 		t.re = re
 	}
 	if t.Error != "" && !mockErrors[t.Error] {
@@ -205,11 +210,16 @@ func (m *Mock) Name() string { return m.name }
 // Capabilities implements [Provider].
 func (m *Mock) Capabilities() Capabilities { return Capabilities{Tools: true, Streaming: true} }
 
-// mockView is what the matchers look at.
+// mockView is what the matchers look at, and the placeholders show.
 type mockView struct {
 	user, toolResult string
 	turn, step       int
+	groups           map[string]string // named groups of the turn's match
 }
+
+// reservedPlaceholders are the placeholders a named group of match cannot
+// take.
+var reservedPlaceholders = map[string]bool{"user": true, "tool_result": true, "turn": true, "step": true}
 
 func viewOf(req ChatRequest) mockView {
 	v := mockView{turn: 1, step: 1}
@@ -276,13 +286,14 @@ func (m *Mock) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) 
 	if out.Model == "" {
 		out.Model = "mock"
 	}
+	v.groups = t.groups(v.user)
 	out.Text = expand(t.Reply, v)
 	for i, c := range t.ToolCalls {
 		id := c.ID
 		if id == "" {
 			id = fmt.Sprintf("mock_%d_%d", v.turn, i+1)
 		}
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: id, Name: c.Name, Arguments: normalizeArgs(c.Arguments)})
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: id, Name: c.Name, Arguments: expandArgs(normalizeArgs(c.Arguments), v)})
 	}
 	if len(out.ToolCalls) > 0 {
 		out.FinishReason = FinishToolCalls
@@ -322,6 +333,60 @@ func (m *Mock) scriptedError(kind string) error {
 	}
 }
 
+// groups returns the named groups of the turn's match in user.
+func (t *Turn) groups(user string) map[string]string {
+	if t.re == nil {
+		return nil
+	}
+	m := t.re.FindStringSubmatch(user)
+	if m == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for i, n := range t.re.SubexpNames() {
+		if n != "" {
+			out[n] = m[i]
+		}
+	}
+	return out
+}
+
+// expandArgs fills the placeholders in the string values of a tool
+// call's arguments; the values are re-encoded, so what a placeholder
+// expands to stays inside its string.
+func expandArgs(args json.RawMessage, v mockView) json.RawMessage {
+	if !bytes.Contains(args, []byte("{{")) {
+		return args
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return args
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			return expand(t, v)
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(doc))
+	if err != nil {
+		return args
+	}
+	return b
+}
+
 // maxPlaceholder caps what a placeholder expands to.
 const maxPlaceholder = 2000
 
@@ -336,10 +401,14 @@ func expand(s string, v mockView) string {
 		}
 		return x
 	}
-	return strings.NewReplacer(
+	pairs := []string{
 		"{{user}}", clip(v.user),
 		"{{tool_result}}", clip(v.toolResult),
 		"{{turn}}", strconv.Itoa(v.turn),
 		"{{step}}", strconv.Itoa(v.step),
-	).Replace(s)
+	}
+	for n, g := range v.groups {
+		pairs = append(pairs, "{{"+n+"}}", clip(g))
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }

@@ -69,6 +69,37 @@ func bwrapAll() error {
 	return exec.Command("bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true").Run()
 }
 
+// grantTree is the bwrap argv of a root holding only the sandbox's
+// grants: bwrap's own tmpfs root with the executor's system read grants
+// (executor/run_linux.go, systemReadPaths), its devices, a fresh /proc and
+// a tmpfs home bound in, every namespace as bwrapAll. Against bwrapAll (the
+// whole tree bound) it measures what building such a tree per action
+// costs: the mount namespace design that would hide stat, extended
+// attributes and inotify outside the grants.
+func grantTree() []string {
+	argv := []string{"--unshare-all", "--die-with-parent", "--new-session"}
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		argv = append(argv, "--ro-bind-try", p, p)
+	}
+	for _, e := range []string{"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+		"hosts", "resolv.conf", "host.conf", "gai.conf", "localtime", "timezone", "services",
+		"protocols", "ca-certificates", "ca-certificates.conf", "alternatives",
+		"mime.types", "os-release", "debian_version", "bash.bashrc", "inputrc", "terminfo",
+		"magic", "locale.alias", "locale.conf", "environment.d",
+		"ssl/certs", "ssl/openssl.cnf", "ssl/cert.pem", "ssl/ca-bundle.pem",
+		"pki/tls/certs", "pki/tls/cert.pem", "pki/tls/openssl.cnf", "pki/ca-trust"} {
+		argv = append(argv, "--ro-bind-try", "/etc/"+e, "/etc/"+e)
+	}
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"} {
+		argv = append(argv, "--dev-bind-try", d, d)
+	}
+	return append(argv, "--proc", "/proc", "--tmpfs", "/home/sandbox", "/bin/true")
+}
+
+var grantTreeArgv = grantTree()
+
+func bwrapGrants() error { return exec.Command("bwrap", grantTreeArgv...).Run() }
+
 func useHelper(t testing.TB) {
 	executor.SetHelper(filepath.Join(helperDir, executor.HelperName))
 	if err := executor.Check().Require(0); err != nil {
@@ -198,7 +229,8 @@ func TestSpawnReport(t *testing.T) {
 		{name: "claw sandbox (helper, child prestarted)", run: sandboxTrue, before: prestarted}}
 	if haveBwrap {
 		warm = append(warm, contender{name: "bwrap --ro-bind / / --dev /dev --proc /proc", run: bwrapTrue, before: cold},
-			contender{name: "bwrap --unshare-all --die-with-parent --new-session (same binds)", run: bwrapAll})
+			contender{name: "bwrap --unshare-all --die-with-parent --new-session (same binds)", run: bwrapAll},
+			contender{name: "bwrap --unshare-all …, only the grants bound (a tree of the grants)", run: bwrapGrants})
 	}
 	// the self-exec fallback: this test binary re-executed as the child
 	selfTrue := func() error {
@@ -243,6 +275,11 @@ func TestSpawnReport(t *testing.T) {
 		}
 		if _, err := os.Stat(withHelper); err != nil {
 			t.Logf("no %s next to %s: the whole-process row measures the self re-exec", executor.HelperName, bin)
+		}
+		// CLAW_BIN_BASE: a claw built from another revision (with its
+		// helper beside it), to compare in the same run
+		if base := os.Getenv("CLAW_BIN_BASE"); base != "" {
+			whole = append(whole, contender{name: "claw sandbox run -- /bin/true (base revision)", run: func() error { return exec.Command(base, "sandbox", "run", "--", "/bin/true").Run() }})
 		}
 		if haveBwrap {
 			whole = append(whole, contender{name: "bwrap --ro-bind / / --dev /dev --proc /proc", run: bwrapTrue})

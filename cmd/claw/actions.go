@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -84,6 +85,16 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 		return nil, nil, withCode(exitError, fmt.Errorf("workspace %s is not a directory", ws), "create it, or run 'claw init'")
 	}
 	checkWorkspaceOwner(g, ws, e.cfg.Sandbox.RunAs)
+	forbidden, err := newForbiddenPaths(eng)
+	if err != nil {
+		log.Close()
+		return nil, nil, withCode(exitError, err)
+	}
+	if entry := forbidden.covering(ws); entry != "" {
+		warnf(g.stderr, "the workspace %s lies in the forbidden path %s: file tools are denied in it", ws, entry)
+		infof(g.stderr, "hint: set workspace_dir to a directory outside %s (as root, %s)", entry, rootWorkspace)
+	}
+	path, pathRead := sandboxPath(e.cfg.Sandbox.Path, os.Getenv("PATH"), ws, e.userDir, forbidden)
 	autonomy := e.cfg.Security.Autonomy
 	if o.autonomy != "" {
 		autonomy = o.autonomy
@@ -98,19 +109,23 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 	}
 	mem, _ := config.ParseSize(e.cfg.Sandbox.MemoryMax)
 	cfg := broker.Config{
-		Gate:      eng,
-		Log:       log,
-		Autonomy:  autonomy,
-		Workspace: ws,
-		Home:      e.userDir,
-		Channel:   "cli",
-		EstopFile: filepath.Join(e.home, "ESTOP"),
+		Gate:        eng,
+		Log:         log,
+		Autonomy:    autonomy,
+		Workspace:   ws,
+		Home:        e.userDir,
+		Channel:     "cli",
+		EstopFile:   filepath.Join(e.home, "ESTOP"),
+		Grants:      grant.Open(filepath.Join(e.home, grant.FileName)),
+		GrantExpiry: grantExpiry(e),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: e.cfg.Sandbox.MinLandlockABI,
 			RunAs:          e.cfg.Sandbox.RunAs,
 			Timeout:        timeout,
 			HTTPPorts:      ports,
 			Limits:         executor.Limits{MemoryBytes: uint64(mem), Processes: uint64(e.cfg.Sandbox.PidsMax)},
+			Path:           path,
+			PathRead:       pathRead,
 		},
 	}
 	if a := newTTYApprover(g); a != nil {
@@ -145,6 +160,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 	n := t.in.Buffered()
 	t.in.Discard(n)
 	discardNotice(t.out, n+flushTerminalInput(t.fd))
+	writeProposal(t.out, r.Proposal)
 	fmt.Fprint(t.out, "Approve? [y/N] ")
 	type line struct {
 		s   string
@@ -160,11 +176,7 @@ func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Ans
 		fmt.Fprintln(t.out)
 		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
 	case l := <-ch:
-		ans := strings.ToLower(strings.TrimSpace(l.s))
-		if ans == "y" || ans == "yes" {
-			return broker.Answer{Result: "approved", By: "cli:tty"}, nil
-		}
-		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+		return parseApproval(l.s, r.Proposal, "cli:tty"), nil
 	}
 }
 

@@ -55,6 +55,36 @@ func promptArgs(s string) string {
 	return fmt.Sprintf("%s (%d more bytes not shown)", cut, len(full)-len(strings.TrimSuffix(cut, "…")))
 }
 
+// writeProposal shows the grant an approver may accept instead of a
+// one-time approval, in words and in the grant syntax, before the question.
+func writeProposal(w io.Writer, p *broker.Proposal) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "  grant offered: %s\n", sanitize(p.Words))
+	fmt.Fprintf(w, "  grant scope: %s\n", sanitize(p.Text))
+	fmt.Fprintln(w, "  answer y for this action only, c for this conversation, g for the grant above")
+}
+
+// parseApproval reads a typed answer: y/yes approves once; c and g
+// (conversation, grant) only when a grant was offered; anything else is a
+// no.
+func parseApproval(line string, p *broker.Proposal, by string) broker.Answer {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return broker.Answer{Result: "approved", By: by, Remember: broker.RememberOnce}
+	case "c", "conversation":
+		if p != nil {
+			return broker.Answer{Result: "approved", By: by, Remember: broker.RememberConversation}
+		}
+	case "g", "grant":
+		if p != nil {
+			return broker.Answer{Result: "approved", By: by, Remember: broker.RememberGrant}
+		}
+	}
+	return broker.Answer{Result: "rejected", By: by}
+}
+
 // discardNotice tells the person that n bytes typed ahead of a question
 // were thrown away (nothing when n is 0).
 func discardNotice(out io.Writer, n int) {

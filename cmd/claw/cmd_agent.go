@@ -57,7 +57,7 @@ approval are denied and the model is told why.`,
 				return runAgentOnce(c.Context(), g, &o)
 			}
 			if o.asJSON {
-				return usageErrorf("--json needs -m")
+				return usageErrorf("-o json needs -m")
 			}
 			return runREPL(c.Context(), g, &o)
 		},
@@ -66,7 +66,7 @@ approval are denied and the model is told why.`,
 	f.StringVarP(&o.message, "message", "m", "", "send one message, print the answer and exit")
 	f.StringVar(&o.conversation, "conversation", "", "continue this conversation id (default: the latest)")
 	f.BoolVar(&o.newConv, "new", false, "start a new conversation")
-	f.BoolVar(&o.asJSON, "json", false, "with -m: print the turn as JSON")
+	addOutputFlag(c, &o.asJSON)
 	o.actionOptions.addFlags(f)
 	return c
 }
@@ -786,6 +786,7 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 	}
 	a.endLine()
 	writeRequest(a.out, "Tool request", r)
+	writeProposal(a.out, r.Proposal)
 	a.in.discardTypeahead(a.out)
 	line, err := a.in.ask(ctx, "Approve? [y/N] ", false)
 	if ctx.Err() != nil {
@@ -797,11 +798,10 @@ func (a *replApprover) Approve(ctx context.Context, r broker.Request) (broker.An
 		fmt.Fprintf(a.out, "claw: %v\n", err)
 		return broker.Answer{}, err
 	}
-	ans := strings.ToLower(strings.TrimSpace(line))
-	if err == nil && (ans == "y" || ans == "yes") {
-		return broker.Answer{Result: "approved", By: "cli:tty"}, nil
+	if err != nil {
+		return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
 	}
-	return broker.Answer{Result: "rejected", By: "cli:tty"}, nil
+	return parseApproval(line, r.Proposal, "cli:tty"), nil
 }
 
 // AskPassphrase asks for the passphrase through the REPL's own reader,

@@ -146,7 +146,7 @@ EXIT STATUS
 	c.Flags().StringArrayVar(&anchorFiles, "anchor", nil, "signed checkpoint kept elsewhere (repeatable)")
 	c.Flags().StringVar(&from, "from", "", "count and check signatures from this time (RFC 3339, YYYY-MM-DD or 24h)")
 	c.Flags().StringVar(&until, "until", "", "until this time")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	addOutputFlag(c, &asJSON)
 	c.Flags().BoolVar(&fast, "fast", false, "skip per-receipt signatures (checkpoint signatures and the chain are still checked)")
 	return c
 }
@@ -191,7 +191,7 @@ log without verifying it; run 'claw audit verify' for that.`,
 	}
 	c.Flags().StringVar(&since, "since", "", "from this time (RFC 3339, YYYY-MM-DD or 24h)")
 	c.Flags().StringVar(&until, "until", "", "until this time")
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

@@ -41,7 +41,7 @@ func newConfigValidateCommand(g *globals) *cobra.Command {
 		Short: "Check the config file and report every problem in it",
 		Long: `Check the config file strictly: syntax, unknown keys, types, allowed values,
 paths and their expansion. Every problem is reported at once, one per line,
-as FILE:LINE:COL: KEY: MESSAGE. With --json, prints
+as FILE:LINE:COL: KEY: MESSAGE. With -o json, prints
 {"valid":BOOL,"file":F,"errors":[{"file","line","col","key","message"}]}.
 
 EXIT STATUS
@@ -80,7 +80,7 @@ EXIT STATUS
 			}
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -90,7 +90,7 @@ func newConfigShowCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "Print the effective configuration with secrets masked",
 		Long: `Print the effective configuration: the config file with the defaults of
-absent keys applied and paths expanded, as TOML (or JSON with --json).
+absent keys applied and paths expanded, as TOML (or JSON with -o json).
 Secrets (the passphrase hash, anything that looks like a credential) are
 masked. Without a config file, prints the defaults and says so on stderr.
 
@@ -109,7 +109,7 @@ EXIT STATUS
 			return m.WriteTOML(g.stdout)
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

@@ -18,8 +18,11 @@ func newDoctorCommand(g *globals) *cobra.Command {
 		Use:   "doctor",
 		Short: "Show what the kernel supports and what claw will enforce",
 		Long: `Probe the kernel (Landlock ABI, seccomp, namespaces, a fresh /proc, cgroups)
-by starting one sandboxed child, and print what every sandboxed action gets
-and what is missing.
+by starting one sandboxed child, and print what every sandboxed action gets,
+what is missing, and for each way out of the grants that Landlock alone may
+not close (host unix sockets, TCP Fast Open, listening, leases, extended
+attributes, inotify, metadata, the hostname) whether this kernel's sandbox
+confines it and how.
 
 Then run the other checks (configuration, keys, receipts, providers, the
 service), each problem with its fix.
@@ -30,7 +33,7 @@ EXIT STATUS
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -118,6 +121,16 @@ func runDoctor(g *globals, asJSON bool) error {
 			fmt.Fprintln(w, "\nnot available:")
 			for _, m := range s.Missing {
 				fmt.Fprintf(w, "  - %s\n", m)
+			}
+		}
+		if len(s.Edges) > 0 {
+			fmt.Fprintln(w, "\nedges of the grants, on this kernel:")
+			for _, e := range s.Edges {
+				mark := "confined"
+				if !e.Confined {
+					mark = "OPEN"
+				}
+				fmt.Fprintf(w, "  %-8s %s: %s\n", mark, e.Name, e.By)
 			}
 		}
 		status := "sandbox: available"

@@ -45,7 +45,7 @@ func checkEstop(g *globals) doctorResult {
 // maxEstopReason bounds the reason kept in the ESTOP file and receipt.
 const maxEstopReason = 512
 
-// estopStatus is the --status --json shape.
+// estopStatus is the --status -o json shape.
 type estopStatus struct {
 	Engaged bool   `json:"engaged"`
 	Since   string `json:"since,omitempty"`
@@ -75,7 +75,7 @@ EXIT STATUS
   0 done (or --status, engaged or not), 1 error (the receipt could not be
   written: a stop is still engaged, a clear is not done), 2 usage.`,
 		Example: `  claw estop --reason "agent looping on deploys"
-  claw estop --status --json
+  claw estop --status -o json
   claw estop --clear`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -99,7 +99,7 @@ EXIT STATUS
 	c.Flags().StringVar(&reason, "reason", "", "why the stop is engaged (kept in the file and the receipt)")
 	c.Flags().BoolVar(&clear, "clear", false, "clear the emergency stop")
 	c.Flags().BoolVar(&status, "status", false, "show whether the emergency stop is engaged")
-	c.Flags().BoolVar(&asJSON, "json", false, "with --status: print as JSON")
+	addOutputFlag(c, &asJSON)
 	keys.addFlags(c)
 	return c
 }
@@ -236,6 +236,15 @@ func cleanReason(s string) string {
 
 // estopReceipt appends an estop record to the receipt log.
 func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.Estop) error {
+	return withReceiptLog(g, keys, func(log *receipts.Log) error {
+		_, err := log.Estop(ctx, e)
+		return err
+	})
+}
+
+// withReceiptLog opens the receipt log for a state-change receipt (estop,
+// grants), lets fn append to it, and closes it.
+func withReceiptLog(g *globals, keys *keyOptions, fn func(*receipts.Log) error) error {
 	signer, err := loadReceiptSigner(g, keys)
 	if err != nil {
 		return err
@@ -255,7 +264,7 @@ func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.
 	if err != nil {
 		return err
 	}
-	if _, err := log.Estop(ctx, e); err != nil {
+	if err := fn(log); err != nil {
 		log.Close()
 		return err
 	}

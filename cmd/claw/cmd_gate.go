@@ -32,7 +32,7 @@ func newGateCommand(g *globals) *cobra.Command {
 		Use:   "gate",
 		Short: "Dry-run and test the policy gate",
 	}
-	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g))
+	c.AddCommand(newGateTestCommand(g), newGateExportCommand(g), newGateReplayCommand(g))
 	return c
 }
 
@@ -56,7 +56,7 @@ The action is given as a tool and its arguments:
   claw gate test file_read ~/.ssh/id_rsa
   claw gate test http https://example.com/ GET
 or as JSON:
-  claw gate test --json '{"tool":"shell","args":{"command":"ls"}}'
+  claw gate test --action '{"tool":"shell","args":{"command":"ls"}}'
 
 Positional arguments map to the tool's arguments in order: shell COMMAND…
 (joined with spaces), file_read PATH, file_list PATH, file_write PATH
@@ -76,9 +76,10 @@ EXIT STATUS
 func newGateTestCommand(g *globals) *cobra.Command {
 	o := &gateTestOptions{}
 	c := &cobra.Command{
-		Use:   "test [flags] (--json ACTION | TOOL [ARG…] | --cases FILE | --rego | --bypass-suite)",
-		Short: "Show the decision for an action without running it",
-		Long:  gateTestLong,
+		Use:         "test [flags] (--action JSON | TOOL [ARG…] | --cases FILE | --rego | --bypass-suite)",
+		Annotations: map[string]string{argValuesAnnotation: "tool"},
+		Short:       "Show the decision for an action without running it",
+		Long:        gateTestLong,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runGateTest(c.Context(), g, o, args)
 		},
@@ -89,12 +90,13 @@ func newGateTestCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.cwd, "cwd", "", "working directory of the action (default the workspace)")
 	f.BoolVar(&o.explain, "explain", false, "also show the parsed action and the rules that fired")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	f.StringVar(&o.actionJSON, "json", "", "the action as JSON: {\"tool\":…,\"args\":{…}}")
+	f.StringVar(&o.actionJSON, "action", "", "the action as JSON: {\"tool\":…,\"args\":{…}}")
+	addOldSpelling(c, &o.actionJSON, "json", "action")
 	f.StringVar(&o.cases, "cases", "", "run the cases in FILE (JSON lines, or YAML for .yaml/.yml)")
 	f.BoolVar(&o.rego, "rego", false, "run the Rego unit tests of the built-in and user policies")
 	f.BoolVar(&o.bypassSuite, "bypass-suite", false, "run the built-in bypass corpus against the policies in force")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "with --cases or --bypass-suite, list passing cases too")
-	c.MarkFlagsMutuallyExclusive("json", "cases", "rego", "bypass-suite")
+	c.MarkFlagsMutuallyExclusive("action", "json", "cases", "rego", "bypass-suite")
 	return c
 }
 
@@ -122,7 +124,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		}
 	}
 	if modes > 0 && len(args) > 0 {
-		return usageErrorf("give the action either as TOOL ARG… or with --json, --cases, --rego or --bypass-suite, not both")
+		return usageErrorf("give the action either as TOOL ARG… or with --action, --cases, --rego or --bypass-suite, not both")
 	}
 	if modes == 0 && len(args) == 0 {
 		return withCode(exitUsage, errors.New("no action given"), "try: claw gate test shell 'rm -rf /'")
@@ -185,6 +187,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return err
 	}
+	applyGrants(g, e, eng)
 	in := gate.BuildInput(action, gctx)
 	var d gate.Decision
 	var fired []string
@@ -260,7 +263,7 @@ func gateContext(e *env, o *gateTestOptions) (gate.Context, error) {
 	}, nil
 }
 
-// actionFromArgs builds the action from --json or TOOL ARG….
+// actionFromArgs builds the action from --action or TOOL ARG….
 func actionFromArgs(js string, args []string) (gate.Action, error) {
 	if js != "" {
 		return gate.ParseAction([]byte(js))

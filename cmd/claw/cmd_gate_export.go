@@ -17,12 +17,13 @@ import (
 const gateExportLong = `Write the policy set in force to DIR, so stock OPA tools work on it:
 
   DIR/policies/*.rego        the built-in policies and their tests
-  DIR/user/*.rego            the user's policies and tests
+  DIR/user/*.rego            the user's policies and tests (the directory is
+                             made even when there are none)
   DIR/data.json              the data document (data.claw.config)
   DIR/input.json             the input document of ACTION, when one is given
 
 For example:
-  claw gate export /tmp/p --json '{"tool":"shell","args":{"command":"ls"}}'
+  claw gate export /tmp/p --action '{"tool":"shell","args":{"command":"ls"}}'
   opa eval -d /tmp/p/policies -d /tmp/p/user -d /tmp/p/data.json -i /tmp/p/input.json data.claw.gate.result
   opa test /tmp/p/policies
 
@@ -31,7 +32,7 @@ DIR must not exist yet.`
 func newGateExportCommand(g *globals) *cobra.Command {
 	o := &gateTestOptions{}
 	c := &cobra.Command{
-		Use:   "export DIR [--json ACTION | TOOL ARG…]",
+		Use:   "export DIR [--action JSON | TOOL ARG…]",
 		Short: "Write the policies, data and an input for use with opa",
 		Long:  gateExportLong,
 		Args:  cobra.MinimumNArgs(1),
@@ -39,7 +40,8 @@ func newGateExportCommand(g *globals) *cobra.Command {
 			return runGateExport(c, g, o, args[0], args[1:])
 		},
 	}
-	c.Flags().StringVar(&o.actionJSON, "json", "", "the action as JSON")
+	c.Flags().StringVar(&o.actionJSON, "action", "", "the action as JSON")
+	addOldSpelling(c, &o.actionJSON, "json", "action")
 	c.Flags().StringVar(&o.autonomy, "autonomy", "", "autonomy level for the input")
 	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory for the input")
 	return c
@@ -105,6 +107,11 @@ func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string,
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// user/ is made even when there are no user policies, so the same
+	// opa command line works with and without them.
+	if err := os.Mkdir(filepath.Join(dir, "user"), 0o700); err != nil {
+		return err
+	}
 	for _, n := range names {
 		p := filepath.Join(dir, n)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

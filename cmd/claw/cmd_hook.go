@@ -142,6 +142,7 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 	if err != nil {
 		return nil, nil, err
 	}
+	applyGrants(g, e, eng) // a grant answers the hook's asks as it does the broker's
 	signer, err := loadHookSigner(g, o)
 	if err != nil {
 		return nil, nil, err

@@ -392,7 +392,7 @@ EXIT STATUS
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "pin without asking")
-	c.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

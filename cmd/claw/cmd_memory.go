@@ -112,7 +112,7 @@ EXIT STATUS
 			return tw.Flush()
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	c.Flags().IntVar(&limit, "limit", 50, "list at most this many (0: all)")
 	return c
 }
@@ -191,7 +191,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", memory.MaxSearchResults))
 	return c
 }
@@ -263,7 +263,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 

@@ -109,7 +109,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -174,7 +174,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// probeResult is the outcome of claw provider test, in --json form.
+// probeResult is the outcome of claw provider test, in -o json form.
 type probeResult struct {
 	Provider  string `json:"provider"`
 	OK        bool   `json:"ok"`
@@ -192,8 +192,9 @@ func newProviderTestCommand(g *globals) *cobra.Command {
 		timeout time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "test [NAME]",
-		Short: "Send one tiny chat request to a provider and report how it went",
+		Use:         "test [NAME]",
+		Annotations: map[string]string{argValuesAnnotation: "provider"},
+		Short:       "Send one tiny chat request to a provider and report how it went",
 		Long: `Send one small chat request ("Reply with the single word: ok") to the provider
 NAME (default: default_provider) and print the latency and the first line of
 the reply. This is a real round trip: it costs one request, or up to three
@@ -242,7 +243,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addOutputFlag(c, &asJSON)
 	c.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
 	return c
 }

@@ -38,7 +38,7 @@ func newReceiptListCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list [DIR]",
 		Short: "List receipts, optionally filtered by time, tool or decision",
-		Long: `List receipts one per line (with --json, each body's exact bytes, one per
+		Long: `List receipts one per line (with -o json, each body's exact bytes, one per
 line). --tool and --decision select actions by their decision receipt and
 show all receipts of those actions. Listing does not verify; run
 'claw receipt verify'.`,
@@ -117,7 +117,7 @@ show all receipts of those actions. Listing does not verify; run
 	c.Flags().StringVar(&until, "until", "", "until this time")
 	c.Flags().StringVar(&tool, "tool", "", "only actions of this tool")
 	c.Flags().StringVar(&decision, "decision", "", "only actions with this decision (allow, ask, passphrase, deny)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print each receipt body as a JSON line")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -195,6 +195,10 @@ func receiptDetail(b *receipts.Body) string {
 	case receipts.TypePolicyLoaded:
 		if p := b.Policy; p != nil {
 			return p.Digest
+		}
+	case receipts.TypeGrantAdded, receipts.TypeGrantRevoked:
+		if g := b.Grant; g != nil {
+			return oneLine(g.ID, 20) + " by " + oneLine(g.By, 40) + " until " + g.Expires + " " + oneLine(g.Scope, 80)
 		}
 	}
 	return ""

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/internal/config"
 	"github.com/spf13/cobra"
 )
 
@@ -42,10 +45,11 @@ func newSandboxRunCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [flags] -- COMMAND [ARG...]",
 		Short: "Run one command under Landlock, seccomp and namespaces",
-		Long: `Run one command in a sandbox made for it. The command sees the system
-directories read-only, the --read paths read-only, the --write paths
-read-write, a private home and TMPDIR, and nothing else; it has no network
-unless --net grants TCP ports; its environment is an allowlist.
+		Long: `Run one command in a sandbox made for it. The command reads the system
+directories, the --read paths read-only, the --write paths read-write, a
+private home and TMPDIR, and nothing else (outside them it can still stat
+a path it names: see claw doctor); it has no network unless --net grants
+TCP ports to connect to; its environment is an allowlist.
 
 Output is collected (head and tail kept up to --max-output per stream) and
 printed when the command ends.
@@ -54,7 +58,12 @@ EXIT STATUS
   The command's own status passes through (128+N when killed by signal N).
   5 the sandbox is unavailable on this kernel (see claw doctor), 126 the
   sandbox could not be set up and nothing ran, 127 command not found, 2
-  usage.`,
+  usage.
+
+As root, the command keeps uid 0 without capabilities, except when every
+--write path belongs to the [sandbox] run_as user (like the workspace
+claw init hands to it): then it runs as that user, as claw exec would
+there. --run-as chooses the user itself.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec := executor.Spec{
@@ -63,6 +72,9 @@ EXIT STATUS
 			}
 			if cwd != "" {
 				spec.Cwd = abs([]string{cwd})[0]
+			}
+			if !c.Flags().Changed("run-as") {
+				spec.RunAs = ownerRunAs(g, spec.Write)
 			}
 			if netPorts != "" {
 				ports, err := parsePorts(netPorts)
@@ -95,7 +107,7 @@ EXIT STATUS
 	f.DurationVar(&timeout, "timeout", executor.DefaultTimeout, "kill the whole process tree after `D`")
 	f.StringVar(&cwd, "cwd", "", "working directory (default the first --write path, else the private home)")
 	f.StringArrayVar(&env, "env", nil, "pass `NAME` from the environment, or set NAME=VALUE (secret-looking names are refused)")
-	f.StringVar(&runAs, "run-as", "", "when root, run as this `USER` or uid (default: uid 0 with no capabilities)")
+	f.StringVar(&runAs, "run-as", "", "when root, run as this `USER` or uid (\"\": uid 0 with no capabilities; default: [sandbox] run_as when it owns every --write path, else uid 0)")
 	f.BoolVar(&stdin, "stdin", false, "pass standard input to the command (default /dev/null)")
 	f.Int64Var(&maxOutput, "max-output", executor.DefaultMaxOutput, "bytes of stdout and of stderr kept")
 	f.Uint64Var(&limits.CPUSeconds, "cpu", 0, "CPU seconds (default 120)")
@@ -106,6 +118,38 @@ EXIT STATUS
 	f.BoolVar(&degraded, "unsafe-degraded", false, "run even when the kernel cannot confine the command fully (prints a warning; writes no receipt)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// ownerRunAs is the user claw sandbox run uses as root when --run-as is not
+// given: the config's run_as when that user owns every write grant, so that
+// the command can write in a workspace init handed to it; else "" (uid 0,
+// no capabilities). An unreadable config leaves uid 0.
+func ownerRunAs(g *globals, write []string) string {
+	if os.Geteuid() != 0 || len(write) == 0 {
+		return ""
+	}
+	home, path, err := configPaths(g)
+	if err != nil {
+		return ""
+	}
+	cfg, _, err := config.LoadOrDefault(path, home)
+	if err != nil {
+		return ""
+	}
+	uid, _, ok, err := runAsIDs(cfg.Sandbox.RunAs)
+	if err != nil || !ok {
+		return ""
+	}
+	for _, w := range write {
+		fi, err := os.Stat(w)
+		if err != nil {
+			return ""
+		}
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); !isUnix || int(st.Uid) != uid {
+			return ""
+		}
+	}
+	return cfg.Sandbox.RunAs
 }
 
 func abs(ps []string) []string {
@@ -186,10 +230,11 @@ func newSandboxCheckCommand(g *globals) *cobra.Command {
 		Long: `Same as claw doctor.
 
 EXIT STATUS
-  0 the sandbox is available, 5 it is not.`,
+  0 the sandbox is available and every check passed, 5 the sandbox is
+  unavailable, 1 a check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }

@@ -130,7 +130,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 		},
 	}
 	o.addFlags(c)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the pending requests as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -147,6 +147,9 @@ func writePending(w io.Writer, ps []approvals.Pending) {
 		for _, r := range p.Reasons {
 			fmt.Fprintf(w, "  - %s: %s\n", sanitize(r.ID), sanitize(r.Msg))
 		}
+		if p.Proposal != nil {
+			fmt.Fprintf(w, "  grant offered: %s\n  grant scope: %s\n", sanitize(p.Proposal.Description), sanitize(p.Proposal.Scope))
+		}
 	}
 }
 
@@ -156,6 +159,8 @@ func newServeDecideCommand(g *globals, verb string) *cobra.Command {
 		approver string
 		oldest   bool
 		wait     time.Duration
+		asGrant  bool
+		forConv  bool
 	)
 	c := &cobra.Command{
 		Use:   verb + " (ID | --oldest)",
@@ -163,6 +168,9 @@ func newServeDecideCommand(g *globals, verb string) *cobra.Command {
 		Long: `Decide a pending action by its id (see 'claw serve pending'). The decision
 quotes the digest of the exact action that was listed, so it cannot apply to
 a different one; a request that expired or was already decided is refused.
+When the request offers a grant ('claw serve pending' shows it in words),
+approve --grant accepts it (until it expires) and approve --conversation
+accepts it for the request's conversation only.
 
 EXIT STATUS
   0 decided, 1 error (unknown, expired, already decided), 2 usage.`,
@@ -170,6 +178,15 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			if (len(args) == 1) == oldest {
 				return usageErrorf("give either the request id or --oldest")
+			}
+			decision := verb
+			switch {
+			case asGrant && forConv:
+				return usageErrorf("--grant and --conversation do not go together")
+			case asGrant:
+				decision = "approve_grant"
+			case forConv:
+				decision = "approve_conversation"
 			}
 			target, token, err := o.dial(g)
 			if err != nil {
@@ -210,7 +227,7 @@ EXIT STATUS
 					approver = "cli:" + u
 				}
 			}
-			res, err := cl.Decide(c.Context(), p.ID, verb, approver, p.ActionSHA256)
+			res, err := cl.Decide(c.Context(), p.ID, decision, approver, p.ActionSHA256)
 			if err != nil {
 				return withCode(exitError, err)
 			}
@@ -222,6 +239,10 @@ EXIT STATUS
 	c.Flags().StringVar(&approver, "approver", "", "who decides (default cli:$USER)")
 	c.Flags().BoolVar(&oldest, "oldest", false, "decide the oldest pending request")
 	c.Flags().DurationVar(&wait, "wait", 0, "wait this long for the request to appear")
+	if verb == "approve" {
+		c.Flags().BoolVar(&asGrant, "grant", false, "accept the grant the request offers")
+		c.Flags().BoolVar(&forConv, "conversation", false, "accept the offered grant for this conversation only")
+	}
 	return c
 }
 
@@ -407,7 +428,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return serve.ChatResult{}, chatErr(err)
 			}
-			out := serve.ChatResult{Conversation: res.Conversation, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
+			out := serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
 			for _, c := range res.ToolCalls {
 				out.ToolCalls = append(out.ToolCalls, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
 			}

@@ -121,6 +121,10 @@ func runServiceInstall(ctx context.Context, g *globals, opts service.Options, un
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if setting := service.HiddenFrom(opts.Binary); setting != "" {
+		warnf(g.stderr, "the unit runs %s, but its %s hides that path from the service: it will not start", opts.Binary, setting)
+		infof(g.stderr, "hint: install claw outside /home, /root, /tmp and /var/tmp (for example 'install -m 0755 bin/claw bin/claw-sandbox /usr/local/bin/') and give it with --binary")
+	}
 	opts = opts.Resolved()
 	if err := setupServiceHome(ctx, g, opts); err != nil {
 		return err

@@ -76,7 +76,7 @@ func newToolListCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
 }
 
@@ -94,12 +94,13 @@ func newToolRunCommand(g *globals) *cobra.Command {
 	o := &actionOptions{}
 	var argsJSON string
 	c := &cobra.Command{
-		Use:   "run NAME --json ARGS",
-		Short: "Run one tool call through the gate, the sandbox and the receipts",
+		Use:         "run NAME --args JSON",
+		Annotations: map[string]string{argValuesAnnotation: "tool"},
+		Short:       "Run one tool call through the gate, the sandbox and the receipts",
 		Long: `Run one tool call exactly as an agent's call would run: gate, receipts,
 approval on a terminal, sandbox. The result is printed as JSON.
 
-  claw tool run file_read --json '{"path":"README.md"}'
+  claw tool run file_read --args '{"path":"README.md"}'
 
 EXIT STATUS
   0 the tool succeeded, 1 it failed (the JSON says why), 3 denied, 6 needs
@@ -112,7 +113,7 @@ EXIT STATUS
 			}
 			a, err := gate.ParseAction([]byte(`{"tool":` + mustJSON(name) + `,"args":` + argsJSON + `}`))
 			if err != nil {
-				return withCode(exitUsage, fmt.Errorf("--json: %w", err))
+				return withCode(exitUsage, fmt.Errorf("--args: %w", err))
 			}
 			if _, known := gate.Kinds[name]; known && !runnable(name) {
 				return usageErrorf("%s is carried out by the agent runtime, not by claw tool run", name)
@@ -153,7 +154,8 @@ EXIT STATUS
 	}
 	o.addFlags(c.Flags())
 	o.keys.addFlags(c)
-	c.Flags().StringVar(&argsJSON, "json", "", "the tool's arguments as a JSON object")
+	c.Flags().StringVar(&argsJSON, "args", "", "the tool's arguments as a JSON object")
+	addOldSpelling(c, &argsJSON, "json", "args")
 	return c
 }
 

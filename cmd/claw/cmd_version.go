@@ -21,21 +21,32 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Short: "Print the version of claw",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			info := map[string]string{"version": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						info["revision"] = s.Value
-					}
-				}
-			}
+			info := versionInfo()
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(info)
 			}
-			fmt.Fprintf(g.stdout, "claw %s (%s %s/%s)\n", info["version"], info["go"], info["os"], info["arch"])
+			fmt.Fprintln(g.stdout, versionLine(info))
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(c, &asJSON)
 	return c
+}
+
+// versionInfo describes this build.
+func versionInfo() map[string]string {
+	info := map[string]string{"version": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				info["revision"] = s.Value
+			}
+		}
+	}
+	return info
+}
+
+// versionLine is what claw version and claw --version print.
+func versionLine(info map[string]string) string {
+	return fmt.Sprintf("claw %s (%s %s/%s)", info["version"], info["go"], info["os"], info["arch"])
 }

@@ -67,6 +67,10 @@ EXIT STATUS
 	for _, n := range names {
 		root.AddCommand(commandFactories[n](g))
 	}
+	root.Version = version
+	root.SetVersionTemplate(versionLine(versionInfo()) + "\n")
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) { noticeOldSpellings(c, g) }
+	addCompletions(root, flagValues(g))
 	return root
 }
 

@@ -25,6 +25,11 @@ func TestMain(m *testing.M) {
 			os.Exit(f(os.Args[2:]))
 		}
 	}
+	// claw init's workspace for root when ~ is out of run_as's reach:
+	// inside the script's own directory, not the machine's /srv.
+	if d := os.Getenv("CLAW_TEST_ROOT_WORKSPACE"); d != "" {
+		rootWorkspace = d
+	}
 	testscript.Main(m, map[string]func(){
 		"claw":     func() { os.Exit(run(os.Args[1:])) },
 		"ttydrive": func() { os.Exit(ttydrive.Main(os.Args[1:])) },
@@ -45,6 +50,7 @@ func TestScript(t *testing.T) {
 				e.Setenv("CLAW_REPO", root) // the checkout: scripts/demo.sh
 			}
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			e.Setenv("CLAW_TEST_ROOT_WORKSPACE", filepath.Join(e.WorkDir, "srv", "claw", "workspace"))
 			// Sandboxed tools re-execute claw after the child has
 			// switched to the unprivileged run_as user (the tests run as
 			// root): the directory testscript put claw in must be
@@ -53,8 +59,7 @@ func TestScript(t *testing.T) {
 			_ = os.Chmod(e.WorkDir, 0o755)
 			for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
 				if fi, err := os.Stat(filepath.Join(dir, "claw")); err == nil && fi.Mode().IsRegular() {
-					_ = os.Chmod(dir, 0o755)
-					_ = os.Chmod(filepath.Dir(dir), 0o755) // testscript's private temp dir
+					openToRunAs(dir)
 					break
 				}
 			}
@@ -113,4 +118,12 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// openToRunAs makes dir and its parent (testscript's private temp dir)
+// searchable by everyone, so the unprivileged run_as user of a sandboxed
+// action can re-execute the claw they hold.
+func openToRunAs(dir string) {
+	_ = os.Chmod(dir, 0o755)
+	_ = os.Chmod(filepath.Dir(dir), 0o755)
 }

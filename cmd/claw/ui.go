@@ -8,7 +8,7 @@ import (
 )
 
 // Output rules (as age's tui.go states them):
-//   - data goes to standard output, in a stable shape with --json;
+//   - data goes to standard output, in a stable shape with -o json;
 //   - everything else goes to standard error with a "claw:" prefix, no
 //     capitalised initials and no period at the end;
 //   - prompts go to the terminal.

@@ -90,6 +90,9 @@ func (c *Client) Approve(ctx context.Context, r broker.Request) (broker.Answer, 
 	for _, rs := range r.Decision.Reasons {
 		b.Reasons = append(b.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
 	}
+	if r.Proposal != nil {
+		b.Proposal = &Proposal{Scope: r.Proposal.Text, Description: r.Proposal.Words}
+	}
 	id, _, err := c.Submit(ctx, b)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusRequestEntityTooLarge && len(b.Args) > 0 {
@@ -112,7 +115,7 @@ func (c *Client) Approve(ctx context.Context, r broker.Request) (broker.Answer, 
 		case StatusPending:
 			continue
 		case StatusApproved, StatusRejected:
-			return broker.Answer{Result: res.Status, By: res.By}, nil
+			return broker.Answer{Result: res.Status, By: res.By, Remember: res.Remember}, nil
 		default:
 			return broker.Answer{Result: StatusTimeout, By: "none"}, nil
 		}
@@ -163,7 +166,8 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 	return out.Pending, nil
 }
 
-// Decide answers request id ("approve" or "reject") as approver, quoting
+// Decide answers request id ("approve", "approve_conversation",
+// "approve_grant" or "reject") as approver, quoting
 // the digest of the action being approved.
 func (c *Client) Decide(ctx context.Context, id, decision, approver, actionSHA256 string) (string, error) {
 	var out struct {

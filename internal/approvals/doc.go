@@ -21,7 +21,7 @@
 // # HTTP
 //
 //	GET  /approvals                        → 200 {"pending":[…]}
-//	POST /approvals/{id}                   {"decision":"approve"|"reject","approver":"alice","action_sha256":"sha256:…"}
+//	POST /approvals/{id}                   {"decision":"approve"|"approve_conversation"|"approve_grant"|"reject","approver":"alice","action_sha256":"sha256:…"}
 //	                                       → 200 {"id","result":"approved"|"rejected"}, 404, 409
 //	                                       (409 "estop": no approval while Queue.Stopped reports a stop)
 //	POST /approvals/requests               {"tool","summary","args","risk","reasons":[{"id","msg"}],"action_sha256","requester"}

@@ -37,6 +37,17 @@ type RequestBody struct {
 	Reasons      []Reason        `json:"reasons"`
 	ActionSHA256 string          `json:"action_sha256"`
 	Requester    string          `json:"requester"`
+	// Proposal is the grant the approver may accept instead of a one-time
+	// approval (decision "approve_conversation" or "approve_grant");
+	// absent when none can cover the action.
+	Proposal *Proposal `json:"proposal,omitempty"`
+}
+
+// Proposal is a grant offered with a request: its scope in the grant
+// syntax and in words. Show both, escaped, before it is accepted.
+type Proposal struct {
+	Scope       string `json:"scope"`
+	Description string `json:"description"`
 }
 
 // WaitResult is the body GET /approvals/{id}/wait answers with.
@@ -44,6 +55,9 @@ type WaitResult struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	By     string `json:"by,omitempty"`
+	// Remember is what an approval covers: "once", "conversation" or
+	// "grant" (see broker.Answer).
+	Remember string `json:"remember,omitempty"`
 }
 
 // Routes mounts the approval endpoints on mux. Bodies larger than maxBody
@@ -101,7 +115,7 @@ func (q *Queue) Routes(mux *http.ServeMux, maxBody int64) {
 		case ans.Result == StatusTimeout:
 			WriteJSON(w, http.StatusOK, WaitResult{ID: id, Status: StatusTimeout})
 		default:
-			WriteJSON(w, http.StatusOK, WaitResult{ID: id, Status: ans.Result, By: ans.By})
+			WriteJSON(w, http.StatusOK, WaitResult{ID: id, Status: ans.Result, By: ans.By, Remember: ans.Remember})
 		}
 	})
 }

@@ -69,11 +69,12 @@ type Pending struct {
 }
 
 type item struct {
-	p      Pending
-	status string
-	by     string
-	done   chan struct{} // closed once status is no longer pending
-	timer  *time.Timer
+	p        Pending
+	status   string
+	by       string
+	remember string        // broker.Remember* of an approval
+	done     chan struct{} // closed once status is no longer pending
+	timer    *time.Timer
 }
 
 // Queue holds the pending approval requests.
@@ -147,6 +148,9 @@ func (q *Queue) approve(ctx context.Context, r broker.Request, requester string,
 		ActionSHA256: r.ActionSHA256,
 		Requester:    requester,
 	}, Approvers: approvers}
+	if r.Proposal != nil {
+		p.Proposal = &Proposal{Scope: r.Proposal.Text, Description: r.Proposal.Words}
+	}
 	for _, rs := range r.Decision.Reasons {
 		p.Reasons = append(p.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
 	}
@@ -247,7 +251,7 @@ func (q *Queue) Wait(ctx context.Context, id string) (broker.Answer, error) {
 	if it.status == StatusTimeout {
 		return broker.Answer{Result: StatusTimeout, By: "none"}, nil
 	}
-	return broker.Answer{Result: it.status, By: it.by}, nil
+	return broker.Answer{Result: it.status, By: it.by, Remember: it.remember}, nil
 }
 
 // status reports the state of a request without blocking.
@@ -284,19 +288,26 @@ func (q *Queue) Pending() []Pending {
 	return out
 }
 
-// Decide answers request id. decision is "approve" or "reject"; approver
+// Decide answers request id. decision is "approve" (this action only),
+// "approve_conversation" or "approve_grant" (the proposed grant, within
+// the conversation or until it expires; only for a request submitted with
+// a proposal), or "reject"; approver
 // names the human; actionSHA256 must be the digest the request was
 // submitted with. A request that expired, was already decided, or is
 // unknown is refused, and so is a digest that does not match.
 func (q *Queue) Decide(id, decision, approver, actionSHA256 string) error {
-	var result string
+	var result, remember string
 	switch decision {
 	case "approve":
-		result = StatusApproved
+		result, remember = StatusApproved, broker.RememberOnce
+	case "approve_conversation":
+		result, remember = StatusApproved, broker.RememberConversation
+	case "approve_grant":
+		result, remember = StatusApproved, broker.RememberGrant
 	case "reject":
 		result = StatusRejected
 	default:
-		return fmt.Errorf("%w: decision must be \"approve\" or \"reject\"", ErrInvalid)
+		return fmt.Errorf("%w: decision must be \"approve\", \"approve_conversation\", \"approve_grant\" or \"reject\"", ErrInvalid)
 	}
 	if err := checkName("approver", approver, true); err != nil {
 		return err
@@ -324,7 +335,10 @@ func (q *Queue) Decide(id, decision, approver, actionSHA256 string) error {
 	if it.p.Approvers != nil && !slices.Contains(it.p.Approvers, approver) {
 		return ErrNotAllowed
 	}
-	it.status, it.by = result, approver
+	if remember != "" && remember != broker.RememberOnce && it.p.Proposal == nil {
+		return fmt.Errorf("%w: no grant was offered for this request; approve it once", ErrInvalid)
+	}
+	it.status, it.by, it.remember = result, approver, remember
 	close(it.done)
 	if it.timer != nil {
 		it.timer.Stop()
@@ -353,6 +367,9 @@ func validate(p *Pending) error {
 		if len(r.ID) > maxReasonLen || len(r.Msg) > maxReasonLen {
 			return fmt.Errorf("%w: reason longer than %d bytes", ErrInvalid, maxReasonLen)
 		}
+	}
+	if pr := p.Proposal; pr != nil && (len(pr.Scope) > maxSummaryLen || len(pr.Description) > maxSummaryLen || pr.Scope == "") {
+		return fmt.Errorf("%w: proposal must have a scope, each field at most %d bytes", ErrInvalid, maxSummaryLen)
 	}
 	if !validDigest(p.ActionSHA256) {
 		return fmt.Errorf("%w: action_sha256 must be \"sha256:\" and 64 hex digits", ErrInvalid)

@@ -17,6 +17,17 @@
 // could not be written, the sandbox is unavailable); the action did not
 // run then either.
 //
+// # Grants
+//
+// With Config.Grants set, the broker gives the gate the store's active
+// grants before each decision whenever the file changed, and offers an
+// approver the narrowest useful grant for an ask ([Request].Proposal, in
+// the grant syntax and in words). An [Answer] with Remember
+// [RememberGrant] or [RememberConversation] stores that grant (scoped to
+// the conversation for the latter), its grant_added receipt first. The
+// decision receipt keeps the redacted canonical action (for `claw gate
+// replay`) and the id of the grant that allowed it.
+//
 // # Guards
 //
 // Every wait for a human is bounded by Config.ApprovalTimeout; no answer
@@ -56,6 +67,7 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -80,7 +92,19 @@ const (
 type Answer struct {
 	Result string // approved, rejected, timeout
 	By     string // who answered, e.g. "cli:tty" or a user name
+	// Remember widens an approval beyond this one action: "" or
+	// RememberOnce for this action only, RememberConversation for the
+	// proposed scope within this conversation, RememberGrant for the
+	// proposed scope (Request.Proposal) until the grant expires.
+	Remember string
 }
+
+// Remember values of an Answer.
+const (
+	RememberOnce         = "once"
+	RememberConversation = "conversation"
+	RememberGrant        = "grant"
+)
 
 // Request is what an Approver is shown.
 type Request struct {
@@ -98,6 +122,9 @@ type Request struct {
 	Args         json.RawMessage
 	Decision     gate.Decision
 	ActionSHA256 string // the approval binds to this digest
+	// Proposal is the grant an approver may accept instead of a one-time
+	// approval (nil: no grant can cover this action, or grants are off).
+	Proposal *Proposal
 }
 
 // Approver asks a human. It must return an Answer with Result "timeout"
@@ -118,6 +145,11 @@ type Sandbox struct {
 	Limits       executor.Limits
 	HTTPPorts    []uint16
 	Degraded     bool // explicit, loud opt-in; recorded in every receipt
+	// Path is the PATH of shell actions (absolute directories, in
+	// order), and PathRead the directories granted read-only for it
+	// (the toolchains on it); empty Path keeps the executor's default.
+	// File and http tools get neither.
+	Path, PathRead []string
 }
 
 // Config wires a Broker.
@@ -180,6 +212,14 @@ type Config struct {
 	// use: any other is denied (rule channel.tool_not_allowed) whatever
 	// the gate decided, with its receipts like any denial.
 	ToolsAllow []string
+
+	// Grants is the grant store; nil: no grants apply and approvers are
+	// offered none. The broker reloads it when the file changes, so a
+	// grant added or revoked by another process applies at the next
+	// action.
+	Grants *grant.Store
+	// GrantExpiry bounds the grants approvers accept (zero: the defaults).
+	GrantExpiry grant.Expiry
 }
 
 // ToolFunc runs one in-process tool. Its result is the tool's JSON
@@ -287,7 +327,8 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	id := receipts.NewActionID()
 	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx)))}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
-	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop}
+	b.loadGrants()
+	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
 	in := gate.BuildInput(a, gctx)
 	var (
 		d    gate.Decision
@@ -319,6 +360,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		ActionSHA256: actionSHA,
 		Summary:      c.Redact(gate.Summary(a)),
 	}
+	ra.Args, ra.ArgsRedacted, ra.ArgsOmitted = recordedArgs(a.Tool, argsJSON, c.Redact)
 	rd := receipts.Decision{
 		Result:       d.Decision,
 		Risk:         d.Risk,
@@ -326,6 +368,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		Autonomy:     c.Autonomy,
 		PolicyDigest: d.PolicyDigest,
 		Degraded:     degraded,
+		Grant:        d.Grant,
 	}
 	ent, derr := c.Log.Decision(ctx, ref, ra, rd)
 	if derr != nil {
@@ -374,6 +417,9 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	req := Request{ActionID: id, Tool: a.Tool, Summary: ra.Summary, Decision: d, ActionSHA256: actionSHA}
 	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
 		req.Args = shownArgs(argsJSON, c.Redact)
+	}
+	if d.Decision == gate.Ask && !relay { // a relayed question is never granted ahead
+		req.Proposal = b.propose(in)
 	}
 	switch d.Decision {
 	case gate.Deny:
@@ -436,6 +482,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		}
 		switch ans.Result {
 		case "approved":
+			b.remember(ctx, req, ans, conversation)
 		case "timeout":
 			return closeWith(StatusApprovalTO, "approval timed out")
 		default:
@@ -625,6 +672,10 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		cmd, _ := a.Args["command"].(string)
 		spec.Tool = executor.ToolShell
 		spec.Argv = []string{"bash", "-c", cmd}
+		if len(s.Path) > 0 {
+			spec.Env = []string{"PATH=" + strings.Join(s.Path, ":")}
+			spec.Read = slices.Concat(spec.Read, s.PathRead)
+		}
 		return spec, nil
 	case "file_read", "file_list", "file_write", "edit_file":
 		if len(in.Paths) != 1 {

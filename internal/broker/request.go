@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/receipts"
 )
 
 // Bounds of [Request].Args: what a person is shown of an action's
@@ -158,4 +159,49 @@ func encodeShown(v any) json.RawMessage {
 		return json.RawMessage(`"(arguments that cannot be shown)"`)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// maxRecordedArgs bounds the arguments a decision receipt keeps for
+// replay; larger ones are left out (args_omitted "too_large").
+const maxRecordedArgs = 64 << 10
+
+// payloadArgs are the arguments that carry data rather than say what an
+// action does (what is written, an edit, a request body). The decision
+// receipt keeps their SHA-256 ("sha256:<hex>") instead of the data: the
+// policies decide on paths and hosts, and the log is no place for file
+// contents.
+var payloadArgs = map[string][]string{
+	"file_write": {"content"},
+	"edit_file":  {"old", "new"},
+	"http":       {"body"},
+}
+
+// recordedArgs is the decision receipt's copy of the arguments of a tool
+// call: compact JSON with sorted keys, payloads replaced by their digest,
+// every string passed through red and values under secret-named keys
+// replaced, as [shownArgs] does but never cut. redacted says whether
+// redaction changed anything; omitted why there is nothing.
+func recordedArgs(tool string, argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
+	dec := json.NewDecoder(bytes.NewReader(argsJSON))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false, "undecodable"
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range payloadArgs[tool] {
+			if p, ok := m[k].(string); ok {
+				m[k] = receipts.Digest([]byte(p))
+			}
+		}
+	}
+	plain := encodeShown(v)
+	out := encodeShown(redactShown(v, "", red))
+	if len(out) > maxRecordedArgs {
+		return "", false, "too_large"
+	}
+	return string(out), !bytes.Equal(plain, out), ""
 }

@@ -54,10 +54,16 @@ type Security struct {
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
 	AuditLog                 bool     `toml:"audit_log" json:"audit_log"`
-	GateTimeout              Duration `toml:"gate_timeout" json:"gate_timeout"`
+	// GateTimeout bounds the CPU time of one decision (see gate.Options).
+	GateTimeout Duration `toml:"gate_timeout" json:"gate_timeout"`
 	// ApprovalTimeout bounds how long an approval may wait; no answer in
 	// time is recorded as a timeout, never as a rejection.
 	ApprovalTimeout Duration `toml:"approval_timeout" json:"approval_timeout"`
+	// GrantExpiry is how long a grant lasts when none is given (an
+	// approver's "yes for this family" and `claw grant add`);
+	// GrantMaxExpiry is the longest any grant may last.
+	GrantExpiry    Duration `toml:"grant_expiry" json:"grant_expiry"`
+	GrantMaxExpiry Duration `toml:"grant_max_expiry" json:"grant_max_expiry"`
 	// PassphraseMaxFailures wrong passphrases in a row lock the
 	// passphrase gate for PassphraseLockout.
 	PassphraseMaxFailures int      `toml:"passphrase_max_failures" json:"passphrase_max_failures"`
@@ -72,6 +78,9 @@ type Sandbox struct {
 	MemoryMax      string   `toml:"memory_max" json:"memory_max"`
 	PidsMax        int      `toml:"pids_max" json:"pids_max"`
 	HTTPPorts      []int    `toml:"http_ports" json:"http_ports"`
+	// Path is the PATH of sandboxed shell actions before filtering;
+	// empty: the PATH claw was started with.
+	Path []string `toml:"path" json:"path"`
 }
 
 // Receipts is the [receipts] table: where the receipt log and its key live.
@@ -239,6 +248,8 @@ func Default(home string) *Config {
 			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},
 			ApprovalTimeout:          Duration{120 * time.Second},
+			GrantExpiry:              Duration{8 * time.Hour},
+			GrantMaxExpiry:           Duration{30 * 24 * time.Hour},
 			PassphraseMaxFailures:    5,
 			PassphraseLockout:        Duration{15 * time.Minute},
 		},
@@ -249,6 +260,7 @@ func Default(home string) *Config {
 			MemoryMax:      "1G",
 			PidsMax:        256,
 			HTTPPorts:      []int{80, 443},
+			Path:           []string{},
 		},
 		Receipts: Receipts{
 			Dir:        filepath.Join(h, "receipts"),

@@ -22,6 +22,7 @@ const (
 	maxGateTimeout  = time.Minute
 	maxShellTimeout = 24 * time.Hour
 	maxPids         = 1 << 22
+	maxGrantExpiry  = 365 * 24 * time.Hour
 )
 
 // lazyRegexp returns a function that compiles expr on its first call:
@@ -97,11 +98,15 @@ func (s *source) validate(c *Config) {
 		}
 	}
 
+	s.checkPaths("sandbox.path", sb.Path, false)
+
 	s.checkPath("receipts.dir", rc.Dir, false)
 	s.checkPath("receipts.key", rc.Key, false)
 	s.checkRange("receipts.checkpoint_every", rc.Checkpoint, 1, math.MaxInt32)
 
 	s.checkDuration("security.approval_timeout", sec.ApprovalTimeout, maxShellTimeout)
+	s.checkDuration("security.grant_max_expiry", sec.GrantMaxExpiry, maxGrantExpiry)
+	s.checkDuration("security.grant_expiry", sec.GrantExpiry, sec.GrantMaxExpiry.Duration)
 	s.checkRange("security.passphrase_max_failures", sec.PassphraseMaxFailures, 1, 100)
 	s.checkDuration("security.passphrase_lockout", sec.PassphraseLockout, 7*24*time.Hour)
 

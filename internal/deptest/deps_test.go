@@ -33,7 +33,8 @@ var rules = map[string]rule{
 	"agent": {mayUse: []string{"agent"}, never: map[string]string{
 		"os/exec": "tools act only through the broker (agent.Invoker)",
 	}},
-	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact"}},
+	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant"}},
+	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts"}},
 	"internal/redact": {mayUse: []string{"internal/redact"}},
 	"internal/logx":   {mayUse: []string{"internal/logx", "internal/redact"}},
 	"internal/config": {mayUse: []string{"internal/config"}},

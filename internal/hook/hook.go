@@ -115,7 +115,7 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 	if ev.Cwd != "" {
 		cwd = canonical(ev.Cwd)
 	}
-	gctx := gate.Context{Autonomy: g.Autonomy, Workspace: g.Workspace, Cwd: cwd, Home: g.Home, Channel: string(f), Estop: estop}
+	gctx := gate.Context{Autonomy: g.Autonomy, Workspace: g.Workspace, Cwd: cwd, Home: g.Home, Channel: string(f), Estop: estop, Conversation: clip(ev.SessionID, 128)}
 	calls := Map(ev)
 	if len(calls) == 0 {
 		return Verdict{}, errors.New("the tool call maps to no action")
@@ -245,7 +245,7 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 		ActionSHA256: actionDigest(a),
 		Summary:      redact(summary(ev.ToolName, a)),
 	}
-	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest}
+	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest, Grant: d.Grant}
 	for _, r := range d.Reasons {
 		if r.ID == ReasonTrustedTool {
 			rd.Degraded = append(rd.Degraded, "hook.trust_tool="+clip(ev.ToolName, 64))

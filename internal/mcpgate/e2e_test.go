@@ -78,7 +78,6 @@ func newHome(t *testing.T) *home {
 	h.env = append(os.Environ(), "CLAW_HOME="+h.dir, "HOME="+filepath.Join(root, "home"))
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	h.run(t, "init", "--workspace", filepath.Join(root, "ws"))
-	h.run(t, "keys", "generate", "--unencrypted")
 	policy := `package claw.user.nodelete
 
 # METADATA

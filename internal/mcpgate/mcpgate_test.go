@@ -190,6 +190,10 @@ func TestServeCalls(t *testing.T) {
 			wantText: []string{"denied by policy"}},
 		{name: "missing argument denied", tool: "shell", args: map[string]any{}, wantError: true,
 			wantText: []string{"denied by policy"}},
+		{name: "unknown tool denied", tool: "launch_missiles", args: map[string]any{"target": "x"}, wantError: true,
+			wantText: []string{"denied by policy", "tool.unknown"}},
+		{name: "overlong tool name denied", tool: strings.Repeat("x", 300), args: map[string]any{}, wantError: true,
+			wantText: []string{"denied by policy", "tool.unknown"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

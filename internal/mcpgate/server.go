@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,6 +110,11 @@ func (t toolSpec) mcpTool() *mcp.Tool {
 func NewServer(inv Invoker, o Options) *mcp.Server {
 	o = o.withDefaults()
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{Logger: o.Logger})
+	known := map[string]bool{}
+	for _, t := range tools {
+		known[t.name] = true
+	}
+	s.AddReceivingMiddleware(unknownTools(inv, o, known))
 	for _, t := range tools {
 		name := t.name
 		s.AddTool(t.mcpTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -122,6 +128,40 @@ func NewServer(inv Invoker, o Options) *mcp.Server {
 		})
 	}
 	return s
+}
+
+// maxToolNameBytes bounds the tool name a client asks for; a longer one,
+// an empty one or one that is not UTF-8 is receipted as
+// invalidToolName.
+const maxToolNameBytes = 256
+
+// invalidToolName stands in for a tool name a receipt cannot carry.
+const invalidToolName = "invalid_tool_name"
+
+// unknownTools answers a call of a tool the server does not offer as
+// every other channel does: the call goes to the broker, whose gate
+// denies it (tool.unknown) with a receipt, and the client gets a tool
+// error, never a protocol error.
+func unknownTools(inv Invoker, o Options, known map[string]bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil || known[call.Params.Name] {
+				return next(ctx, method, req)
+			}
+			name := call.Params.Name
+			if name == "" || len(name) > maxToolNameBytes || !utf8.ValidString(name) {
+				name = invalidToolName
+			}
+			a, err := parseArgs(name, call.Params.Arguments)
+			if err != nil {
+				a = gate.Action{Tool: name, Args: map[string]any{}}
+			}
+			out, err := inv.Invoke(ctx, a, o.Conversation)
+			o.Logger.Info("tool call", "tool", name, "status", status(out), "action_id", actionID(out))
+			return resultOf(out, err, o.MaxResultBytes), nil
+		}
+	}
 }
 
 // parseArgs decodes a call's arguments into an action, strictly and

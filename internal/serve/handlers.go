@@ -205,7 +205,9 @@ func (s *Server) count(b chatBody, res ChatResult, err error) {
 	if errors.As(err, &pe) {
 		s.metrics.ProviderErrors.Add(1)
 	}
-	if err == nil && (b.NewConversation || res.NewConversation || (b.Conversation == "" && res.Conversation != "")) {
+	// A turn without a conversation id continues the latest one: only
+	// the chat function knows whether it started one.
+	if err == nil && (b.NewConversation || res.NewConversation) {
 		s.metrics.Conversations.Add(1)
 	}
 	for _, c := range res.ToolCalls {

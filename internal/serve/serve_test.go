@@ -38,6 +38,7 @@ type rig struct {
 	queue  *approvals.Queue
 	log    *receipts.Log
 	broker *broker.Broker
+	latest atomic.Value // the fake chat's latest conversation id
 }
 
 // newRig starts a real server on a unix socket and a loopback port, with
@@ -64,21 +65,27 @@ func newRig(t *testing.T, mutate func(*Config)) *rig {
 			return json.RawMessage(`{"ok":true}`), nil
 		}}})
 	r := &rig{home: home, rdir: rdir, sock: filepath.Join(home, "serve", "claw.sock"), queue: q, log: log, broker: b}
+	r.latest.Store("")
 	cfg := Config{
 		Home: home, Socket: r.sock, Listen: "127.0.0.1:0", Token: token,
 		MaxBodyBytes: 4096, ReadHeaderTimeout: 2 * time.Second, RequestTimeout: 30 * time.Second,
 		Queue: q, Log: log,
 		Chat: func(ctx context.Context, req ChatRequest, onDelta func(string)) (ChatResult, error) {
-			conv := req.Conversation
+			// Like the agent: no id continues the latest conversation.
+			conv, started := req.Conversation, false
+			if conv == "" && !req.NewConversation {
+				conv = r.latest.Load().(string)
+			}
 			if conv == "" || req.NewConversation {
-				conv = fmt.Sprintf("c-%d", time.Now().UnixNano())
+				conv, started = fmt.Sprintf("c-%d", time.Now().UnixNano()), true
+				r.latest.Store(conv)
 			}
 			if name, ok := strings.CutPrefix(req.Message, "tool "); ok {
 				out, err := b.Invoke(ctx, gate.Action{Tool: "tool", Args: map[string]any{"server": "s", "name": name, "args": map[string]any{}}}, conv)
 				if err != nil {
 					return ChatResult{}, err
 				}
-				return ChatResult{Conversation: conv, Reply: "done", ToolCalls: []ToolCall{{ID: "1", Name: "tool", Status: out.Status, ActionID: out.ActionID}}}, nil
+				return ChatResult{Conversation: conv, NewConversation: started, Reply: "done", ToolCalls: []ToolCall{{ID: "1", Name: "tool", Status: out.Status, ActionID: out.ActionID}}}, nil
 			}
 			if req.Message == "provider down" {
 				return ChatResult{}, &ProviderError{Err: errors.New("503 from upstream sk-test-PLANTED-0123456789abcdef")}
@@ -87,7 +94,7 @@ func newRig(t *testing.T, mutate func(*Config)) *rig {
 				onDelta("you said: ")
 				onDelta(req.Message)
 			}
-			return ChatResult{Conversation: conv, Reply: "you said: " + req.Message}, nil
+			return ChatResult{Conversation: conv, NewConversation: started, Reply: "you said: " + req.Message}, nil
 		},
 		Tools:  func() []Tool { return []Tool{{Name: "shell", Description: "run a command"}} },
 		Info:   func() Info { return Info{Autonomy: "supervised", PolicyDigest: eng.Digest()} },
@@ -297,6 +304,21 @@ func TestApprovalOverHTTP(t *testing.T) {
 // TestPendingShowsArgs: the listing of pending approvals shows the
 // action's arguments, with a key planted in them redacted, and a decision
 // on it binds to the digest as before.
+// TestConversationsCounted: a turn without a conversation id continues
+// the latest conversation, so only turns that start one are counted.
+func TestConversationsCounted(t *testing.T) {
+	r := newRig(t, nil)
+	for _, body := range []string{`{"message":"a"}`, `{"message":"b"}`, `{"message":"c","new_conversation":true}`, `{"message":"d"}`} {
+		if got := do(t, r.unixClient(), "POST", "http://claw/chat", token, body); got.code != 200 {
+			t.Fatalf("chat %s = %d %s", body, got.code, got.raw)
+		}
+	}
+	m := do(t, r.unixClient(), "GET", "http://claw/metrics", token, "")
+	if !strings.Contains(m.raw, "claw_conversations_total 2\n") {
+		t.Errorf("four turns, two of them starting a conversation:\n%s", m.raw)
+	}
+}
+
 func TestPendingShowsArgs(t *testing.T) {
 	r := newRig(t, nil)
 	planted := "sk-ant-api03-" + strings.Repeat("PLANTED0123", 9)

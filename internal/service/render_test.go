@@ -155,3 +155,21 @@ func failing(out []byte) string {
 	}
 	return b.String()
 }
+
+func TestHiddenFrom(t *testing.T) {
+	for path, want := range map[string]string{
+		"/usr/local/bin/claw":  "",
+		"/opt/claw/bin/claw":   "",
+		"/tmpfoo/claw":         "",
+		"/tmp/build/claw":      "PrivateTmp=yes",
+		"/var/tmp/claw":        "PrivateTmp=yes",
+		"/home/u/src/bin/claw": "ProtectHome=yes",
+		"/root/claw":           "ProtectHome=yes",
+		"/run/user/1000/claw":  "ProtectHome=yes",
+		"/homework/bin/claw":   "",
+	} {
+		if got := HiddenFrom(path); got != want {
+			t.Errorf("HiddenFrom(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -507,3 +507,35 @@ func TestExecutorRefusesWithoutItsSyscalls(t *testing.T) {
 		})
 	}
 }
+
+// TestExecutorUnderUnitWithUTS: a unit that lets claw create UTS, IPC and
+// cgroup namespaces but whose filter refuses setdomainname (in no systemd
+// group but @known) still runs actions: the child cannot name its UTS
+// namespace, so claw falls back to the namespaces it can use (IPC, not
+// UTS and cgroup), and the action runs confined without them. It failed
+// (exit 126, at the child's hostname step) when that step was not
+// retried, and ran without an IPC namespace when only IPC and UTS
+// together were tried.
+func TestExecutorUnderUnitWithUTS(t *testing.T) {
+	e := newServiceEnv(t)
+	unit, err := Render(Options{Binary: "/usr/local/bin/claw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from = "RestrictNamespaces=" + ExecutorNamespaces + "\n"
+	if !bytes.Contains(unit, []byte(from)) {
+		t.Fatalf("the unit has no %q", from)
+	}
+	unit = bytes.Replace(unit, []byte(from), []byte("RestrictNamespaces="+ExecutorNamespaces+" ipc uts cgroup\n"), 1)
+	ws := e.mkdir(t, "ws", 0o700)
+	rep := e.run(t, unit, executor.Spec{Argv: []string{"touch", ws + "/ran"}, Write: []string{ws}, Timeout: 20 * time.Second})
+	if rep.Err != "" || rep.Exit != 0 {
+		t.Fatalf("executor: exit %d, %s (stderr %q)", rep.Exit, rep.Err, rep.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
+	if rep.LandlockABI < executor.DefaultMinLandlockABI || !rep.Seccomp || slices.Contains(rep.Namespaces, "uts") || !slices.Contains(rep.Namespaces, "ipc") {
+		t.Errorf("confinement: landlock ABI %d, seccomp %v, namespaces %v", rep.LandlockABI, rep.Seccomp, rep.Namespaces)
+	}
+}

@@ -128,6 +128,27 @@ func Render(o Options) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// hiddenBy are the directories the unit hides from the service, and the
+// setting that hides each.
+var hiddenBy = []struct{ dir, setting string }{
+	{"/home", "ProtectHome=yes"},
+	{"/root", "ProtectHome=yes"},
+	{"/run/user", "ProtectHome=yes"},
+	{"/tmp", "PrivateTmp=yes"},
+	{"/var/tmp", "PrivateTmp=yes"},
+}
+
+// HiddenFrom returns the unit setting that hides path from the service
+// (the service sees an empty directory there), or "".
+func HiddenFrom(path string) string {
+	for _, h := range hiddenBy {
+		if within(path, h.dir) {
+			return h.setting
+		}
+	}
+	return ""
+}
+
 // stateDirectory returns home relative to /var/lib when it is below it.
 func stateDirectory(home string) (string, bool) {
 	rel, err := filepath.Rel("/var/lib", home)

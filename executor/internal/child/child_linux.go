@@ -236,14 +236,26 @@ func writeStatus(f *os.File, s Status) {
 	f.Write(append(b, '\n'))
 }
 
+// lowerRlimit sets the soft and hard limit of l.Resource to l.Max, or to
+// the current hard limit when that is lower (one inherited from a ulimit,
+// systemd's LimitNPROC= or a container): a limit is only ever lowered,
+// which needs no privilege, and the lower limit is the stricter one.
+func lowerRlimit(l Rlimit) error {
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(l.Resource, &cur); err != nil {
+		return err
+	}
+	v := min(l.Max, cur.Max)
+	return syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: v, Max: v})
+}
+
 // setup confines the current thread in the order the design needs: rlimits,
 // mounts (while capabilities remain), command lookup, cwd, credentials,
 // no_new_privs, Landlock, seccomp, fd hygiene.
 func setup(c *Config) (Status, error) {
 	st := Status{UID: -1}
 	for _, l := range c.Limits {
-		lim := syscall.Rlimit{Cur: l.Max, Max: l.Max}
-		if err := syscall.Setrlimit(l.Resource, &lim); err != nil {
+		if err := lowerRlimit(l); err != nil {
 			return st, fail("rlimit", fmt.Errorf("resource %d: %w", l.Resource, err))
 		}
 	}
@@ -257,6 +269,16 @@ func setup(c *Config) (Status, error) {
 				return st, fail("mount /proc", err)
 			}
 			st.Proc = true
+		}
+	}
+	if c.Hostname != "" {
+		if err := setHostname(c.Hostname); err != nil {
+			return st, fail("hostname", err)
+		}
+	}
+	if c.CgroupNS {
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return st, fail("cgroup namespace", err)
 		}
 	}
 	if c.Mode == ModeExec {
@@ -383,6 +405,18 @@ func remount(c *Config) error {
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &rw); err != nil {
 			return fmt.Errorf("writable %q: %w", p, err)
 		}
+	}
+	return nil
+}
+
+// setHostname names the child's own UTS namespace (the domain name gets
+// the kernel's default), while it still has the capability to.
+func setHostname(name string) error {
+	if err := unix.Sethostname([]byte(name)); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	if err := unix.Setdomainname([]byte("(none)")); err != nil {
+		return fmt.Errorf("setdomainname: %w", err)
 	}
 	return nil
 }

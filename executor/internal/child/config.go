@@ -89,6 +89,13 @@ type Config struct {
 
 	MountNS   bool `json:"mount_ns,omitempty"`   // in a private mount namespace: remount read-only
 	MountProc bool `json:"mount_proc,omitempty"` // in a PID namespace: mount a fresh /proc
+	// Hostname, in a UTS namespace of the child's own, is the name it
+	// sets, so the host's stays unseen.
+	Hostname string `json:"hostname,omitempty"`
+	// CgroupNS: make a cgroup namespace, rooted at the cgroup the child
+	// is in by now (its job cgroup, where the parent moved it before
+	// sending the config), so no cgroup path above it is seen.
+	CgroupNS bool `json:"cgroup_ns,omitempty"`
 
 	UID    int      `json:"uid"` // -1: keep
 	GID    int      `json:"gid"`
@@ -104,7 +111,8 @@ type Config struct {
 	Path string `json:"-"` // resolved program, set by the child
 }
 
-// Rlimit is one resource limit; soft and hard are set to Max.
+// Rlimit is one resource limit; soft and hard are set to Max, or to the
+// inherited hard limit when that is lower (never raised).
 type Rlimit struct {
 	Resource int    `json:"resource"`
 	Max      uint64 `json:"max"`

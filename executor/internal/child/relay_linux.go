@@ -17,6 +17,7 @@ const (
 	NSMount
 	NSNet
 	NSIPC
+	NSUTS
 )
 
 // CloneAttr is how the child is cloned into the namespaces ns: the clone
@@ -51,6 +52,9 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 	if ns&NSIPC != 0 {
 		a.Cloneflags |= syscall.CLONE_NEWIPC
 	}
+	if ns&NSUTS != 0 {
+		a.Cloneflags |= syscall.CLONE_NEWUTS
+	}
 	return a
 }
 
@@ -73,7 +77,7 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 func Relay(args []string) int {
 	runtime.LockOSThread() // the child's parent-death signal follows this thread
 	ns, err := strconv.Atoi(firstArg(args))
-	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC) != 0 || len(args) < 2 || args[1] != EntrySandbox {
+	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC|NSUTS) != 0 || len(args) < 2 || args[1] != EntrySandbox {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: relay: bad arguments")
 		return CodeSetup
 	}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -251,6 +252,38 @@ func run(what string, a []string) error {
 		msg := [16]byte{0: 1, 8: 'x'} // type 1, one byte
 		_, _, e = unix.Syscall6(unix.SYS_MSGSND, id, uintptr(unsafe.Pointer(&msg)), 1, unix.IPC_NOWAIT, 0, 0)
 		return errnoOrNil(e)
+	case "unix-pair": // TYPE MODE PATH: reach a host unix socket from a socketpair
+		return unixPair(arg(a, 0), arg(a, 1), arg(a, 2))
+	case "listen-autobind": // listen without bind: the kernel picks a port
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Listen(fd, 1)
+	case "fastopen": // MODE HOST:PORT: connect through TCP Fast Open
+		return fastOpen(arg(a, 0), arg(a, 1))
+	case "lease": // take a read lease on a file
+		fd, err := unix.Open(arg(a, 0), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		defer unix.Close(fd)
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
+		return err
+	case "xattr": // CALL PATH NAME: read an extended attribute (or the list)
+		return xattr(arg(a, 0), arg(a, 1), arg(a, 2))
+	case "inotify": // watch a directory
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.InotifyAddWatch(fd, arg(a, 0), unix.IN_ALL_EVENTS)
+		return err
+	case "stat":
+		var st unix.Stat_t
+		return unix.Stat(arg(a, 0), &st)
 	case "fd": // read an inherited descriptor
 		n, _ := strconv.Atoi(arg(a, 0))
 		var b [1]byte
@@ -298,4 +331,136 @@ func cut(hp string) (string, string, bool) {
 		}
 	}
 	return hp, "", false
+}
+
+// unixPair makes a socketpair of the type and tries to reach the host
+// socket at path through it: sendto or sendmsg with the path as the
+// address, or connect.
+func unixPair(typ, mode, path string) error {
+	t, ok := map[string]int{"stream": unix.SOCK_STREAM, "seqpacket": unix.SOCK_SEQPACKET, "dgram": unix.SOCK_DGRAM, "raw": unix.SOCK_RAW}[typ]
+	if !ok {
+		return fmt.Errorf("unknown socket type %q", typ)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, t|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	sa := &unix.SockaddrUnix{Name: path}
+	switch mode {
+	case "sendto":
+		return unix.Sendto(fds[0], []byte("x"), unix.MSG_DONTWAIT, sa)
+	case "sendmsg":
+		_, err := unix.SendmsgN(fds[0], []byte("x"), nil, sa, unix.MSG_DONTWAIT)
+		return err
+	case "connect":
+		return unix.Connect(fds[0], sa)
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+const (
+	msgFastOpen        = 0x20000000
+	tcpFastOpenConnect = 30
+)
+
+// fastOpen connects to hostport (IPv4) with TCP Fast Open: sendto,
+// sendmsg or sendmmsg with MSG_FASTOPEN, or the TCP_FASTOPEN_CONNECT
+// option (then connect and write).
+func fastOpen(mode, hostport string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, portS, _ := cut(hostport)
+	port, _ := strconv.Atoi(portS)
+	sa := &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
+	msg := []byte("fast open\n")
+	switch mode {
+	case "sendto":
+		return unix.Sendto(fd, msg, msgFastOpen, sa)
+	case "sendmsg":
+		_, err := unix.SendmsgN(fd, msg, nil, sa, msgFastOpen)
+		return err
+	case "sendmmsg":
+		raw := unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: sa.Addr}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&raw.Port))[:], uint16(port))
+		iov := unix.Iovec{Base: &msg[0]}
+		iov.SetLen(len(msg))
+		var mm struct {
+			hdr unix.Msghdr
+			len uint32
+			_   uint32
+		}
+		mm.hdr.Name = (*byte)(unsafe.Pointer(&raw))
+		mm.hdr.Namelen = unix.SizeofSockaddrInet4
+		mm.hdr.Iov = &iov
+		mm.hdr.SetIovlen(1)
+		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&mm)), 1, msgFastOpen, 0, 0)
+		if e != 0 {
+			return e
+		}
+		if n != 1 {
+			return fmt.Errorf("sendmmsg sent %d messages", n)
+		}
+		return nil
+	case "sockopt":
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, tcpFastOpenConnect, 1); err != nil {
+			return err
+		}
+		if err := unix.Connect(fd, sa); err != nil {
+			return err
+		}
+		_, err := unix.Write(fd, msg)
+		return err
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+const (
+	sysGetxattrat  = 464
+	sysListxattrat = 465
+)
+
+// xattr reads the attribute name of path (or its list) through one call.
+func xattr(call, path, name string) error {
+	buf := make([]byte, 256)
+	var err error
+	switch call {
+	case "getxattr":
+		_, err = unix.Getxattr(path, name, buf)
+	case "lgetxattr":
+		_, err = unix.Lgetxattr(path, name, buf)
+	case "listxattr":
+		_, err = unix.Listxattr(path, buf)
+	case "llistxattr":
+		_, err = unix.Llistxattr(path, buf)
+	case "getxattrat", "listxattrat":
+		p, _ := unix.BytePtrFromString(path)
+		atFDCWD := unix.AT_FDCWD
+		n, _ := unix.BytePtrFromString(name)
+		var e syscall.Errno
+		if call == "getxattrat" {
+			args := struct {
+				value       uint64
+				size, flags uint32
+			}{uint64(uintptr(unsafe.Pointer(&buf[0]))), uint32(len(buf)), 0}
+			_, _, e = unix.Syscall6(sysGetxattrat, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), 0, uintptr(unsafe.Pointer(n)), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
+		} else {
+			_, _, e = unix.Syscall6(sysListxattrat, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), 0, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0)
+		}
+		err = errnoOrNil(e)
+	case "fgetxattr-opath": // through a descriptor that Landlock never checked
+		fd, oerr := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			return fmt.Errorf("open: %w", oerr)
+		}
+		defer unix.Close(fd)
+		_, err = unix.Fgetxattr(fd, name, buf)
+	default:
+		return fmt.Errorf("unknown call %q", call)
+	}
+	return err
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/grant"
+)
+
+type gateReplayOptions struct {
+	since, until string
+	policies     string
+	grants       string
+	receipts     string
+	output       string
+}
+
+const gateReplayLong = `Re-decide every action recorded in the receipt log under a candidate policy
+set, and report each action whose decision changes (before -> after, with
+the rule ids), the counts by change, and the actions that could not be
+re-decided, with why.
+
+The candidate is the built-in policies, the user policies in --policies DIR
+(default HOME/policies), the [security] settings of the config (--config
+FILE, default HOME/config.toml) and the grants of --grants FILE (default
+HOME/grants.json; those active now apply). Each action is decided at the
+autonomy, channel and conversation its receipt recorded, in the workspace
+of the config. --since and --until take an RFC 3339 time or a duration
+back from now (24h).
+
+Decision receipts keep the canonical action with secrets redacted (body
+version 2). Older receipts, actions whose arguments were too large to keep
+and actions a secret was redacted from are counted and listed as not
+re-decided.
+
+EXIT STATUS
+  0 no action changed between allow and deny, 1 some did (or an error),
+  2 usage.`
+
+func newGateReplayCommand(g *globals) *cobra.Command {
+	o := &gateReplayOptions{}
+	c := &cobra.Command{
+		Use:   "replay [--since T] [--until T] [--policies DIR] [--grants FILE] [-o json]",
+		Short: "Re-decide the recorded actions under a candidate policy set",
+		Long:  gateReplayLong,
+		Example: `  claw gate replay --policies ./candidate-policies
+  claw gate replay --since 24h -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runGateReplay(c.Context(), g, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.since, "since", "", "only actions recorded at or after T (RFC 3339, or a duration ago)")
+	f.StringVar(&o.until, "until", "", "only actions recorded at or before T (RFC 3339, or a duration ago)")
+	f.StringVar(&o.policies, "policies", "", "directory of candidate user policies (default HOME/policies)")
+	f.StringVar(&o.grants, "grants", "", "grant file to apply (default HOME/grants.json)")
+	f.StringVar(&o.receipts, "receipts", "", "receipt log directory (default from the config)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	return c
+}
+
+// replayTime parses an RFC 3339 time or a duration back from now.
+func replayTime(flag, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageErrorf("--%s %q is neither an RFC 3339 time nor a duration", flag, s)
+}
+
+func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	now := time.Now()
+	since, err := replayTime("since", o.since, now)
+	if err != nil {
+		return err
+	}
+	until, err := replayTime("until", o.until, now)
+	if err != nil {
+		return err
+	}
+	e, err := loadEnv(g)
+	if err != nil {
+		return err
+	}
+	e.dryRunTimeout = 5 * time.Second // a log replayed on a busy machine is not an agent waiting
+	policyDir := filepath.Join(e.home, "policies")
+	if o.policies != "" {
+		policyDir = o.policies
+	}
+	eng, err := gate.New(ctx, gate.Options{
+		Policy:        policyFromConfig(e.cfg),
+		Home:          e.userDir,
+		ClawHome:      e.home,
+		UserPolicyDir: policyDir,
+		Timeout:       max(e.cfg.Security.GateTimeout.Duration, e.dryRunTimeout),
+	})
+	if err != nil {
+		return withCode(exitError, err, "check the candidate policies with 'claw gate test --rego'")
+	}
+	grantFile := filepath.Join(e.home, grant.FileName)
+	if o.grants != "" {
+		grantFile = o.grants
+	}
+	gs, err := grant.Open(grantFile).Load()
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	eng.SetGrants(grant.Active(gs, now))
+	dir := o.receipts
+	if dir == "" {
+		dir = e.cfg.Receipts.Dir
+	}
+	if dir == "" {
+		if dir, err = receiptDir(g); err != nil {
+			return err
+		}
+	}
+	ws, err := canonicalDir(e.cfg.WorkspaceDir)
+	if err != nil {
+		return err
+	}
+	rep, err := audit.Replay(ctx, dir, audit.ReplayOptions{
+		Engine:  eng,
+		Context: gate.Context{Workspace: ws, Cwd: ws, Home: e.userDir},
+		Since:   since,
+		Until:   until,
+	})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(g.stdout); err != nil {
+		return err
+	}
+	if rep.Breaking > 0 {
+		keys := make([]string, 0, 2)
+		for _, k := range []string{"allow -> deny", "deny -> allow"} {
+			if n := rep.Counts[k]; n > 0 {
+				keys = append(keys, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		return withCode(exitError, fmt.Errorf("the candidate policies change %s", strings.Join(keys, " and ")))
+	}
+	return nil
+}
