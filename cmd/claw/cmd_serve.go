@@ -53,8 +53,13 @@ bearer token from [serve].token_file, which 'claw init' creates (0600).
 Actions that need approval wait in a queue; approve them from another
 terminal with the approvals API (see docs/serve.md).
 
-Signals: SIGHUP reloads the config and policies (after their Rego tests
-pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
+Channels: every [channels.bridge], [channels.planckclaw] or
+[channels.discord] section of the config starts that channel in this
+daemon, with its own tools_allow, autonomy and approver_ids; GET /status
+lists them (see docs/channels.md).
+
+Signals: SIGHUP reloads the config and policies, channels included (after
+their Rego tests pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
 let running requests finish (10 s), write a final checkpoint and exit 0.
 
 EXIT STATUS
