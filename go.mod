@@ -3,8 +3,8 @@ module github.com/clawsec/claw
 go 1.26.0
 
 require (
-	github.com/gobwas/glob v1.0.0
 	github.com/coder/websocket v1.8.15
+	github.com/gobwas/glob v1.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-policy-agent/opa v1.22.2

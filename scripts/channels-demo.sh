@@ -21,7 +21,6 @@ export CLAW_HOME="$tmp/.claw"
 say() { printf '\n== %s\n' "$*"; }
 
 "$BIN" init --workspace "$tmp/ws" >/dev/null
-"$BIN" keys generate --unencrypted >/dev/null
 cat >>"$CLAW_HOME/config.toml" <<EOF
 
 [channels.bridge]

@@ -53,8 +53,13 @@ bearer token from [serve].token_file, which 'claw init' creates (0600).
 Actions that need approval wait in a queue; approve them from another
 terminal with the approvals API (see docs/serve.md).
 
-Signals: SIGHUP reloads the config and policies (after their Rego tests
-pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
+Channels: every [channels.bridge], [channels.planckclaw] or
+[channels.discord] section of the config starts that channel in this
+daemon, with its own tools_allow, autonomy and approver_ids; GET /status
+lists them (see docs/channels.md).
+
+Signals: SIGHUP reloads the config and policies, channels included (after
+their Rego tests pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
 let running requests finish (10 s), write a final checkpoint and exit 0.
 
 EXIT STATUS
@@ -384,11 +389,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
 	setDiscordEstop(g, &o.keys, e.home)
-	chans, err := openChannels(ctx, g, o, e, queue, log, func(ro *runtimeOptions) { ro.log = log })
+	chans := &channelSet{g: g, o: o, queue: queue, log: log}
+	first, err := chans.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeChannels(chans)
+	defer chans.close()
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -475,6 +481,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return "", err
 			}
+			if err := chans.reload(ctx); err != nil {
+				next.Close()
+				return "", err
+			}
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},
@@ -515,10 +525,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}()
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	running := runChannels(sctx, g, chans, stop)
+	chans.start(sctx, stop, first)
 	err = srv.Serve(sctx)
 	stop(nil)
-	running.Wait()
+	chans.close()
 	if err != nil {
 		return withCode(exitError, err)
 	}

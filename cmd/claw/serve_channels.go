@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,104 @@ type startedChannel struct {
 	rt   *agentRuntime
 	// where is where the channel listens, once it does.
 	where func() string
+
+	cancel context.CancelFunc // ends its Run
+	done   chan struct{}      // closed once Run returned
+}
+
+// channelSet is the channels claw serve runs. A reload replaces them all:
+// the new ones are built first (a section that fails keeps the old ones),
+// then the old ones stop (the bridge's clients reconnect and say hello
+// again) and the new ones start.
+type channelSet struct {
+	g       *globals
+	o       *serveOptions
+	queue   *approvals.Queue
+	log     *slog.Logger
+	ctx     context.Context // the daemon's, once started
+	failed  context.CancelCauseFunc
+	mu      sync.Mutex
+	chs     []*startedChannel
+	retired []*startedChannel // stopped, their runtimes closed at exit
+}
+
+func (s *channelSet) list() []*startedChannel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.chs)
+}
+
+// open builds the channels of the config now in force.
+func (s *channelSet) open(ctx context.Context) ([]*startedChannel, error) {
+	e, err := loadEnv(s.g)
+	if err != nil {
+		return nil, err
+	}
+	return openChannels(ctx, s.g, s.o, e, s.queue, s.log, s.deliver, func(ro *runtimeOptions) { ro.log = s.log })
+}
+
+// start runs chs under ctx; the first that fails calls failed.
+func (s *channelSet) start(ctx context.Context, failed context.CancelCauseFunc, chs []*startedChannel) {
+	s.mu.Lock()
+	s.ctx, s.failed, s.chs = ctx, failed, chs
+	s.mu.Unlock()
+	for _, c := range chs {
+		cctx, cancel := context.WithCancel(ctx)
+		c.cancel, c.done = cancel, make(chan struct{})
+		go func() {
+			defer close(c.done)
+			if err := c.ch.Run(cctx); err != nil {
+				failed(fmt.Errorf("channel %s: %w", c.name, err))
+			}
+		}()
+		go func() { infof(s.g.stderr, "channel %s on %s", c.name, c.where()) }()
+	}
+}
+
+// stop ends the channels' Runs and waits for them.
+func stopChannels(chs []*startedChannel) {
+	for _, c := range chs {
+		if c.cancel != nil {
+			c.cancel()
+			<-c.done
+		}
+	}
+}
+
+// reload replaces the channels with those of the config now in force.
+func (s *channelSet) reload(ctx context.Context) error {
+	next, err := s.open(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	old := s.chs
+	s.retired = append(s.retired, old...)
+	runCtx, failed := s.ctx, s.failed
+	s.mu.Unlock()
+	stopChannels(old)
+	s.start(runCtx, failed, next)
+	return nil
+}
+
+// close stops every channel and closes every runtime, retired ones too.
+func (s *channelSet) close() {
+	s.mu.Lock()
+	chs, retired := s.chs, s.retired
+	s.mu.Unlock()
+	stopChannels(chs)
+	closeChannels(append(retired, chs...))
+}
+
+// deliver sends a message to a session of the running channel of that
+// name, if it takes messages.
+func (s *channelSet) deliver(ctx context.Context, to, session string, m channel.Message) error {
+	for _, c := range s.list() {
+		if r, ok := c.ch.(channel.Receiver); ok && c.name == to {
+			return r.Deliver(ctx, session, m)
+		}
+	}
+	return fmt.Errorf("%w: %q is not running or takes no messages", channel.ErrNoSuchChannel, to)
 }
 
 // channelBuilder makes a channel from its Env and section; approver is
@@ -73,9 +172,8 @@ var channelApprovers = map[string]func() broker.Approver{}
 // openChannels builds every channel whose section the config has, each
 // with a runtime of its own (its broker records its name, autonomy and
 // tools_allow) that asks its approvers through the daemon's queue.
-func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, opts func(*runtimeOptions)) ([]*startedChannel, error) {
+func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, deliver channel.DeliverFunc, opts func(*runtimeOptions)) ([]*startedChannel, error) {
 	var out []*startedChannel
-	deliver := deliverTo(&out)
 	fail := func(err error) ([]*startedChannel, error) {
 		closeChannels(out)
 		return nil, err
@@ -170,51 +268,19 @@ func channelChat(ag *agent.Agent) channel.ChatFunc {
 	}
 }
 
-// runChannels runs the channels until ctx ends; the first that fails
-// cancels stop with its error.
-func runChannels(ctx context.Context, g *globals, chs []*startedChannel, stop context.CancelCauseFunc) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for _, c := range chs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.ch.Run(ctx); err != nil {
-				stop(fmt.Errorf("channel %s: %w", c.name, err))
-			}
-		}()
-		go func() { infof(g.stderr, "channel %s on %s", c.name, c.where()) }()
-	}
-	return &wg
-}
-
 // channelInfo lists the channels for GET /status.
-func channelInfo(chs []*startedChannel) []serve.ChannelInfo {
+func channelInfo(set *channelSet) []serve.ChannelInfo {
 	var out []serve.ChannelInfo
-	for _, c := range chs {
+	for _, c := range set.list() {
 		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
 	}
 	return out
 }
 
-// deliverTo sends a message to a session of the running channel of that
-// name, if it takes messages. It reads the list when called: every
-// channel is started by then.
-func deliverTo(chs *[]*startedChannel) channel.DeliverFunc {
-	return func(ctx context.Context, to, session string, m channel.Message) error {
-		for _, c := range *chs {
-			if r, ok := c.ch.(channel.Receiver); ok && c.name == to {
-				return r.Deliver(ctx, session, m)
-			}
-		}
-		return fmt.Errorf("%w: %q is not running or takes no messages", channel.ErrNoSuchChannel, to)
-	}
-}
-
 // serveDeliver is POST /channels/{name}/messages.
-func serveDeliver(chs []*startedChannel) func(ctx context.Context, to string, m serve.ChannelMessage) error {
-	deliver := deliverTo(&chs)
+func serveDeliver(set *channelSet) func(ctx context.Context, to string, m serve.ChannelMessage) error {
 	return func(ctx context.Context, to string, m serve.ChannelMessage) error {
-		err := deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
+		err := set.deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
 		if errors.Is(err, channel.ErrNoSuchChannel) || errors.Is(err, bridge.ErrUnknownSession) {
 			return fmt.Errorf("%w: %v", serve.ErrNotFound, err)
 		}

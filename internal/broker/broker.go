@@ -208,6 +208,10 @@ type Config struct {
 	// receipt. A tool with neither a runner here nor an executor is an
 	// error, and does not run.
 	InProcess map[string]ToolFunc
+	// ToolsAllow, when not nil, lists the only tools the channel may
+	// use: any other is denied (rule channel.tool_not_allowed) whatever
+	// the gate decided, with its receipts like any denial.
+	ToolsAllow []string
 
 	// Grants is the grant store; nil: no grants apply and approvers are
 	// offered none. The broker reloads it when the file changes, so a
@@ -216,10 +220,6 @@ type Config struct {
 	Grants *grant.Store
 	// GrantExpiry bounds the grants approvers accept (zero: the defaults).
 	GrantExpiry grant.Expiry
-	// ToolsAllow, when not nil, lists the only tools the channel may
-	// use: any other is denied (rule channel.tool_not_allowed) whatever
-	// the gate decided, with its receipts like any denial.
-	ToolsAllow []string
 }
 
 // ToolFunc runs one in-process tool. Its result is the tool's JSON
@@ -418,7 +418,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
 		req.Args = shownArgs(argsJSON, c.Redact)
 	}
-	if d.Decision == gate.Ask {
+	if d.Decision == gate.Ask && !relay { // a relayed question is never granted ahead
 		req.Proposal = b.propose(in)
 	}
 	switch d.Decision {

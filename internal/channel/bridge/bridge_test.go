@@ -218,6 +218,12 @@ func TestToolCalls(t *testing.T) {
 	if r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), broker.RuleToolNotAllowed) {
 		t.Fatalf("call outside tools_allow = %v", r)
 	}
+	// a write asks, and this channel names no approver
+	c.send(map[string]any{"type": "tool_call", "call_id": "tc_004", "tool": "file_write", "args": map[string]any{"path": "notes.txt", "content": "x"}})
+	r = c.next()
+	if r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), "needs approval and nobody could be asked") {
+		t.Fatalf("call that asks = %v", r)
+	}
 	n := 0
 	for _, b := range rig.Bodies(t) {
 		if b.Type == "decision" {
@@ -227,8 +233,8 @@ func TestToolCalls(t *testing.T) {
 			}
 		}
 	}
-	if n != 3 {
-		t.Errorf("%d decision receipts, want 3", n)
+	if n != 4 {
+		t.Errorf("%d decision receipts, want 4", n)
 	}
 }
 
