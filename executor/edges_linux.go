@@ -40,7 +40,7 @@ func edges(s *Support) []Edge {
 		seccomp("inotify watches outside the grants", "inotify refused (ENOSYS: watchers poll)"),
 		{Name: "metadata outside the grants", By: "open: stat, access, readlink, statfs and chdir on any path (existence, type, size, mode, owner, times, symlink targets); Landlock checks content and listings, not lookups"},
 		nsEdge(s.UTSNS, "the host's hostname", "UTS namespace named "+sandboxHostname),
-		nsEdge(s.UTSNS, "claw's cgroup paths", "cgroup namespace rooted at the action's own cgroup"),
+		nsEdge(s.CgroupNS, "claw's cgroup paths", "cgroup namespace rooted at the action's own cgroup"),
 	}
 }
 

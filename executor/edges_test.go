@@ -25,7 +25,7 @@ func TestEdges(t *testing.T) {
 		s    Support
 		want map[string]bool
 	}{
-		{"ABI 7, seccomp, namespaces", Support{LandlockABI: 7, Seccomp: true, UTSNS: true}, map[string]bool{
+		{"ABI 7, seccomp, namespaces", Support{LandlockABI: 7, Seccomp: true, UTSNS: true, CgroupNS: true}, map[string]bool{
 			"TCP connect and bind by port": true, "host pathname unix sockets": true, "UDP by port": false,
 			"TCP Fast Open past the port rules": true, "listening sockets": true, "read leases stalling host writers": true,
 			"extended attributes outside the grants": true, "inotify watches outside the grants": true,
@@ -34,7 +34,10 @@ func TestEdges(t *testing.T) {
 		{"ABI 10, no seccomp, no UTS namespace", Support{LandlockABI: 10}, map[string]bool{
 			"host pathname unix sockets": true, "UDP by port": true, "TCP Fast Open past the port rules": false,
 			"listening sockets": false, "inotify watches outside the grants": false, "metadata outside the grants": false,
-			"the host's hostname": false,
+			"the host's hostname": false, "claw's cgroup paths": false,
+		}},
+		{"ABI 7, seccomp, UTS but no cgroup namespace (a systemd unit)", Support{LandlockABI: 7, Seccomp: true, UTSNS: true}, map[string]bool{
+			"the host's hostname": true, "claw's cgroup paths": false,
 		}},
 		{"ABI 6, seccomp", Support{LandlockABI: 6, Seccomp: true}, map[string]bool{
 			"abstract unix sockets and signals outside the sandbox": true, "host pathname unix sockets": true,

@@ -35,11 +35,13 @@ type nsMode struct {
 	// remove them)
 	ipc bool
 	// uts: a new UTS namespace, named sandboxHostname, so the host's
-	// name is not seen; and a new cgroup namespace, which the child
-	// makes once it is in its job cgroup, so that no cgroup path above
-	// that (claw's own, the job's name) is seen either
-	uts  bool
-	proc bool // a fresh /proc can be mounted
+	// name is not seen
+	uts bool
+	// cgroup: a new cgroup namespace, which the child makes once it is in
+	// its job cgroup, so that no cgroup path above that (claw's own, the
+	// job's name) is seen either
+	cgroup bool
+	proc   bool // a fresh /proc can be mounted
 }
 
 // sandboxHostname is the hostname inside a sandbox with a UTS namespace.
@@ -60,7 +62,10 @@ func (m nsMode) names(net bool) []string {
 		n = append(n, "ipc")
 	}
 	if m.uts {
-		n = append(n, "uts", "cgroup")
+		n = append(n, "uts")
+	}
+	if m.cgroup {
+		n = append(n, "cgroup")
 	}
 	if m.net && !net {
 		n = append(n, "net")
@@ -148,9 +153,9 @@ func fastSupport() Support {
 		}
 		user := userNSAllowed()
 		if user || fast.Root {
-			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, uts: true, net: true, proc: true}
+			fast.ns = nsMode{user: user, pid: true, mount: true, ipc: true, uts: true, cgroup: true, net: true, proc: true}
 			fast.UserNS, fast.PIDNS, fast.MountNS, fast.NetNS, fast.FreshProc = user, true, true, true, true
-			fast.UTSNS = true
+			fast.UTSNS, fast.CgroupNS = true, true
 		}
 		if err := fast.Require(0); err != nil {
 			fast.Err = err.Error()
@@ -229,12 +234,13 @@ func probe() Support {
 	if s.Root {
 		candidates = append(candidates, nsMode{pid: true, mount: true, net: true, proc: true}, nsMode{pid: true, mount: true, net: true})
 	}
-	// each first with IPC, UTS and cgroup namespaces, then with IPC
+	// each first with IPC, UTS and cgroup namespaces, then with IPC and
+	// UTS (a systemd unit may forbid the cgroup one), then with IPC
 	// alone, then (a kernel or a filter that refuses them) without
-	withIPC := make([]nsMode, 0, 3*len(candidates)+1)
-	for _, uts := range []bool{true, false} {
+	withIPC := make([]nsMode, 0, 4*len(candidates)+1)
+	for _, extra := range []struct{ uts, cgroup bool }{{true, true}, {true, false}, {false, false}} {
 		for _, m := range candidates {
-			m.ipc, m.uts = true, uts
+			m.ipc, m.uts, m.cgroup = true, extra.uts, extra.cgroup
 			withIPC = append(withIPC, m)
 		}
 	}
@@ -246,7 +252,7 @@ func probe() Support {
 		}
 		s.ns = m
 		s.UserNS, s.PIDNS, s.MountNS, s.NetNS, s.FreshProc = m.user, m.pid, m.mount, m.net, m.proc
-		s.UTSNS = m.uts
+		s.UTSNS, s.CgroupNS = m.uts, m.cgroup
 		s.Seccomp = seccompOK && st.seccomp
 		break
 	}
@@ -261,7 +267,7 @@ type probeResult struct{ seccomp bool }
 
 func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	cfg := &child.Config{Mode: child.ModeProbe, MinABI: 0, Degraded: true, UID: -1, GID: -1,
-		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname(), CgroupNS: m.uts}
+		MountNS: m.mount, MountProc: m.proc && m.pid && m.mount, Hostname: m.hostname(), CgroupNS: m.cgroup}
 	if withBPF {
 		cfg.BPF, _ = seccompProgram(false)
 	}
@@ -406,7 +412,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	home := h.dir
 
 	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
-		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.uts}
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.cgroup}
 	if s.RunAs != "" {
 		uid, gid, err := lookupUser(s.RunAs)
 		if err != nil {

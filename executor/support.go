@@ -22,7 +22,8 @@ type Support struct {
 	PIDNS          bool   `json:"pid_namespace"`
 	MountNS        bool   `json:"mount_namespace"`
 	NetNS          bool   `json:"net_namespace"`
-	UTSNS          bool   `json:"uts_namespace"` // with a cgroup namespace
+	UTSNS          bool   `json:"uts_namespace"`
+	CgroupNS       bool   `json:"cgroup_namespace"`
 	FreshProc      bool   `json:"fresh_proc"`
 	Cgroup         string `json:"cgroup,omitempty"` // "v2", "v1" or "" (none usable)
 	Root           bool   `json:"root"`

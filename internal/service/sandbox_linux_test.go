@@ -508,25 +508,50 @@ func TestExecutorRefusesWithoutItsSyscalls(t *testing.T) {
 	}
 }
 
-// TestExecutorUnderUnitWithUTS: a unit that lets claw create UTS, IPC and
-// cgroup namespaces but whose filter refuses setdomainname (in no systemd
-// group but @known) still runs actions: the child cannot name its UTS
-// namespace, so claw falls back to the namespaces it can use (IPC, not
-// UTS and cgroup), and the action runs confined without them. It failed
-// (exit 126, at the child's hostname step) when that step was not
-// retried, and ran without an IPC namespace when only IPC and UTS
-// together were tried.
-func TestExecutorUnderUnitWithUTS(t *testing.T) {
+// TestExecutorNamespacesUnderUnit: the unit lets the executor create its
+// IPC and UTS namespaces and name the UTS one, so an action under it gets
+// both (the host's System V objects and hostname stay hidden), as outside
+// the unit; only the cgroup namespace is missing (ExecutorNamespaces says
+// why). It failed (no IPC or UTS namespace) while RestrictNamespaces
+// allowed only user, mnt, net and pid.
+func TestExecutorNamespacesUnderUnit(t *testing.T) {
 	e := newServiceEnv(t)
 	unit, err := Render(Options{Binary: "/usr/local/bin/claw"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "RestrictNamespaces=" + ExecutorNamespaces + "\n"
-	if !bytes.Contains(unit, []byte(from)) {
-		t.Fatalf("the unit has no %q", from)
+	ws := e.mkdir(t, "ws", 0o700)
+	rep := e.run(t, unit, executor.Spec{Argv: []string{"touch", ws + "/ran"}, Write: []string{ws}, Timeout: 20 * time.Second})
+	if rep.Err != "" || rep.Exit != 0 {
+		t.Fatalf("executor: exit %d, %s (stderr %q)", rep.Exit, rep.Err, rep.Stderr)
 	}
-	unit = bytes.Replace(unit, []byte(from), []byte("RestrictNamespaces="+ExecutorNamespaces+" ipc uts cgroup\n"), 1)
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
+	for _, ns := range []string{"ipc", "uts"} {
+		if !slices.Contains(rep.Namespaces, ns) {
+			t.Errorf("no %s namespace under the unit: namespaces %v", ns, rep.Namespaces)
+		}
+	}
+	if slices.Contains(rep.Namespaces, "cgroup") {
+		t.Errorf("a cgroup namespace under a unit that forbids it: namespaces %v", rep.Namespaces)
+	}
+}
+
+// TestExecutorUnderUnitWithoutHostname: a unit whose filter refuses
+// setdomainname and sethostname (an older claw's unit, or one edited by
+// hand) still runs actions: the child cannot name its UTS namespace, so
+// claw falls back to the namespaces it can use (IPC, not UTS and cgroup),
+// and the action runs confined without them. It failed (exit 126, at the
+// child's hostname step) when that step was not retried, and ran without
+// an IPC namespace when only IPC and UTS together were tried.
+func TestExecutorUnderUnitWithoutHostname(t *testing.T) {
+	e := newServiceEnv(t)
+	unit, err := Render(Options{Binary: "/usr/local/bin/claw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit = stripSyscalls(t, unit, "sethostname", "setdomainname")
 	ws := e.mkdir(t, "ws", 0o700)
 	rep := e.run(t, unit, executor.Spec{Argv: []string{"touch", ws + "/ran"}, Write: []string{ws}, Timeout: 20 * time.Second})
 	if rep.Err != "" || rep.Exit != 0 {

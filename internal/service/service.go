@@ -22,17 +22,23 @@ const (
 )
 
 // ExecutorNamespaces are the namespace types claw's executor creates for
-// each sandboxed action (user, PID, mount and, without a network grant,
-// network). RestrictNamespaces allows these and no other.
-const ExecutorNamespaces = "user mnt net pid"
+// each sandboxed action (user, PID, mount, IPC, UTS and, without a network
+// grant or with the egress proxy's, network). RestrictNamespaces allows
+// these and no other. The cgroup namespace, which would only hide claw's
+// own cgroup paths, stays forbidden: it would cost the unit a tenth of
+// systemd's exposure score, over MaxExposure; under the unit actions run
+// without it.
+const ExecutorNamespaces = "user mnt net pid ipc uts"
 
 // ExecutorSyscalls are the system calls the executor's child needs to
 // confine itself that systemd's @system-service group lacks: Landlock,
-// seccomp, and the mount calls that remount its private view read-only and
-// mount a fresh /proc inside its own user and mount namespaces.
+// seccomp, the mount calls that remount its private view read-only and
+// mount a fresh /proc inside its own user and mount namespaces, and the
+// calls that name its own UTS namespace (they change only that namespace:
+// the service has no capability over the host's).
 var ExecutorSyscalls = []string{
 	"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
-	"seccomp", "mount", "mount_setattr", "umount2",
+	"seccomp", "mount", "mount_setattr", "umount2", "sethostname", "setdomainname",
 }
 
 // Options describe the unit. The zero value of every field but Binary
