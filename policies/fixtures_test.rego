@@ -158,12 +158,12 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires,
+	destructive_fires, network_fires, reach_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet,
+	destructive_quiet, network_quiet, reach_quiet,
 ])
 
 # dest is a canonical destination of a shell action.

@@ -613,12 +613,12 @@ sandbox_ok(tc) if {
 test_case_notes_are_unique if {
 	tables := [
 		tools_fires, main_fires, paths_fires, commands_fires,
-		destructive_fires, network_fires,
+		destructive_fires, network_fires, reach_fires,
 	]
 	count(fires) == sum([count(t) | some t in tables])
 	quiets := [
 		tools_quiet, main_quiet, paths_quiet, commands_quiet,
-		destructive_quiet, network_quiet,
+		destructive_quiet, network_quiet, reach_quiet,
 	]
 	count(quiet) == sum([count(t) | some t in quiets])
 }

@@ -163,6 +163,20 @@
 //	net.private_address            a shell destination that is not a public address
 //	net.userinfo                   user@ in an http(s) destination of a shell command
 //	net.invalid_destination        a shell destination that cannot be parsed
+//	priv.identity                  set-id bits in any notation (chmod u+s, =4755,
+//	                               install -m 4755), setcap, chown root, unshare,
+//	                               nsenter, chroot, account, mount and firewall tools
+//	persist.config                 git config --global, go env -w, npm/pip config set,
+//	                               global installs, systemctl enable, launchctl
+//	persist.delayed                at, batch, crontab (but -l), systemd-run
+//	persist.workspace_exec         a write to a workspace file that runs code outside
+//	                               the sandbox later (.git/hooks, .git/config,
+//	                               .gitattributes, .envrc, .npmrc, .cargo/config.toml,
+//	                               .vscode/, .claude/, .mcp.json ...), git config of a
+//	                               key that runs a program, direnv allow
+//	cred.printer                   git credential fill, gh auth token, aws configure get,
+//	                               kubectl config view --raw, ssh-add -L and their kin
+//	proc.control                   killall, pkill, systemctl or service stop/kill/restart
 //	user.invalid_reason            a user policy produced something that is not a reason
 //	passphrase.unavailable         a user policy wants the passphrase but none is set
 //
@@ -204,6 +218,8 @@
 //	shell.stdin_shell              a shell or interpreter reading its program from stdin
 //	shell.dangerous_env            PATH, LD_PRELOAD, BASH_ENV, ... set for a command
 //	shell.reads_env                env, printenv, set, export -p: prints the environment
+//	shell.exec_option              an option that runs a command (strace -o '|cmd',
+//	                               gcc -wrapper, split --filter, tar -F, ...)
 //	git.force_push                 git push --force, --mirror, --delete, +ref or :ref
 //
 // Supervised rules (ask at supervised, allowed at full; medium):
