@@ -20,6 +20,7 @@ var bypasses = []struct {
 	{"backslash", `\rm -rf /`, rmRoot, "rm with path /"},
 	{"empty quotes", `r''m -rf /`, rmRoot, "rm with path /"},
 	{"brace expansion", "{rm,-rf,/}", rmRoot, "rm with path /"},
+	{"tilde after brace expansion", "{rm,-rf,~}", rmPath("/home/u"), "rm of the home directory"},
 	{"ANSI-C quotes", `$'\x72\x6d' -rf /`, rmRoot, "rm with path /"},
 	{"absolute program", "/bin/rm -rf /", rmRoot, "rm with path /"},
 	{"bash -lc with cd", "bash -lc 'cd / && rm -rf .'", rmRoot, "nested rm resolving to /"},
