@@ -182,7 +182,7 @@ func Default(home string) *Config {
 			ForbiddenCommands: []string{"rm", "shutdown", "reboot", "mkfs", "dd"},
 			AllowedCommands: []string{"ls", "cat", "grep", "find", "head", "tail", "wc", "pwd",
 				"echo", "git", "go", "make", "npm", "python3"},
-			AllowedDomains: []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org", "pypi.org",
+			AllowedDomains: []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org", "registry.yarnpkg.com", "pypi.org",
 				"files.pythonhosted.org", "index.crates.io", "static.crates.io", "crates.io"},
 			PassphraseHash:           "",
 			PassphraseFor:            []string{"high"},
