@@ -32,6 +32,9 @@ type Destination struct {
 	// Known is false when the destination is built at run time or is a
 	// git remote named, not written.
 	Known bool `json:"known"`
+	// Suffix is, for a name built at run time, the domain written after
+	// the part that is built ("example.com" for $(cat f).example.com).
+	Suffix string `json:"suffix"`
 	// Error is non-empty when the destination cannot be parsed.
 	Error string `json:"error"`
 }
@@ -55,10 +58,22 @@ func destinations(a *shell.Analysis) []Destination {
 
 func canonDest(cmd string, d shell.Dest) Destination {
 	out := Destination{Command: cmd, Raw: truncate(d.Addr, 200), How: d.How, Sends: d.Sends, Port: d.Port}
-	if d.Dynamic || d.How == "remote" {
+	if d.How == "remote" {
 		return out
 	}
 	raw := d.Addr
+	if d.Dynamic {
+		// a host written out in front of what is built at run time
+		// (https://host/$(id)) is still known; a name that ends in a
+		// written domain ($(...).example.com) reaches that domain's
+		// name servers, whatever the part in front
+		static, ok := staticAuthority(raw)
+		if !ok {
+			out.Suffix = staticSuffix(raw)
+			return out
+		}
+		raw = static
+	}
 	scheme := ""
 	if i := strings.Index(raw, "://"); i > 0 {
 		scheme = strings.ToLower(raw[:i])
@@ -121,4 +136,51 @@ func hasExplicitPort(u string) bool {
 		rest = rest[i+1:]
 	}
 	return hasPort(rest)
+}
+
+// dynamicText reports whether s holds shell expansion syntax.
+func dynamicText(s string) bool { return strings.ContainsAny(s, "$`") }
+
+// staticAuthority returns scheme://authority of a URL whose authority is
+// written out, though what follows it is built at run time.
+func staticAuthority(raw string) (string, bool) {
+	i := strings.Index(raw, "://")
+	if i <= 0 || dynamicText(raw[:i]) {
+		return "", false
+	}
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		return "", false // the authority may run on into the expansion
+	}
+	if dynamicText(rest[:end]) || end == 0 {
+		return "", false
+	}
+	return raw[:i+3+end], true
+}
+
+// staticSuffix returns the domain written after the last expansion of a
+// host name ("$(id).a.example.com" gives "a.example.com"), or "".
+func staticSuffix(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		raw = raw[i+3:]
+	}
+	if j := strings.IndexAny(raw, "/?#:"); j >= 0 && !dynamicText(raw[j:]) {
+		raw = raw[:j]
+	}
+	k := strings.LastIndexAny(raw, "$`)}")
+	tail := raw[k+1:]
+	if k < 0 || !strings.HasPrefix(tail, ".") || dynamicText(tail) {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(tail[1:]), ".")
+	if !strings.Contains(host, ".") {
+		return ""
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return ""
+		}
+	}
+	return host
 }

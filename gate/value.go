@@ -123,6 +123,7 @@ func destinationsTerm(ds []Destination) *ast.Term {
 			kv("how", ast.StringTerm(d.How)),
 			kv("sends", ast.BooleanTerm(d.Sends)),
 			kv("known", ast.BooleanTerm(d.Known)),
+			kv("suffix", ast.StringTerm(d.Suffix)),
 			kv("error", ast.StringTerm(d.Error)),
 		)
 	}

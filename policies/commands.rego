@@ -81,7 +81,7 @@ forbidden_cmds contains c if {
 }
 
 # rm_in_workspace(c): an rm whose every path lies inside the workspace and
-# none is the workspace itself.
+# none is the workspace itself or all of its contents (/ws/*).
 rm_in_workspace(c) if {
 	c.name == "rm"
 	not c.dynamic
@@ -89,6 +89,7 @@ rm_in_workspace(c) if {
 	count(c.paths) > 0
 	every p in c.paths {
 		p != input.context.workspace
+		p != concat("", [ws_slash, "*"])
 		startswith(p, ws_slash)
 	}
 }

