@@ -159,54 +159,49 @@ dest_label(d) := sprintf("%s:%d", [d.host, d.port]) if {
 	d.port > 0
 } else := d.host
 
-# METADATA
-# title: Destination not allowed
-# description: >-
-#   A shell command connects to a host that is not on allowed_domains (a
-#   URL, host, proxy, --resolve or --connect-to target, git remote URL,
-#   DNS name or package registry), at every autonomy.
-# custom:
-#   id: net.domain_not_allowed
-#   severity: high
-deny contains r if {
+domain_msgs contains sprintf("%s connects to %s (%s), which is not on allowed_domains", [d.command, dest_label(d), d.how]) if {
 	some d in net_dests
 	public_dest(d)
 	not name_allowed(d.host)
-	r := lib.reason(rego.metadata.rule(), sprintf("%s connects to %s (%s), which is not on allowed_domains", [d.command, dest_label(d), d.how]))
 }
 
-# METADATA
-# title: Name built from data under a domain not allowed
-# description: >-
-#   A shell command looks up or connects to a name built at run time
-#   under a written domain ($(base64 .env).example.com): whatever the
-#   built part, the name reaches that domain's servers, and the domain is
-#   not on allowed_domains.
-# custom:
-#   id: net.domain_not_allowed
-#   severity: high
-deny contains r if {
+# A name built at run time under a written domain ($(base64 .env).x.com)
+# reaches that domain's servers whatever the built part.
+domain_msgs contains sprintf("%s connects to a name under %s (%s), which is not on allowed_domains", [d.command, d.suffix, d.raw]) if {
 	some d in net_dests
 	not known_dest(d)
 	d.suffix != ""
 	not suffix_allowed(d.suffix)
-	r := lib.reason(rego.metadata.rule(), sprintf("%s connects to a name under %s (%s), which is not on allowed_domains", [d.command, d.suffix, d.raw]))
 }
 
-# suffix_allowed(s): every name below s is allowed ("*", "*.s" or "*.p"
-# for a parent p of s).
+# suffix_allowed(s): every name below s is allowed ("*", or "*.p" for p
+# that is s or a parent of s).
 suffix_allowed(_) if "*" in allowed_hosts
 
 suffix_allowed(s) if {
 	some h in allowed_hosts
 	startswith(h, "*.")
-	p := substring(h, 2, -1)
-	domain_under(s, p)
+	domain_under(s, substring(h, 2, -1))
 }
 
 domain_under(s, p) if s == p
 
 domain_under(s, p) if endswith(s, concat("", [".", p]))
+
+# METADATA
+# title: Destination not allowed
+# description: >-
+#   A shell command connects to a host that is not on allowed_domains (a
+#   URL, host, proxy, --resolve or --connect-to target, git remote URL,
+#   DNS name or package registry), or to a name built at run time under a
+#   domain that is not, at every autonomy.
+# custom:
+#   id: net.domain_not_allowed
+#   severity: high
+deny contains r if {
+	some msg in domain_msgs
+	r := lib.reason(rego.metadata.rule(), msg)
+}
 
 # METADATA
 # title: Non-public destination
