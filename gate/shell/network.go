@@ -75,12 +75,35 @@ var (
 )
 
 func (b *build) netDests() {
+	if isPython(b.name) {
+		b.pythonModuleDests()
+		return
+	}
 	h, ok := netHandlers[b.name]
 	if !ok {
 		h = netHandlers[unversioned(b.name)]
 	}
 	if h != nil {
 		h(b)
+	}
+}
+
+// pythonModuleDests: python3 -m pip (or pipx, twine, uv) is that tool.
+func (b *build) pythonModuleDests() {
+	for i := 1; i+1 < len(b.args); i++ {
+		if b.args[i].dyn || b.args[i].val != "-m" {
+			continue
+		}
+		mod := b.args[i+1]
+		if h, ok := netHandlers[mod.val]; ok && !mod.dyn && h != nil {
+			sub := *b
+			sub.name = mod.val
+			sub.args = b.args[i+1:]
+			sub.cmd.Dests = nil
+			h(&sub)
+			b.cmd.Dests = append(b.cmd.Dests, sub.cmd.Dests...)
+		}
+		return
 	}
 }
 
