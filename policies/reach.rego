@@ -356,8 +356,15 @@ exec_file(p) if {
 
 exec_write_msgs contains sprintf("writing %s changes what runs outside the sandbox later (a git hook, filter, editor task, direnv or agent configuration)", [p]) if {
 	some p in writes
+	exec_file_candidate(p)
 	exec_file(p)
 }
+
+# exec_file_candidate(p) is a cheap test before the patterns: every one
+# names a dot file or directory, or mise.toml.
+exec_file_candidate(p) if contains(p, "/.")
+
+exec_file_candidate(p) if endswith(p, "/mise.toml")
 
 exec_write_msgs contains sprintf("git %s sets %s, which runs a program outside the sandbox later", [concat(" ", c.operands), key]) if {
 	input.kind == "shell"
