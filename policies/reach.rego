@@ -577,8 +577,8 @@ exec_option_msgs contains sprintf("%s --filter runs a command on every piece", [
 exec_option_msgs contains sprintf("%s %s runs a command", [c.name, a]) if {
 	input.kind == "shell"
 	some c in cmds
-	some a in c.argv
 	some o in exec_options[c.name]
+	some a in c.argv
 	startswith(a, o)
 }
 
