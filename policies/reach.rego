@@ -31,6 +31,12 @@ reach_watched if {
 reach_watched if {
 	input.kind == "shell"
 	some n in command_names
+	startswith(n, "python")
+}
+
+reach_watched if {
+	input.kind == "shell"
+	some n in command_names
 	startswith(n, "docker-credential-")
 }
 
@@ -212,6 +218,15 @@ global_install(c) if {
 global_install(c) if {
 	c.name in {"pip", "pip3", "uv"}
 	lib.has_opt(c, "user")
+}
+
+# python3 -m pip install --user
+global_install(c) if {
+	regex.match(`^python[0-9.]*$`, c.name)
+	some i, a in c.argv
+	a == "-m"
+	c.argv[i + 1] in {"pip", "pip3"}
+	"--user" in c.argv
 }
 
 global_install(c) if {

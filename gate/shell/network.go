@@ -214,6 +214,19 @@ var gitNet = map[string]bool{
 }
 
 func (b *build) gitDests() {
+	// git -c http.proxy=URL (or https.proxy, remote.NAME.proxy) sends
+	// every connection through that proxy
+	for i := 1; i+1 < len(b.args); i++ {
+		if b.args[i].dyn || b.args[i].val != "-c" {
+			continue
+		}
+		kv := b.args[i+1]
+		key, val, ok := strings.Cut(kv.val, "=")
+		key = strings.ToLower(key)
+		if ok && (key == "http.proxy" || key == "https.proxy" || strings.HasPrefix(key, "remote.") && strings.HasSuffix(key, ".proxy")) {
+			b.dest(field{val: val, dyn: kv.dyn}, 1080, "proxy", false)
+		}
+	}
 	if len(b.cmd.Operands) == 0 {
 		return
 	}
@@ -520,6 +533,11 @@ func (b *build) npmDests() {
 		b.dest(v, 0, "url", send)
 	} else {
 		b.registry(send, reg)
+	}
+	for _, n := range []string{"proxy", "https-proxy"} {
+		if v, ok := b.flagValue(n); ok {
+			b.dest(v, 0, "proxy", send)
+		}
 	}
 	for _, f := range b.args[1:] {
 		if f.dyn || isURL(f.val) || strings.HasPrefix(f.val, "git+") {
