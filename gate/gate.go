@@ -45,6 +45,10 @@ type SandboxPlan struct {
 	Net   bool     `json:"net"`
 	// Network lists what a shell action may connect to.
 	Network NetworkPlan `json:"network"`
+	// Protect lists workspace paths that run code outside the sandbox
+	// later (.git/hooks, .git/config, .vscode, ...): the executor keeps
+	// those that exist read-only inside the writable workspace.
+	Protect []string `json:"protect"`
 }
 
 // NetworkPlan is the network reach of a shell action: the destinations
@@ -412,7 +416,7 @@ func denyDecision(digest, id, msg string) Decision {
 		Decision:     Deny,
 		Risk:         "critical",
 		Reasons:      []Reason{{ID: id, Severity: "critical", Msg: msg}},
-		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}, Network: NetworkPlan{Hosts: []string{}}},
+		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}, Network: NetworkPlan{Hosts: []string{}}, Protect: []string{}},
 		PolicyDigest: digest,
 	}
 }
@@ -474,6 +478,9 @@ func parseResult(v any) (Decision, error) {
 	}
 	if d.Sandbox.Network.Hosts == nil {
 		d.Sandbox.Network.Hosts = []string{}
+	}
+	if d.Sandbox.Protect == nil {
+		d.Sandbox.Protect = []string{}
 	}
 	return d, nil
 }
@@ -568,6 +575,8 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 			sb.Write, err = resultStrings(fv)
 		case "network":
 			err = resultNetwork(fv, &sb.Network)
+		case "protect":
+			sb.Protect, err = resultStrings(fv)
 		case "net":
 			switch b := fv.(type) {
 			case nil:

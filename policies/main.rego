@@ -559,6 +559,25 @@ write_plan := workspace_list if {
 	not forbidden_path(p)
 } | {p | some p in workspace_list})
 
+# sandbox_protect lists the workspace paths that run code outside the
+# sandbox later (git hooks and configuration, editor, direnv and agent
+# configuration): an action that may write the workspace must find them
+# read-only, since Landlock cannot carve them out of the granted tree. The
+# executor keeps those that exist read-only with a bind mount.
+default sandbox_protect := []
+
+sandbox_protect := [concat("/", [workspace, rel]) | some rel in protect_rel] if {
+	ws_valid
+	input.kind in {"shell", "file_write", "edit_file"}
+}
+
+protect_rel := [
+	".git/hooks", ".git/config", ".git/config.worktree", ".git/info", ".git/modules",
+	".gitattributes", ".gitmodules", ".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml",
+	".pnpmfile.cjs", ".cargo", ".vscode", ".idea", ".claude", ".mcp.json", ".codex",
+	".cursor", ".husky", ".mise.toml", "mise.toml", ".gemini",
+]
+
 sandbox_net if {
 	input.kind == "http"
 } else if {
@@ -577,5 +596,6 @@ result := {
 		"write": sandbox_write,
 		"net": sandbox_net,
 		"network": {"hosts": sort(net_hosts)},
+		"protect": sandbox_protect,
 	},
 }

@@ -602,8 +602,21 @@ test_sandbox if {
 }
 
 sandbox_ok(tc) if {
-	want := object.union({"network": {"hosts": []}}, tc.sandbox)
-	decide(tc.input, object.get(tc, "config", {})).sandbox == want
+	got := decide(tc.input, object.get(tc, "config", {})).sandbox
+	want := object.union({"network": {"hosts": []}, "protect": got.protect}, tc.sandbox)
+	got == want
+}
+
+test_sandbox_protects_workspace_exec_files if {
+	got := decide(write("file_write", ["/home/u/ws/a"]), {}).sandbox.protect
+	"/home/u/ws/.git/hooks" in got
+	"/home/u/ws/.git/config" in got
+	"/home/u/ws/.vscode" in got
+	every p in got {
+		startswith(p, "/home/u/ws/")
+	}
+	decide(read("file_read", ["/home/u/ws/a"]), {}).sandbox.protect == []
+	decide(object.union(write("file_write", ["/home/u/ws/a"]), {"context": {"workspace": ""}}), {}).sandbox.protect == []
 }
 
 # ---------------------------------------------------------------------------
