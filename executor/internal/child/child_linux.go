@@ -251,6 +251,9 @@ func setup(c *Config) (Status, error) {
 		if err := remount(c); err != nil {
 			return st, fail("mount", err)
 		}
+		if err := protect(c.Protect); err != nil {
+			return st, fail("mount", err)
+		}
 		st.Mount = true
 		if c.MountProc {
 			if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -382,6 +385,26 @@ func remount(c *Config) error {
 	for _, p := range binds {
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &rw); err != nil {
 			return fmt.Errorf("writable %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// protect bind-mounts each existing path onto itself read-only: files in
+// a writable grant that run code outside the sandbox later (git hooks) stay
+// as they are. An absent path or a symbolic link is skipped.
+func protect(paths []string) error {
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %q: %w", p, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &ro); err != nil {
+			return fmt.Errorf("read-only %q: %w", p, err)
 		}
 	}
 	return nil
