@@ -51,7 +51,7 @@ reach_wrappers := identity_wrappers | {"systemd-run"}
 
 reach_watched if some _ in writes
 
-reach_programs := (((((identity_programs | {"chmod", "install", "chown", "chgrp", "setcap"}) | persist_programs) | credential_programs) | {"killall", "pkill", "systemctl", "service"}) | delayed_programs) | {"git", "go", "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "cargo", "gem", "rustup", "direnv"}
+reach_programs := (((((identity_programs | {"chmod", "install", "chown", "chgrp", "setcap", "docker", "podman", "nerdctl"}) | persist_programs) | credential_programs) | {"killall", "pkill", "systemctl", "service"}) | delayed_programs) | {"git", "go", "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "cargo", "gem", "rustup", "direnv"}
 
 # ---------------------------------------------------------------------------
 # Privilege and identity.
@@ -82,6 +82,23 @@ identity_msgs contains sprintf("%s runs %s in other namespaces, root or identity
 	some v in c.via
 	v in identity_wrappers
 }
+
+# A container started with the host's privileges is root on the host.
+identity_msgs contains sprintf("%s %s gives the container the host's privileges", [c.name, a]) if {
+	input.kind == "shell"
+	some c in cmds
+	c.name in {"docker", "podman", "nerdctl"}
+	some a in c.argv
+	container_privilege(a)
+}
+
+container_privilege(a) if a in {"--privileged", "--pid=host", "--net=host", "--network=host", "--userns=host", "--ipc=host", "--uts=host", "--cgroupns=host"}
+
+container_privilege(a) if startswith(a, "--cap-add")
+
+container_privilege(a) if startswith(a, "--device")
+
+container_privilege(a) if regex.match(`^--security-opt[= ]?.*(unconfined|label[=:]disable)`, a)
 
 # setid_mode(m): a chmod or install mode that sets the set-user-ID or
 # set-group-ID bit, in octal (4755, 02755, =4755, +4000) or symbolic

@@ -13,6 +13,7 @@ reach_fires := {
 	"priv.identity: install -m 4755": {"id": "priv.identity", "input": full([cmd(["install", "-m", "4755", "a", "b"], ["m"], ["/home/u/ws/a", "/home/u/ws/b"])]), "decision": "deny"},
 	"priv.identity: setcap": {"id": "priv.identity", "input": full([cmd(["setcap", "cap_net_raw+ep", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
 	"priv.identity: unshare -r": {"id": "priv.identity", "input": full([via(cmd(["bash"], [], []), "unshare")]), "decision": "deny"},
+	"priv.identity: docker --privileged": {"id": "priv.identity", "input": full([cmd(["docker", "run", "--privileged", "alpine"], ["privileged"], [])]), "decision": "deny"},
 	"priv.identity: chown root": {"id": "priv.identity", "input": full([cmd(["chown", "root:root", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
 	"persist.config: go env -w": {"id": "persist.config", "input": full([cmd(["go", "env", "-w", "GOFLAGS=-x"], ["w"], [])]), "decision": "deny"},
 	"persist.config: npm i -g": {"id": "persist.config", "input": full([cmd(["npm", "i", "-g", "x"], ["g"], [])]), "decision": "deny"},
@@ -49,6 +50,7 @@ reach_fires := {
 reach_quiet := {
 	"priv.identity: chmod +x": {"id": "priv.identity", "input": full([cmd(["chmod", "+x", "x"], [], ["/home/u/ws/x"])]), "decision": "allow"},
 	"priv.identity: chmod 0755": {"id": "priv.identity", "input": full([cmd(["chmod", "0755", "x"], [], ["/home/u/ws/x"])]), "decision": "allow"},
+	"priv.identity: docker ps": {"id": "priv.identity", "input": full([cmd(["docker", "ps"], [], [])]), "decision": "allow"},
 	"priv.identity: install -m 0644": {"id": "priv.identity", "input": full([cmd(["install", "-m", "0644", "a", "b"], ["m"], ["/home/u/ws/a", "/home/u/ws/b"])]), "decision": "allow"},
 	"persist.config: python -m pip install in a venv": {"id": "persist.config", "input": full([cmd(["python3", "-m", "pip", "install", "x"], ["m"], [])]), "decision": "allow"},
 	"persist.config: go env GOPATH": {"id": "persist.config", "input": full([cmd(["go", "env", "GOPATH"], [], [])]), "decision": "allow"},
