@@ -121,6 +121,7 @@ deny contains r if {
 #   severity: medium
 supervised_ask contains r if {
 	input.kind == "shell"
+	count(command_names & {"rm", "find", "git"}) > 0
 	some c in cmds
 	recursive_delete(c)
 	r := lib.reason(rego.metadata.rule(), sprintf("%s deletes recursively inside the workspace: %s", [c.name, concat(" ", c.argv)]))
@@ -337,6 +338,7 @@ force_push(c) if {
 #   severity: medium
 ask contains r if {
 	input.kind == "shell"
+	count(command_names & {"tmux", "screen", "byobu"}) > 0
 	some c in cmds
 	c.name in {"tmux", "screen", "byobu"}
 	some op in c.argv

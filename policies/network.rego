@@ -145,6 +145,20 @@ net_dests := input.destinations if {
 	is_array(input.destinations)
 } else := []
 
+# The rules on destinations add to net_denials and net_asks, which are
+# only evaluated when a shell command has destinations at all.
+has_dests if some _ in net_dests
+
+deny contains r if {
+	has_dests
+	some r in net_denials
+}
+
+ask contains r if {
+	has_dests
+	some r in net_asks
+}
+
 known_dest(d) if {
 	d.known == true
 	d.error == ""
@@ -198,7 +212,7 @@ domain_under(s, p) if endswith(s, concat("", [".", p]))
 # custom:
 #   id: net.domain_not_allowed
 #   severity: high
-deny contains r if {
+net_denials contains r if {
 	some msg in domain_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -211,7 +225,7 @@ deny contains r if {
 # custom:
 #   id: net.private_address
 #   severity: high
-deny contains r if {
+net_denials contains r if {
 	some d in net_dests
 	known_dest(d)
 	d.class != "public"
@@ -224,7 +238,7 @@ deny contains r if {
 # custom:
 #   id: net.userinfo
 #   severity: high
-deny contains r if {
+net_denials contains r if {
 	some d in net_dests
 	known_dest(d)
 	d.userinfo == true
@@ -238,7 +252,7 @@ deny contains r if {
 # custom:
 #   id: net.invalid_destination
 #   severity: high
-deny contains r if {
+net_denials contains r if {
 	some d in net_dests
 	d.error != ""
 	r := lib.reason(rego.metadata.rule(), sprintf("%s: the destination %q cannot be used: %s", [d.command, d.raw, d.error]))
@@ -253,7 +267,7 @@ deny contains r if {
 # custom:
 #   id: net.unknown_destination
 #   severity: medium
-ask contains r if {
+net_asks contains r if {
 	some d in net_dests
 	not known_dest(d)
 	d.error == ""
@@ -271,6 +285,7 @@ ask contains r if {
 #   id: net.sends
 #   severity: medium
 supervised_ask contains r if {
+	has_dests
 	some d in net_dests
 	d.sends == true
 	sends_allowed(d)

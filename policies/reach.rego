@@ -651,6 +651,22 @@ compiler(n) if regex.match(`^(x86_64|aarch64|arm|riscv64|i686)[-a-z0-9_]*-(gcc|g
 #   severity: medium
 ask contains r if {
 	input.kind == "shell"
+	exec_option_watched
 	some msg in exec_option_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
+
+exec_option_watched if count(command_names & exec_option_names) > 0
+
+exec_option_watched if {
+	some n in command_names
+	compiler(n)
+}
+
+exec_option_watched if {
+	some c in cmds
+	some v in c.via
+	v in {"strace -o |", "ltrace -o |"}
+}
+
+exec_option_names := {n | some n, _ in exec_options} | {"split", "csplit"}
