@@ -1,6 +1,9 @@
 package gate
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawsec/claw/gate/shell"
@@ -120,4 +123,29 @@ func containsDot(s string) bool {
 		}
 	}
 	return false
+}
+
+// TestPlanProtect: the plan of an action that may write the workspace
+// lists its exec files as absolute paths inside it; a read lists none.
+func TestPlanProtect(t *testing.T) {
+	eng, c := benchEngine(t)
+	d, err := eng.Decide(context.Background(), Action{Tool: "file_write", Args: map[string]any{"path": "a.txt", "content": "x"}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(d.Sandbox.Protect, c.Workspace+"/.git/hooks") || !slices.Contains(d.Sandbox.Protect, c.Workspace+"/.mcp.json") {
+		t.Fatalf("protect = %v", d.Sandbox.Protect)
+	}
+	for _, p := range d.Sandbox.Protect {
+		if !strings.HasPrefix(p, c.Workspace+"/") {
+			t.Errorf("%s is not inside the workspace", p)
+		}
+	}
+	d, _ = eng.Decide(context.Background(), Action{Tool: "file_read", Args: map[string]any{"path": "a.txt"}}, c)
+	if len(d.Sandbox.Protect) != 0 {
+		t.Errorf("a read protects %v", d.Sandbox.Protect)
+	}
+	if got := underWorkspace("/ws", []string{"../x", "/etc", ".git/hooks"}); !slices.Equal(got, []string{"/ws/.git/hooks"}) {
+		t.Errorf("underWorkspace = %v", got)
+	}
 }

@@ -408,6 +408,7 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 		return fail(err)
 	}
 	d.PolicyDigest = c.digest
+	d.Sandbox.Protect = underWorkspace(in.Context.Workspace, d.Sandbox.Protect)
 	return enforceInvariants(d, in), c, nil
 }
 
@@ -614,6 +615,20 @@ func resultNetwork(v any, np *NetworkPlan) error {
 		np.Hosts = hosts
 	}
 	return nil
+}
+
+// underWorkspace makes the plan's protected paths, relative to the
+// workspace, absolute; one that would leave the workspace is dropped.
+func underWorkspace(ws string, rel []string) []string {
+	out := make([]string, 0, len(rel))
+	for _, r := range rel {
+		p := filepath.Join(ws, r)
+		if filepath.IsAbs(r) || !strings.HasPrefix(p, ws+"/") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // enforceInvariants holds the design's invariants even against a faulty

@@ -563,10 +563,11 @@ write_plan := workspace_list if {
 # sandbox later (git hooks and configuration, editor, direnv and agent
 # configuration): an action that may write the workspace must find them
 # read-only, since Landlock cannot carve them out of the granted tree. The
-# executor keeps those that exist read-only with a bind mount.
+# executor keeps those that exist read-only with a bind mount. They are
+# relative to the workspace; Go makes them absolute.
 default sandbox_protect := []
 
-sandbox_protect := [concat("/", [workspace, rel]) | some rel in protect_rel] if {
+sandbox_protect := protect_rel if {
 	ws_valid
 	input.kind in {"shell", "file_write", "edit_file"}
 }

@@ -609,11 +609,12 @@ sandbox_ok(tc) if {
 
 test_sandbox_protects_workspace_exec_files if {
 	got := decide(write("file_write", ["/home/u/ws/a"]), {}).sandbox.protect
-	"/home/u/ws/.git/hooks" in got
-	"/home/u/ws/.git/config" in got
-	"/home/u/ws/.vscode" in got
+	".git/hooks" in got
+	".git/config" in got
+	".vscode" in got
 	every p in got {
-		startswith(p, "/home/u/ws/")
+		not startswith(p, "/")
+		not contains(p, "..")
 	}
 	decide(read("file_read", ["/home/u/ws/a"]), {}).sandbox.protect == []
 	decide(object.union(write("file_write", ["/home/u/ws/a"]), {"context": {"workspace": ""}}), {}).sandbox.protect == []

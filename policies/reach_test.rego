@@ -83,3 +83,14 @@ test_reach_quiet if {
 	}
 	no_failures(failing)
 }
+
+# reach_programs, a literal set for speed, covers every program a reach
+# rule looks at, and the exec-option names cover the option table.
+test_reach_programs_cover_the_rules if {
+	every n in ((data.claw.gate.identity_programs | data.claw.gate.persist_programs) | data.claw.gate.credential_programs) | data.claw.gate.delayed_programs {
+		n in data.claw.gate.reach_programs
+	}
+	every n, _ in data.claw.gate.exec_options {
+		n in data.claw.gate.exec_option_names
+	}
+}
