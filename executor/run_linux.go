@@ -456,6 +456,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		cfg.RO = append(cfg.RO, "/proc")
 	}
 	cfg.RW = append([]string{home}, s.Write...)
+	cfg.Protect = s.Protect
 	cfg.Dev = devicePaths
 	if s.Net.On() {
 		cfg.Net = true
@@ -927,7 +928,7 @@ func withDefaults(s Spec) Spec {
 		}
 		return out
 	}
-	s.Read, s.Write = clean(s.Read), clean(s.Write)
+	s.Read, s.Write, s.Protect = clean(s.Read), clean(s.Write), clean(s.Protect)
 	if s.Cwd != "" {
 		s.Cwd = filepath.Clean(s.Cwd)
 	}

@@ -704,3 +704,28 @@ func cancelKillsTree(t *testing.T, run func(context.Context, Spec) (Result, erro
 		}
 	}
 }
+
+// TestProtectKeepsPathsReadOnly: a path listed in Protect inside the
+// writable workspace cannot be changed (a git hook cannot be planted or
+// edited), while the rest of the workspace stays writable.
+func TestProtectKeepsPathsReadOnly(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	hooks := filepath.Join(ws, ".git", "hooks")
+	must(t, os.MkdirAll(hooks, 0o777))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o666))
+	os.Chmod(ws, 0o777)
+	os.Chmod(filepath.Join(ws, ".git"), 0o777)
+	os.Chmod(hooks, 0o777)
+	res := run(t, Spec{Argv: bash("echo x > .git/hooks/pre-commit; echo y >> .git/config; echo z > ok; true"), Cwd: ws, Write: []string{ws},
+		Protect: []string{hooks, filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".envrc")}, RunAs: ""})
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
+		t.Errorf("a hook was planted in a protected directory: %q", res.Stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok")); err != nil {
+		t.Errorf("the workspace is no longer writable: %v %q", err, res.Stderr)
+	}
+}

@@ -64,6 +64,12 @@ type Spec struct {
 	// Limits). Missing paths grant nothing.
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
+	// Protect lists paths below Write that stay read-only (git hooks and
+	// configuration, editor and agent settings: files that run code
+	// outside the sandbox later). Those that exist are bind-mounted
+	// read-only in the action's mount namespace; Landlock cannot carve
+	// them out of a granted tree.
+	Protect []string `json:"protect,omitempty"`
 	// Net is the network grant; the zero value is no network.
 	Net Net `json:"net,omitempty"`
 	// Env adds variables to the built-in allowlist: "NAME" passes the

@@ -42,7 +42,7 @@ const maxArgBytes = 1 << 20
 // evaluate. It never fails: problems are recorded in Input.Errors, which
 // the policies deny.
 func BuildInput(a Action, c Context) *Input {
-	in := &Input{Version: InputVersion, Action: a, Context: c, Paths: []string{}, Writes: []string{}, Errors: []string{}}
+	in := &Input{Version: InputVersion, Action: a, Context: c, Paths: []string{}, Writes: []string{}, Errors: []string{}, Destinations: []Destination{}}
 	if in.Action.Args == nil {
 		in.Action.Args = map[string]any{}
 	}
@@ -76,6 +76,7 @@ func BuildInput(a Action, c Context) *Input {
 		}
 		in.Parsed = shell.Analyze(cmd, shell.Options{Cwd: c.Cwd, Home: c.Home})
 		in.canonShell(res)
+		in.Destinations = destinations(in.Parsed)
 	case "file_read", "file_list":
 		if p, ok := in.str("path"); ok {
 			in.addPath(res, p, false)

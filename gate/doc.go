@@ -28,7 +28,9 @@
 // ([PathResolver]: ~ and variables expanded, symlinks resolved the way the
 // kernel walks them, /proc and /dev/fd aliases resolved or refused) and the
 // URL analysis of an http action ([AnalyzeURL]: every IP notation, local and
-// metadata names). Problems in the arguments are collected in Input.Errors,
+// metadata names), and the network destinations of a shell command's
+// network clients and package managers ([Destination], canonical the same
+// way). Problems in the arguments are collected in Input.Errors,
 // which the policies deny.
 //
 // # Invariants

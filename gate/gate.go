@@ -44,6 +44,20 @@ type SandboxPlan struct {
 	Read  []string `json:"read"`
 	Write []string `json:"write"`
 	Net   bool     `json:"net"`
+	// Network lists what a shell action may connect to.
+	Network NetworkPlan `json:"network"`
+	// Protect lists workspace paths that run code outside the sandbox
+	// later (.git/hooks, .git/config, .vscode, ...): the executor keeps
+	// those that exist read-only inside the writable workspace.
+	Protect []string `json:"protect"`
+}
+
+// NetworkPlan is the network reach of a shell action: the destinations
+// the gate checked against allowed_domains, as canonical "host:port"
+// strings ("[v6]:port" for an IPv6 address), sorted. The egress proxy
+// admits these and nothing else. Empty: no network.
+type NetworkPlan struct {
+	Hosts []string `json:"hosts"`
 }
 
 // Decision is the gate's answer for one action.
@@ -409,6 +423,7 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 		return fail(err)
 	}
 	d.PolicyDigest = c.digest
+	d.Sandbox.Protect = underWorkspace(in.Context.Workspace, d.Sandbox.Protect)
 	return enforceInvariants(d, in), c, nil
 }
 
@@ -417,7 +432,7 @@ func denyDecision(digest, id, msg string) Decision {
 		Decision:     Deny,
 		Risk:         "critical",
 		Reasons:      []Reason{{ID: id, Severity: "critical", Msg: msg}},
-		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}},
+		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}, Network: NetworkPlan{Hosts: []string{}}, Protect: []string{}},
 		PolicyDigest: digest,
 	}
 }
@@ -478,6 +493,12 @@ func parseResult(v any) (Decision, error) {
 	}
 	if d.Sandbox.Write == nil {
 		d.Sandbox.Write = []string{}
+	}
+	if d.Sandbox.Network.Hosts == nil {
+		d.Sandbox.Network.Hosts = []string{}
+	}
+	if d.Sandbox.Protect == nil {
+		d.Sandbox.Protect = []string{}
 	}
 	return d, nil
 }
@@ -570,6 +591,10 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 			sb.Read, err = resultStrings(fv)
 		case "write":
 			sb.Write, err = resultStrings(fv)
+		case "network":
+			err = resultNetwork(fv, &sb.Network)
+		case "protect":
+			sb.Protect, err = resultStrings(fv)
 		case "net":
 			switch b := fv.(type) {
 			case nil:
@@ -586,6 +611,41 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 		}
 	}
 	return nil
+}
+
+func resultNetwork(v any, np *NetworkPlan) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%T is not an object", v)
+	}
+	for k, fv := range m {
+		if k != "hosts" {
+			return fmt.Errorf("unknown field %q", k)
+		}
+		hosts, err := resultStrings(fv)
+		if err != nil {
+			return fmt.Errorf("hosts: %w", err)
+		}
+		np.Hosts = hosts
+	}
+	return nil
+}
+
+// underWorkspace makes the plan's protected paths, relative to the
+// workspace, absolute; one that would leave the workspace is dropped.
+func underWorkspace(ws string, rel []string) []string {
+	out := make([]string, 0, len(rel))
+	for _, r := range rel {
+		p := filepath.Join(ws, r)
+		if filepath.IsAbs(r) || !strings.HasPrefix(p, ws+"/") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // enforceInvariants holds the design's invariants even against a faulty

@@ -59,6 +59,9 @@ type Input struct {
 	Paths []string `json:"paths"`
 	// Writes are the canonical paths the action would create or modify.
 	Writes []string `json:"writes"`
+	// Destinations are the canonical network destinations of a shell
+	// action (every network client and package manager it runs).
+	Destinations []Destination `json:"destinations"`
 	// URL is the analysed URL of an http action.
 	URL *URLInfo `json:"url"`
 	// Errors are problems found while building the input (bad argument

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/testdata/bypass"
 )
@@ -21,7 +22,9 @@ import (
 // sandbox plan included.
 func TestBuiltinsPassEveryCheck(t *testing.T) {
 	ctx := context.Background()
-	opts := Options{Policy: testPolicy(), Home: "/home/u", Timeout: defaultTimeout}
+	// The decisions are compared, not timed: a busy machine must not turn
+	// one side into a timeout.
+	opts := Options{Policy: testPolicy(), Home: "/home/u", Timeout: 30 * time.Second}
 	full, err := compileWith(ctx, opts, true)
 	if err != nil {
 		t.Fatalf("built-in policies fail a compiler check: %v", err)

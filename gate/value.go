@@ -42,6 +42,7 @@ func inputValue(in *Input) (ast.Value, error) {
 		kv("parsed", parsed),
 		kv("paths", strs(in.Paths)),
 		kv("writes", strs(in.Writes)),
+		kv("destinations", destinationsTerm(in.Destinations)),
 		kv("url", u),
 		kv("errors", strs(in.Errors)),
 		kv("context", obj(
@@ -77,6 +78,7 @@ func analysisTerm(a *shell.Analysis) *ast.Term {
 			kv("dynamic", ast.BooleanTerm(c.Dynamic)),
 			kv("function", ast.BooleanTerm(c.Function)),
 			kv("marks", ast.ArrayTerm(marks...)),
+			kv("dests", destsTerm(c.Dests)),
 		)
 	}
 	reds := make([]*ast.Term, len(a.Redirects))
@@ -92,6 +94,41 @@ func analysisTerm(a *shell.Analysis) *ast.Term {
 		kv("network", strs(a.Network)),
 		kv("error", ast.StringTerm(a.Error)),
 	)
+}
+
+func destsTerm(ds []shell.Dest) *ast.Term {
+	t := make([]*ast.Term, len(ds))
+	for i, d := range ds {
+		t[i] = obj(
+			kv("addr", ast.StringTerm(d.Addr)),
+			kv("port", ast.IntNumberTerm(d.Port)),
+			kv("how", ast.StringTerm(d.How)),
+			kv("sends", ast.BooleanTerm(d.Sends)),
+			kv("dynamic", ast.BooleanTerm(d.Dynamic)),
+		)
+	}
+	return ast.ArrayTerm(t...)
+}
+
+func destinationsTerm(ds []Destination) *ast.Term {
+	t := make([]*ast.Term, len(ds))
+	for i, d := range ds {
+		t[i] = obj(
+			kv("command", ast.StringTerm(d.Command)),
+			kv("raw", ast.StringTerm(d.Raw)),
+			kv("scheme", ast.StringTerm(d.Scheme)),
+			kv("host", ast.StringTerm(d.Host)),
+			kv("port", ast.IntNumberTerm(d.Port)),
+			kv("userinfo", ast.BooleanTerm(d.Userinfo)),
+			kv("class", ast.StringTerm(d.Class)),
+			kv("how", ast.StringTerm(d.How)),
+			kv("sends", ast.BooleanTerm(d.Sends)),
+			kv("known", ast.BooleanTerm(d.Known)),
+			kv("suffix", ast.StringTerm(d.Suffix)),
+			kv("error", ast.StringTerm(d.Error)),
+		)
+	}
+	return ast.ArrayTerm(t...)
 }
 
 func kv(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{ast.StringTerm(k), v} }

@@ -81,7 +81,7 @@ forbidden_cmds contains c if {
 }
 
 # rm_in_workspace(c): an rm whose every path lies inside the workspace and
-# none is the workspace itself.
+# none is the workspace itself or all of its contents (/ws/*).
 rm_in_workspace(c) if {
 	c.name == "rm"
 	not c.dynamic
@@ -89,6 +89,7 @@ rm_in_workspace(c) if {
 	count(c.paths) > 0
 	every p in c.paths {
 		p != input.context.workspace
+		p != concat("", [ws_slash, "*"])
 		startswith(p, ws_slash)
 	}
 }
@@ -110,18 +111,38 @@ deny contains r if {
 }
 
 # METADATA
-# title: rm inside the workspace
+# title: Recursive delete inside the workspace
 # description: >-
 #   rm is forbidden, but removing paths inside the workspace (not the
-#   workspace itself) can be approved.
+#   workspace itself) is contained. A recursive rm, find -delete or git
+#   clean -d can take much work at once: supervised asks, full allows.
 # custom:
 #   id: cmd.rm.workspace
 #   severity: medium
-ask contains r if {
+supervised_ask contains r if {
 	input.kind == "shell"
-	some c in forbidden_cmds
+	count(command_names & {"rm", "find", "git"}) > 0
+	some c in cmds
+	recursive_delete(c)
+	r := lib.reason(rego.metadata.rule(), sprintf("%s deletes recursively inside the workspace: %s", [c.name, concat(" ", c.argv)]))
+}
+
+recursive_delete(c) if {
+	c.name == "rm"
+	lib.recursive(c)
 	rm_in_workspace(c)
-	r := lib.reason(rego.metadata.rule(), sprintf("rm inside the workspace needs approval: %s", [concat(" ", c.paths)]))
+}
+
+recursive_delete(c) if {
+	c.name == "find"
+	"-delete" in c.argv
+}
+
+recursive_delete(c) if {
+	c.name == "git"
+	c.operands[0] == "clean"
+	lib.has_any_opt(c, {"f", "force"})
+	not lib.has_any_opt(c, {"n", "dry-run"})
 }
 
 # METADATA
@@ -267,17 +288,6 @@ mark_ask contains r if {
 }
 
 # METADATA
-# title: Runs a script file
-# description: A script is run by path (./x.sh, bash x.sh, source x, python3 x.py); its content is not analysed.
-# custom:
-#   id: shell.runs_script
-#   severity: medium
-mark_ask contains r if {
-	some ["runs_script", name, d] in marks
-	r := lib.reason(rego.metadata.rule(), sprintf("%s runs the script %s", [label(name), detail(d)]))
-}
-
-# METADATA
 # title: Prints the environment
 # description: >-
 #   env or printenv without a command, export -p, declare -p, set alone and
@@ -314,4 +324,29 @@ force_push(c) if lib.has_any_opt(c, force_push_opts)
 force_push(c) if {
 	some op in c.operands
 	regex.match(`^[+:]`, op)
+}
+
+# METADATA
+# title: Configures a server outside the sandbox
+# description: >-
+#   tmux and screen hand their commands to a server that may already run
+#   outside any sandbox, as the user: setting its options (default-shell,
+#   hooks, environment) or sourcing a configuration file into it makes
+#   that server run code later, unconfined.
+# custom:
+#   id: shell.outside_server
+#   severity: medium
+ask contains r if {
+	input.kind == "shell"
+	count(command_names & {"tmux", "screen", "byobu"}) > 0
+	some c in cmds
+	c.name in {"tmux", "screen", "byobu"}
+	some op in c.argv
+	op in server_config_verbs
+	r := lib.reason(rego.metadata.rule(), sprintf("%s %s configures a server that may run outside the sandbox", [c.name, op]))
+}
+
+server_config_verbs := {
+	"set", "set-option", "setw", "set-window-option", "source-file", "source",
+	"set-environment", "setenv", "set-hook", "-c", "shell", "defshell",
 }

@@ -85,14 +85,29 @@ commands_fires := {
 		"decision": "ask",
 		"risk": "medium",
 	},
-	"cmd.rm.workspace: at full autonomy": {
-		"id": "cmd.rm.workspace",
-		"input": at(sh([rm_build]), "full"),
+	"shell.outside_server: tmux default-shell": {
+		"id": "shell.outside_server",
+		"input": at(sh([cmd(["tmux", "set", "-g", "default-shell", "./x"], ["g"], [])]), "full"),
 		"decision": "ask",
 	},
-	"cmd.rm.workspace: pattern in the workspace": {
+	"cmd.rm.workspace: full autonomy allows it": {
 		"id": "cmd.rm.workspace",
-		"input": sh([cmd(["rm", "-f", "*.o"], ["f"], ["/home/u/ws/*.o"])]),
+		"input": at(sh([rm_build]), "full"),
+		"decision": "allow",
+	},
+	"cmd.rm.workspace: recursive pattern in the workspace": {
+		"id": "cmd.rm.workspace",
+		"input": sh([cmd(["rm", "-rf", "*.o"], ["r", "f"], ["/home/u/ws/*.o"])]),
+		"decision": "ask",
+	},
+	"cmd.rm.workspace: find -delete": {
+		"id": "cmd.rm.workspace",
+		"input": sh([cmd(["find", "build", "-name", "*.o", "-delete"], [], ["/home/u/ws/build"])]),
+		"decision": "ask",
+	},
+	"cmd.rm.workspace: git clean -fd": {
+		"id": "cmd.rm.workspace",
+		"input": sh([cmd(["git", "clean", "-fd"], ["f", "d"], [])]),
 		"decision": "ask",
 	},
 	"cmd.rm.workspace: readonly denies anyway": {
@@ -123,11 +138,11 @@ commands_fires := {
 		"decision": "ask",
 		"risk": "high",
 	},
-	"priv.escalation.allowed: supervised denies by risk": {
+	"priv.escalation.allowed: supervised asks": {
 		"id": "priv.escalation.allowed",
 		"input": sh([sudo(ls)]),
 		"config": {"allow_privilege_escalation": true},
-		"decision": "deny",
+		"decision": "ask",
 	},
 	"shell.network_device: mark": {
 		"id": "shell.network_device",
@@ -156,10 +171,10 @@ commands_fires := {
 		"input": at(sh([c({"argv": ["$CMD", "-rf", "/"], "dynamic": true})]), "full"),
 		"decision": "ask",
 	},
-	"shell.dynamic: supervised denies by risk": {
+	"shell.dynamic: supervised asks": {
 		"id": "shell.dynamic",
 		"input": shp([ls], {"dynamic": true}),
-		"decision": "deny",
+		"decision": "ask",
 	},
 	"shell.inline_code: python -c": {
 		"id": "shell.inline_code",
@@ -171,25 +186,19 @@ commands_fires := {
 		"id": "shell.exec_flag",
 		"input": at(sh([marked(cmd(["sort", "--compress-program=sh", "x"], ["compress-program"], ["/home/u/ws/x"]), "exec_flag", "--compress-program")]), "full"),
 		"decision": "ask",
-		"risk": "high",
+		"risk": "medium",
 	},
 	"shell.stdin_shell: bash reading a pipe": {
 		"id": "shell.stdin_shell",
 		"input": at(sh([cmd(["echo", "ls"], [], []), object.union(marked(cmd(["bash"], [], []), "stdin_shell", "pipe"), {"stdin": "pipe"})]), "full"),
 		"decision": "ask",
-		"risk": "high",
+		"risk": "medium",
 	},
 	"shell.dangerous_env: LD_PRELOAD": {
 		"id": "shell.dangerous_env",
 		"input": at(sh([object.union(marked(ls, "dangerous_env", "LD_PRELOAD"), {"assigns": ["LD_PRELOAD"]})]), "full"),
 		"decision": "ask",
 		"risk": "medium",
-	},
-	"shell.runs_script: ./x.sh": {
-		"id": "shell.runs_script",
-		"input": at(sh([marked(cmd(["./x.sh"], [], []), "runs_script", "/home/u/ws/x.sh")]), "full"),
-		"decision": "ask",
-		"risk": "high",
 	},
 	"shell.reads_env: printenv": {
 		"id": "shell.reads_env",
@@ -211,12 +220,6 @@ commands_fires := {
 	"git.force_push: asks at supervised too": {
 		"id": "git.force_push",
 		"input": sh([cmd(["git", "push", "-f"], ["f"], [])]),
-		"decision": "ask",
-		"risk": "medium",
-	},
-	"shell.runs_script: allowlisted interpreter asks at supervised": {
-		"id": "shell.runs_script",
-		"input": sh([marked(marked(cmd(["python3", "script.py"], [], ["/home/u/ws/script.py"]), "interpreter", "python3"), "runs_script", "/home/u/ws/script.py")]),
 		"decision": "ask",
 		"risk": "medium",
 	},
@@ -273,7 +276,7 @@ commands_quiet := {
 	"cmd.forbidden: allowed command": {
 		"id": "cmd.forbidden",
 		"input": sh([ls]),
-		"decision": "ask",
+		"decision": "allow",
 	},
 	"cmd.forbidden: a name that only starts like a forbidden one": {
 		"id": "cmd.forbidden",
@@ -283,7 +286,7 @@ commands_quiet := {
 	"cmd.forbidden: mentioned as an argument": {
 		"id": "cmd.forbidden",
 		"input": sh([cmd(["grep", "-r", "rm -rf /", "docs"], ["r"], ["/home/u/ws/docs"])]),
-		"decision": "ask",
+		"decision": "allow",
 	},
 	"cmd.forbidden: nothing forbidden": {
 		"id": "cmd.forbidden",
@@ -291,10 +294,14 @@ commands_quiet := {
 		"config": {"workspace_only": false, "forbidden_commands": []},
 		"decision": "allow",
 	},
-	"cmd.rm.workspace: rm not forbidden": {
+	"shell.outside_server: tmux ls": {
+		"id": "shell.outside_server",
+		"input": at(sh([cmd(["tmux", "ls"], [], [])]), "full"),
+		"decision": "allow",
+	},
+	"cmd.rm.workspace: rm of one file": {
 		"id": "cmd.rm.workspace",
-		"input": at(sh([rm_build]), "full"),
-		"config": {"forbidden_commands": []},
+		"input": sh([cmd(["rm", "build/a.o"], [], ["/home/u/ws/build/a.o"])]),
 		"decision": "allow",
 	},
 	"cmd.rm.workspace: rm outside": {
@@ -347,7 +354,7 @@ commands_quiet := {
 	"shell.inline_code: python script is not inline": {
 		"id": "shell.inline_code",
 		"input": at(sh([marked(cmd(["python3", "x.py"], [], ["/home/u/ws/x.py"]), "runs_script", "/home/u/ws/x.py")]), "full"),
-		"decision": "ask",
+		"decision": "allow",
 	},
 	"shell.exec_flag: plain sort": {
 		"id": "shell.exec_flag",
@@ -362,11 +369,6 @@ commands_quiet := {
 	"shell.dangerous_env: harmless assignment": {
 		"id": "shell.dangerous_env",
 		"input": at(sh([object.union(ls, {"assigns": ["LANG"]})]), "full"),
-		"decision": "allow",
-	},
-	"shell.runs_script: a command by name": {
-		"id": "shell.runs_script",
-		"input": at(sh([ls]), "full"),
 		"decision": "allow",
 	},
 	"git.force_push: plain push": {

@@ -163,10 +163,24 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires, grants_fires,
+	destructive_fires, network_fires, grants_fires, reach_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet, grants_quiet,
+	destructive_quiet, network_quiet, grants_quiet, reach_quiet,
 ])
+
+# dest is a canonical destination of a shell action.
+dest(host, port, sends) := {
+	"command": "git", "raw": host, "scheme": "https", "host": host, "port": port,
+	"userinfo": false, "class": "public", "how": "url", "sends": sends, "known": true, "error": "",
+}
+
+# pushing sends data to an allowed host; fetching only fetches from one.
+pushing := object.union(sh([cmd(["git", "push", "https://example.com/r"], [], [])]), {"destinations": [dest("example.com", 443, true)]})
+
+fetching := object.union(sh([cmd(["git", "fetch", "https://example.com/r"], [], [])]), {"destinations": [dest("example.com", 443, false)]})
+
+# far writes outside the workspace (allowed only without workspace_only).
+far := sh([cmd(["touch", "/tmp/x"], [], ["/tmp/x"])])

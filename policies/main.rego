@@ -220,7 +220,12 @@ ask_reasons := ask if {
 	not has_user_items
 } else := ask | user_reasons("ask")
 
-rule_reasons := (deny_reasons | ask_reasons) | user_passphrase
+rule_reasons := ((deny_reasons | ask_reasons) | user_passphrase) | supervised_ask
+
+# supervised_ask holds the reasons for reach a human sees at supervised
+# autonomy and full autonomy allows: network that sends data or changes
+# remote state, recursive deletes in the workspace. Each is medium, so it
+# raises the risk; it is not an ask at full.
 
 default base_rank := 2
 
@@ -231,35 +236,22 @@ base_rank := 0 if input.kind == "memory_search"
 # ask_user only asks the person a question; the answer is theirs to give.
 base_rank := 0 if input.kind == "ask_user"
 
-# A read is low inside the workspace and medium outside it (where it is
-# only permitted by read_paths or workspace_only = false).
+# Risk follows reach. A read or a write that stays in the workspace, a
+# read under read_paths and a safe device are contained by the sandbox:
+# low. Reach beyond them (possible only where workspace_only = false
+# permits it) is medium for a read and high for a write.
 base_rank := 1 if {
-	input.kind == "file_read"
-	some _ in outside_paths
+	input.kind in {"file_read", "file_list"}
+	some _ in beyond_paths
 } else := 0 if {
-	input.kind == "file_read"
-}
-
-base_rank := 1 if {
-	input.kind == "file_list"
-	some _ in outside_paths
-} else := 0 if {
-	input.kind == "file_list"
-}
-
-# A write is medium inside the workspace and high outside it.
-base_rank := 2 if {
-	input.kind == "file_write"
-	some _ in outside_paths
-} else := 1 if {
-	input.kind == "file_write"
+	input.kind in {"file_read", "file_list"}
 }
 
 base_rank := 2 if {
-	input.kind == "edit_file"
-	some _ in outside_paths
-} else := 1 if {
-	input.kind == "edit_file"
+	input.kind in {"file_write", "edit_file"}
+	some _ in beyond_paths
+} else := 0 if {
+	input.kind in {"file_write", "edit_file"}
 }
 
 # A GET or HEAD to an allowed host is low; any other method is medium.
@@ -271,34 +263,48 @@ base_rank := 0 if {
 	input.kind == "http"
 }
 
-# A shell command is medium when every command it runs is static and on
-# the allowlist (or is rm inside the workspace); anything else is high.
-# Marks do not raise it: the approval rules on marks (shell.inline_code,
-# shell.exec_flag, ...) make an allowlisted program that runs other code
-# ask, at supervised and at full autonomy alike.
-base_rank := 1 if {
+# A shell command is low when its reach stays in the workspace and
+# read_paths: every program it runs, known or not, is confined there by
+# the sandbox. Reach beyond (a write outside, a read outside read_paths,
+# where workspace_only = false permits them) is medium, unless it is a
+# read only by commands on allowed_commands (the additive trust list).
+# Network, marks and the rest add reasons of their own.
+base_rank := 0 if {
 	input.kind == "shell"
-	shell_plain
+	shell_parsed
+	not shell_beyond
+} else := 1 if {
+	input.kind == "shell"
 }
 
-# shell_plain: every command is static and allowed. The first body is the
-# common case of plain allowlisted names.
-shell_plain if {
-	shell_parsed
-	not input.parsed.dynamic
+shell_beyond if {
+	some p in beyond_paths
+	not trusted_read(p)
+}
+
+trusted_read(p) if {
+	not writes[p]
 	every c in cmds {
-		not c.dynamic
-		c.name in allowed_commands
+		reads_by_allowed(c, p)
 	}
 }
 
-shell_plain if {
-	shell_parsed
-	not input.parsed.dynamic
-	every c in cmds {
-		not c.dynamic
-		command_allowed(c)
-	}
+reads_by_allowed(c, p) if not p in c.paths
+
+reads_by_allowed(c, _) if command_allowed(c)
+
+# beyond_paths are the paths an action reaches outside what the sandbox
+# contains: not in the workspace, not a safe device, not a read under
+# read_paths.
+beyond_paths contains p if {
+	some p in outside_paths
+	not lib.safe_devices[p]
+	not read_in_read_paths(p)
+}
+
+read_in_read_paths(p) if {
+	not writes[p]
+	under_read_paths(p)
 }
 
 base_rank := 1 if input.kind == "tool"
@@ -320,6 +326,7 @@ no_rule_reasons if {
 	count(deny_reasons) == 0
 	count(ask_reasons) == 0
 	count(user_passphrase) == 0
+	count(supervised_ask) == 0
 }
 
 rank := base_rank if {
@@ -336,6 +343,17 @@ readonly_ok if {
 	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user"}
 	rank == 0
 	count(ask_reasons) == 0
+}
+
+# A shell command at readonly runs with a sandbox that grants no write
+# (sandbox_write), so one that writes nothing it names, reaches no network
+# and stays in the workspace and read_paths only reads.
+readonly_ok if {
+	input.kind == "shell"
+	rank == 0
+	count(ask_reasons) == 0
+	count(writes) == 0
+	count(net_dests) == 0
 }
 
 readonly_ok if {
@@ -359,13 +377,14 @@ by_autonomy := "allow" if {
 	readonly_ok
 }
 
+# supervised runs what stays contained (low risk, nothing to ask) and
+# asks for the rest; only rule denials deny, as at full.
 by_autonomy := "allow" if {
 	input.context.autonomy == "supervised"
 	rank == 0
 	count(ask_reasons) == 0
 } else := "ask" if {
 	input.context.autonomy == "supervised"
-	rank < 2
 }
 
 by_autonomy := "allow" if {
@@ -439,27 +458,15 @@ outcome contains r if {
 }
 
 # METADATA
-# title: Medium risk needs approval under supervised autonomy
+# title: Reach beyond the sandbox needs approval under supervised autonomy
 # custom:
 #   id: autonomy.supervised.ask
 #   severity: medium
 outcome contains r if {
 	input.context.autonomy == "supervised"
 	decision == "ask"
-	rank == 1
-	r := lib.reason(rego.metadata.rule(), sprintf("medium-risk %s needs approval at supervised autonomy", [kind_label]))
-}
-
-# METADATA
-# title: High risk denied under supervised autonomy
-# custom:
-#   id: risk.high
-#   severity: high
-outcome contains r if {
-	input.context.autonomy == "supervised"
-	decision == "deny"
-	count(deny_reasons) == 0
-	r := lib.reason(rego.metadata.rule(), sprintf("%s-risk %s is denied at supervised autonomy", [risk, kind_label]))
+	count(ask_reasons) == 0
+	r := lib.reason(rego.metadata.rule(), sprintf("%s-risk %s needs approval at supervised autonomy", [risk, kind_label]))
 }
 
 # METADATA
@@ -489,7 +496,7 @@ outcome contains r if {
 # approval reasons, then the outcome.
 reasons := sort(outcome) if {
 	no_rule_reasons
-} else := array.concat(ordered_denials, array.concat(array.concat(sort(user_passphrase), sort(ask_reasons)), sort(outcome)))
+} else := array.concat(ordered_denials, array.concat(array.concat(sort(user_passphrase), sort(ask_reasons | supervised_ask)), sort(outcome)))
 
 ordered_denials := [] if {
 	count(deny_reasons) == 0
@@ -535,7 +542,10 @@ sandbox_read := workspace_list if {
 
 default sandbox_write := []
 
-sandbox_write := write_plan if input.kind == "shell"
+sandbox_write := write_plan if {
+	input.kind == "shell"
+	input.context.autonomy != "readonly"
+}
 
 sandbox_write := write_plan if input.kind == "file_write"
 
@@ -549,8 +559,30 @@ write_plan := workspace_list if {
 	not forbidden_path(p)
 } | {p | some p in workspace_list})
 
+# sandbox_protect lists the workspace paths that run code outside the
+# sandbox later (git hooks and configuration, editor, direnv and agent
+# configuration): an action that may write the workspace must find them
+# read-only, since Landlock cannot carve them out of the granted tree. The
+# executor keeps those that exist read-only with a bind mount. They are
+# relative to the workspace; Go makes them absolute.
+default sandbox_protect := []
+
+sandbox_protect := protect_rel if {
+	ws_valid
+	input.kind in {"shell", "file_write", "edit_file"}
+}
+
+protect_rel := [
+	".git/hooks", ".git/config", ".git/config.worktree", ".git/info", ".git/modules",
+	".gitattributes", ".gitmodules", ".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml",
+	".pnpmfile.cjs", ".cargo", ".vscode", ".idea", ".claude", ".mcp.json", ".codex",
+	".cursor", ".husky", ".mise.toml", "mise.toml", ".gemini",
+]
+
 sandbox_net if {
 	input.kind == "http"
+} else if {
+	count(net_hosts) > 0
 } else := false
 
 # ---------------------------------------------------------------------------
@@ -566,5 +598,7 @@ combined := {
 		"read": sandbox_read,
 		"write": sandbox_write,
 		"net": sandbox_net,
+		"network": {"hosts": sort(net_hosts)},
+		"protect": sandbox_protect,
 	},
 }

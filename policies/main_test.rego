@@ -34,33 +34,36 @@ main_fires := {
 		"decision": "allow",
 		"risk": "low",
 	},
-	"allow.full_autonomy: high-risk shell": {
+	"allow.full_autonomy: high-risk write outside": {
 		"id": "allow.full_autonomy",
-		"input": at(sh([curl]), "full"),
+		"input": at(write("file_write", ["/tmp/a"]), "full"),
+		"config": {"workspace_only": false},
 		"decision": "allow",
 		"risk": "high",
 	},
-	"allow.full_autonomy: medium write": {
+	"allow.full_autonomy: medium shell": {
 		"id": "allow.full_autonomy",
-		"input": at(write("file_write", ["/home/u/ws/a"]), "full"),
+		"input": at(pushing, "full"),
 		"decision": "allow",
 		"risk": "medium",
 	},
-	"autonomy.supervised.ask: medium shell": {
+	"autonomy.supervised.ask: shell sending data": {
 		"id": "autonomy.supervised.ask",
-		"input": sh([ls]),
+		"input": pushing,
 		"decision": "ask",
 		"risk": "medium",
 	},
-	"autonomy.supervised.ask: workspace write": {
+	"autonomy.supervised.ask: write outside": {
 		"id": "autonomy.supervised.ask",
-		"input": write("edit_file", ["/home/u/ws/a"]),
+		"input": write("edit_file", ["/tmp/a"]),
+		"config": {"workspace_only": false},
 		"decision": "ask",
-		"risk": "medium",
+		"risk": "high",
 	},
-	"autonomy.supervised.ask: allowlisted program running code": {
+	"autonomy.supervised.ask: shell writing outside": {
 		"id": "autonomy.supervised.ask",
-		"input": sh([inline]),
+		"input": far,
+		"config": {"workspace_only": false},
 		"decision": "ask",
 		"risk": "medium",
 	},
@@ -70,33 +73,20 @@ main_fires := {
 		"decision": "ask",
 		"risk": "medium",
 	},
-	"risk.high: supervised high-risk shell": {
-		"id": "risk.high",
-		"input": sh([curl]),
-		"decision": "deny",
-		"risk": "high",
-	},
-	"risk.high: supervised inline code of a program not allowlisted": {
-		"id": "risk.high",
-		"input": sh([marked(cmd(["node", "-e", "1"], ["e"], []), "inline_code", "node -e")]),
-		"decision": "deny",
-		"risk": "high",
-	},
-	"risk.high: passphrase disabled leaves the denial": {
-		"id": "risk.high",
-		"input": sh([curl]),
-		"config": {"passphrase_enabled": false, "passphrase_for": ["high"]},
-		"decision": "deny",
-	},
 	"autonomy.readonly: write": {
 		"id": "autonomy.readonly",
 		"input": at(write("file_write", ["/home/u/ws/a"]), "readonly"),
 		"decision": "deny",
-		"risk": "medium",
+		"risk": "low",
 	},
-	"autonomy.readonly: shell": {
+	"autonomy.readonly: shell that writes": {
 		"id": "autonomy.readonly",
-		"input": at(sh([ls]), "readonly"),
+		"input": at(sh([cmd(["touch", "/home/u/ws/a"], [], ["/home/u/ws/a"])]), "readonly"),
+		"decision": "deny",
+	},
+	"autonomy.readonly: shell with network": {
+		"id": "autonomy.readonly",
+		"input": at(fetching, "readonly"),
 		"decision": "deny",
 	},
 	"autonomy.readonly: http post": {
@@ -106,7 +96,8 @@ main_fires := {
 	},
 	"autonomy.readonly: medium read outside the workspace": {
 		"id": "autonomy.readonly",
-		"input": at(read("file_read", ["/usr/share/dict/words"]), "readonly"),
+		"input": at(read("file_read", ["/tmp/words"]), "readonly"),
+		"config": {"workspace_only": false},
 		"decision": "deny",
 		"risk": "medium",
 	},
@@ -129,20 +120,20 @@ main_fires := {
 	},
 	"passphrase.required: full high risk": {
 		"id": "passphrase.required",
-		"input": at(sh([curl]), "full"),
-		"config": {"passphrase_enabled": true, "passphrase_for": ["high"]},
+		"input": at(write("file_write", ["/tmp/a"]), "full"),
+		"config": {"passphrase_enabled": true, "passphrase_for": ["high"], "workspace_only": false},
 		"decision": "passphrase",
 		"risk": "high",
 	},
-	"passphrase.required: supervised high risk instead of deny": {
+	"passphrase.required: supervised high risk instead of ask": {
 		"id": "passphrase.required",
-		"input": sh([curl]),
-		"config": {"passphrase_enabled": true, "passphrase_for": ["high"]},
+		"input": write("file_write", ["/tmp/a"]),
+		"config": {"passphrase_enabled": true, "passphrase_for": ["high"], "workspace_only": false},
 		"decision": "passphrase",
 	},
 	"passphrase.required: supervised medium instead of ask": {
 		"id": "passphrase.required",
-		"input": sh([ls]),
+		"input": pushing,
 		"config": {"passphrase_enabled": true, "passphrase_for": ["medium"]},
 		"decision": "passphrase",
 	},
@@ -257,7 +248,7 @@ main_quiet := {
 	},
 	"allow.low_risk: not for medium risk": {
 		"id": "allow.low_risk",
-		"input": sh([ls]),
+		"input": pushing,
 		"decision": "ask",
 	},
 	"allow.full_autonomy: not at supervised": {
@@ -277,7 +268,7 @@ main_quiet := {
 	},
 	"autonomy.supervised.ask: not at full": {
 		"id": "autonomy.supervised.ask",
-		"input": at(sh([ls]), "full"),
+		"input": at(pushing, "full"),
 		"decision": "allow",
 	},
 	"autonomy.supervised.ask: not for a low-risk ask": {
@@ -285,22 +276,6 @@ main_quiet := {
 		"input": kind("time"),
 		"user": {"t": {"ask": {user_reason("user.t.ask", "low")}}},
 		"decision": "ask",
-	},
-	"risk.high: not when a rule denies": {
-		"id": "risk.high",
-		"input": sh([cmd(["rm", "/tmp/x"], [], ["/tmp/x"])]),
-		"decision": "deny",
-	},
-	"risk.high: not at full": {
-		"id": "risk.high",
-		"input": at(sh([curl]), "full"),
-		"decision": "allow",
-	},
-	"risk.high: passphrase replaces it": {
-		"id": "risk.high",
-		"input": sh([curl]),
-		"config": {"passphrase_enabled": true, "passphrase_for": ["high"]},
-		"decision": "passphrase",
 	},
 	"autonomy.readonly: low read": {
 		"id": "autonomy.readonly",
@@ -396,12 +371,13 @@ base_risks := {
 	"time": {"input": kind("time"), "risk": "low"},
 	"memory_search": {"input": kind("memory_search"), "risk": "low"},
 	"file_read in the workspace": {"input": read("file_read", ["/home/u/ws/a", "/home/u/ws"]), "risk": "low"},
-	"file_read of read_paths": {"input": read("file_read", ["/usr/share/a"]), "risk": "medium"},
+	"file_read of read_paths": {"input": read("file_read", ["/usr/share/a"]), "risk": "low"},
 	"file_read outside without workspace_only": {"input": read("file_read", ["/tmp/a"]), "config": {"workspace_only": false}, "risk": "medium"},
 	"file_list in the workspace": {"input": read("file_list", ["/home/u/ws"]), "risk": "low"},
-	"file_list outside": {"input": read("file_list", ["/lib"]), "risk": "medium"},
-	"file_write in the workspace": {"input": write("file_write", ["/home/u/ws/a"]), "risk": "medium"},
-	"edit_file in the workspace": {"input": write("edit_file", ["/home/u/ws/a"]), "risk": "medium"},
+	"file_list of read_paths": {"input": read("file_list", ["/lib"]), "risk": "low"},
+	"file_list outside": {"input": read("file_list", ["/tmp"]), "config": {"workspace_only": false}, "risk": "medium"},
+	"file_write in the workspace": {"input": write("file_write", ["/home/u/ws/a"]), "risk": "low"},
+	"edit_file in the workspace": {"input": write("edit_file", ["/home/u/ws/a"]), "risk": "low"},
 	"file_write outside without workspace_only": {"input": write("file_write", ["/tmp/a"]), "config": {"workspace_only": false}, "risk": "high"},
 	"edit_file outside without workspace_only": {"input": write("edit_file", ["/tmp/a"]), "config": {"workspace_only": false}, "risk": "high"},
 	"http GET to an allowed host": {"input": http({}, "GET"), "risk": "low"},
@@ -412,21 +388,20 @@ base_risks := {
 	"http POST": {"input": http({}, "POST"), "risk": "medium"},
 	"http DELETE": {"input": http({}, "DELETE"), "risk": "medium"},
 	"http method not a string": {"input": http({}, 7), "risk": "medium"},
-	"shell allowlisted": {"input": sh([ls, cmd(["grep", "-r", "x", "src"], ["r"], ["/home/u/ws/src"])]), "risk": "medium"},
-	"shell with no commands": {"input": sh([]), "risk": "medium"},
-	"shell not allowlisted": {"input": sh([curl]), "risk": "high"},
-	"shell one of two not allowlisted": {"input": sh([ls, curl]), "risk": "high"},
-	"shell allowlisted with a mark": {"input": sh([marked(cmd(["python3"], [], []), "interpreter", "python3")]), "risk": "medium"},
+	"shell in the workspace": {"input": sh([ls, cmd(["grep", "-r", "x", "src"], ["r"], ["/home/u/ws/src"])]), "risk": "low"},
+	"shell with no commands": {"input": sh([]), "risk": "low"},
+	"shell of an unknown program": {"input": sh([cmd(["frobnicate", "x"], [], ["/home/u/ws/x"])]), "risk": "low"},
+	"shell sending data": {"input": pushing, "risk": "medium"},
+	"shell fetching from an allowed host": {"input": fetching, "risk": "low"},
+	"shell with a mark that asks nothing": {"input": sh([marked(cmd(["python3"], [], []), "interpreter", "python3")]), "risk": "low"},
 	"shell allowlisted running code": {"input": sh([inline]), "risk": "medium"},
-	"shell not allowlisted running code": {"input": sh([marked(cmd(["node", "-e", "1"], ["e"], []), "inline_code", "node -e")]), "risk": "high"},
+	"shell writing outside": {"input": far, "config": {"workspace_only": false}, "risk": "medium"},
+	"shell reading outside by an allowed command": {"input": sh([cmd(["cat", "/tmp/a"], [], ["/tmp/a"])]), "config": {"workspace_only": false}, "risk": "low"},
+	"shell reading outside by another command": {"input": sh([cmd(["bat", "/tmp/a"], [], ["/tmp/a"])]), "config": {"workspace_only": false}, "risk": "medium"},
 	"shell allowlisted but dynamic": {"input": sh([c({"name": "", "argv": ["$X"], "dynamic": true})]), "risk": "high"},
 	"shell analysis dynamic": {"input": shp([ls], {"dynamic": true}), "risk": "high"},
 	"shell rm inside the workspace": {"input": sh([rm_build]), "risk": "medium"},
-	"shell call of a function surely defined": {"input": sh([ls, c({"name": "helper", "argv": ["helper"], "function": true})]), "risk": "medium"},
-	"shell call of a function that may be absent": {"input": sh([ls, c({"name": "helper", "argv": ["helper"]})]), "risk": "high"},
-	"shell function flag not a boolean": {"input": sh([c({"name": "helper", "argv": ["helper"], "function": "yes"})]), "risk": "high"},
-	"shell star allowlist": {"input": sh([curl]), "config": {"allowed_commands": ["*"]}, "risk": "medium"},
-	"shell empty allowlist": {"input": sh([ls]), "config": {"allowed_commands": []}, "risk": "high"},
+	"shell call of a function surely defined": {"input": sh([ls, c({"name": "helper", "argv": ["helper"], "function": true})]), "risk": "low"},
 	"generic tool": {"input": kind("tool"), "risk": "medium"},
 }
 
@@ -459,14 +434,16 @@ combinations := {
 	"readonly medium write denies": {"input": at(write("file_write", ["/home/u/ws/a"]), "readonly"), "decision": "deny"},
 	"readonly rm in workspace denies": {"input": at(sh([rm_build]), "readonly"), "decision": "deny"},
 	"supervised low allows": {"input": kind("time"), "decision": "allow"},
-	"supervised medium asks": {"input": sh([ls]), "decision": "ask"},
-	"supervised high denies": {"input": sh([curl]), "decision": "deny"},
+	"supervised low shell allows": {"input": sh([ls]), "decision": "allow"},
+	"supervised medium asks": {"input": pushing, "decision": "ask"},
+	"supervised high asks": {"input": write("file_write", ["/tmp/a"]), "config": {"workspace_only": false}, "decision": "ask"},
+	"readonly read-only shell allows": {"input": at(sh([ls]), "readonly"), "decision": "allow"},
 	"supervised rm in workspace asks": {"input": sh([rm_build]), "decision": "ask"},
 	"full low allows": {"input": at(kind("time"), "full"), "decision": "allow"},
 	"full medium allows": {"input": at(sh([ls]), "full"), "decision": "allow"},
 	"full high allows": {"input": at(sh([curl]), "full"), "decision": "allow"},
 	"full ask reason asks": {"input": at(sh([inline]), "full"), "decision": "ask"},
-	"full rm in workspace asks": {"input": at(sh([rm_build]), "full"), "decision": "ask"},
+	"full rm in workspace allows": {"input": at(sh([rm_build]), "full"), "decision": "allow"},
 	"full deny rule denies": {"input": at(cat_outside, "full"), "decision": "deny"},
 	"ask never lowers a deny": {"input": at(sh([inline, cmd(["cat", "/etc/passwd"], [], ["/etc/passwd"])]), "full"), "decision": "deny"},
 }
@@ -480,7 +457,7 @@ test_combination if {
 }
 
 combination_ok(tc) if {
-	decide(tc.input, {}).decision == tc.decision
+	decide(tc.input, object.get(tc, "config", {})).decision == tc.decision
 }
 
 # ---------------------------------------------------------------------------
@@ -532,8 +509,13 @@ test_reason_shape if {
 }
 
 test_ordering_deny_then_ask_then_outcome if {
-	res := decide(shp([inline, curl], {}), {"passphrase_enabled": false})
-	[r.id | some r in res.reasons] == ["shell.inline_code", "risk.high"]
+	res := decide(object.union(shp([inline, cmd(["cat", "/etc/passwd"], [], ["/etc/passwd"])], {}), {"destinations": [dest("example.com", 443, true)]}), {"passphrase_enabled": false})
+	[r.id | some r in res.reasons] == ["path.forbidden", "path.outside_workspace", "net.sends", "shell.inline_code"]
+}
+
+test_ordering_ask_then_outcome if {
+	res := decide(object.union(shp([inline], {}), {"destinations": [dest("example.com", 443, true)]}), {"passphrase_enabled": false})
+	[r.id | some r in res.reasons] == ["net.sends", "shell.inline_code"]
 }
 
 test_bad_config_types_fail_closed if {
@@ -620,7 +602,22 @@ test_sandbox if {
 }
 
 sandbox_ok(tc) if {
-	decide(tc.input, object.get(tc, "config", {})).sandbox == tc.sandbox
+	got := decide(tc.input, object.get(tc, "config", {})).sandbox
+	want := object.union({"network": {"hosts": []}, "protect": got.protect}, tc.sandbox)
+	got == want
+}
+
+test_sandbox_protects_workspace_exec_files if {
+	got := decide(write("file_write", ["/home/u/ws/a"]), {}).sandbox.protect
+	".git/hooks" in got
+	".git/config" in got
+	".vscode" in got
+	every p in got {
+		not startswith(p, "/")
+		not contains(p, "..")
+	}
+	decide(read("file_read", ["/home/u/ws/a"]), {}).sandbox.protect == []
+	decide(object.union(write("file_write", ["/home/u/ws/a"]), {"context": {"workspace": ""}}), {}).sandbox.protect == []
 }
 
 # ---------------------------------------------------------------------------
@@ -633,12 +630,12 @@ test_tables_are_well_formed if {
 	count(fires) == sum([
 		count(tools_fires), count(main_fires), count(paths_fires),
 		count(commands_fires), count(destructive_fires), count(network_fires),
-		count(grants_fires),
+		count(grants_fires), count(reach_fires),
 	])
 	count(quiet) == sum([
 		count(tools_quiet), count(main_quiet), count(paths_quiet),
 		count(commands_quiet), count(destructive_quiet), count(network_quiet),
-		count(grants_quiet),
+		count(grants_quiet), count(reach_quiet),
 	])
 	every tc in fires {
 		is_string(tc.id)

@@ -3,6 +3,51 @@ package claw.gate_test
 get(url) := at(http(url, "GET"), "full")
 
 network_fires := {
+	"net.domain_not_allowed: curl to a host not listed": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(dest("evil.example.net", 443, true)), "full"),
+		"decision": "deny",
+	},
+	"net.domain_not_allowed: a registry not listed": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(object.union(dest("registry.npmjs.org", 443, false), {"how": "registry"})), "full"),
+		"decision": "deny",
+	},
+	"net.domain_not_allowed: a name built from data under a domain not listed": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(object.union(dest("", 53, true), {"known": false, "raw": "$(cat .env).evil.example.net", "suffix": "evil.example.net"})), "full"),
+		"decision": "deny",
+	},
+	"net.private_address: metadata": {
+		"id": "net.private_address",
+		"input": at(shd(object.union(dest("169.254.169.254", 80, false), {"class": "metadata"})), "full"),
+		"decision": "deny",
+	},
+	"net.userinfo: lookalike": {
+		"id": "net.userinfo",
+		"input": at(shd(object.union(dest("example.com", 443, false), {"userinfo": true})), "full"),
+		"decision": "deny",
+	},
+	"net.invalid_destination: unparseable": {
+		"id": "net.invalid_destination",
+		"input": at(shd(object.union(dest("", 0, false), {"known": false, "error": "url has no host"})), "full"),
+		"decision": "deny",
+	},
+	"net.unknown_destination: built at run time": {
+		"id": "net.unknown_destination",
+		"input": at(shd(object.union(dest("", 0, false), {"known": false, "raw": "$(cat .env).example.com"})), "full"),
+		"decision": "ask",
+	},
+	"net.sends: upload to an allowed host": {
+		"id": "net.sends",
+		"input": shd(dest("example.com", 443, true)),
+		"decision": "ask",
+	},
+	"net.sends: push to a configured remote": {
+		"id": "net.sends",
+		"input": shd(object.union(dest("", 0, true), {"known": false, "how": "remote", "raw": "origin"})),
+		"decision": "ask",
+	},
 	"http.invalid_url: parse error": {
 		"id": "http.invalid_url",
 		"input": get({"error": "missing protocol scheme"}),
@@ -153,6 +198,46 @@ network_fires := {
 }
 
 network_quiet := {
+	"net.domain_not_allowed: allowed subdomain": {
+		"id": "net.domain_not_allowed",
+		"input": shd(dest("api.github.com", 443, false)),
+		"decision": "allow",
+	},
+	"net.domain_not_allowed: a name built from data under an allowed wildcard": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(object.union(dest("", 53, true), {"known": false, "raw": "$(id).api.github.com", "suffix": "api.github.com"})), "full"),
+		"decision": "ask",
+	},
+	"net.private_address: public": {
+		"id": "net.private_address",
+		"input": shd(dest("example.com", 443, false)),
+		"decision": "allow",
+	},
+	"net.userinfo: ssh user": {
+		"id": "net.userinfo",
+		"input": at(shd(object.union(dest("example.com", 22, true), {"userinfo": true, "scheme": "ssh"})), "full"),
+		"decision": "allow",
+	},
+	"net.invalid_destination: fine": {
+		"id": "net.invalid_destination",
+		"input": shd(dest("example.com", 443, false)),
+		"decision": "allow",
+	},
+	"net.unknown_destination: a configured remote": {
+		"id": "net.unknown_destination",
+		"input": shd(object.union(dest("", 0, false), {"known": false, "how": "remote", "raw": "origin"})),
+		"decision": "allow",
+	},
+	"net.sends: a fetch": {
+		"id": "net.sends",
+		"input": shd(dest("example.com", 443, false)),
+		"decision": "allow",
+	},
+	"net.sends: full allows": {
+		"id": "net.sends",
+		"input": at(shd(dest("example.com", 443, false)), "full"),
+		"decision": "allow",
+	},
 	"http.invalid_url: parsed": {"id": "http.invalid_url", "input": get({}), "decision": "allow"},
 	"http.invalid_url: not http": {"id": "http.invalid_url", "input": kind("time"), "decision": "allow"},
 	"http.scheme: http": {"id": "http.scheme", "input": get({"scheme": "http", "port": 80}), "decision": "allow"},
@@ -204,4 +289,25 @@ test_network_quiet if {
 		not quiet_ok(tc)
 	}
 	no_failures(failing)
+}
+
+# shd is a shell action with one destination.
+shd(d) := object.union(sh([cmd([d.command, d.raw], [], [])]), {"destinations": [d]})
+
+test_network_plan_lists_allowed_destinations if {
+	res := decide(
+		object.union(sh([cmd(["git", "fetch"], [], [])]), {"destinations": [
+			dest("example.com", 443, false),
+			object.union(dest("", 0, false), {"known": false, "how": "remote", "raw": "origin"}),
+		]}),
+		{},
+	)
+	res.sandbox.network.hosts == ["example.com:443"]
+	res.sandbox.net == true
+}
+
+test_network_plan_empty_without_network if {
+	res := decide(sh([ls]), {})
+	res.sandbox.network.hosts == []
+	res.sandbox.net == false
 }

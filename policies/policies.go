@@ -120,10 +120,17 @@
 // passphrase_for, or a user policy asked for it, except where readonly
 // denies. Otherwise autonomy decides:
 //
-//	readonly    allow low-risk file_read, file_list, time, memory_search and
-//	            http GET/HEAD with nothing to ask; deny everything else
-//	supervised  low → allow, medium → ask, high → deny
-//	full        allow at any risk
+//	readonly    allow low-risk file_read, file_list, time, memory_search,
+//	            http GET/HEAD and shell commands that write nothing and reach
+//	            no network (their sandbox grants no write); deny the rest
+//	supervised  low → allow; anything else that no rule denies → ask
+//	full        allow at any risk unless an approval rule asks
+//
+// Risk follows reach: an action whose reach stays in the workspace and
+// read_paths, without network, is low whatever program it runs (the
+// sandbox confines it); reach beyond (a write outside, a read outside
+// read_paths where workspace_only = false permits them) is medium for a
+// read or shell command and high for a write tool.
 //
 // Approval reasons raise an allow to ask and never lower a denial:
 // deny > passphrase > ask > allow.
@@ -152,6 +159,26 @@
 //	http.private_address           a loopback, private, link-local, metadata,
 //	                               unspecified, multicast or reserved address
 //	http.domain_not_allowed        the host is not on allowed_domains
+//	net.domain_not_allowed         a shell command connects to a host (URL, proxy,
+//	                               --resolve target, git remote URL, DNS name,
+//	                               package registry) not on allowed_domains
+//	net.private_address            a shell destination that is not a public address
+//	net.userinfo                   user@ in an http(s) destination of a shell command
+//	net.invalid_destination        a shell destination that cannot be parsed
+//	priv.identity                  set-id bits in any notation (chmod u+s, =4755,
+//	                               install -m 4755), setcap, chown root, unshare,
+//	                               nsenter, chroot, account, mount and firewall tools
+//	persist.config                 git config --global, go env -w, npm/pip config set,
+//	                               global installs, systemctl enable, launchctl
+//	persist.delayed                at, batch, crontab (but -l), systemd-run
+//	persist.workspace_exec         a write to a workspace file that runs code outside
+//	                               the sandbox later (.git/hooks, .git/config,
+//	                               .gitattributes, .envrc, .npmrc, .cargo/config.toml,
+//	                               .vscode/, .claude/, .mcp.json ...), git config of a
+//	                               key that runs a program, direnv allow
+//	cred.printer                   git credential fill, gh auth token, aws configure get,
+//	                               kubectl config view --raw, ssh-add -L and their kin
+//	proc.control                   killall, pkill, systemctl or service stop/kill/restart
 //	user.invalid_reason            a user policy produced something that is not a reason
 //	passphrase.unavailable         a user policy wants the passphrase but none is set
 //
@@ -183,24 +210,32 @@
 // Approval rules (raise allow to ask; a readonly denial stays a denial;
 // medium unless marked high):
 //
-//	cmd.rm.workspace               rm whose every path is inside the workspace (not
-//	                               the workspace itself), when rm is forbidden (medium)
+//	net.unknown_destination        a shell destination built at run time
+//	shell.outside_server           tmux or screen configured (default-shell, hooks,
+//	                               source-file): their server may run outside the sandbox
 //	priv.escalation.allowed        privilege escalation with allow_privilege_escalation (high)
 //	shell.dynamic                  something in the command is not static (high)
 //	shell.inline_code              an interpreter given code inline (python -c, ...)
 //	shell.exec_flag                an option that runs a program (sort --compress-program, ...)
 //	shell.stdin_shell              a shell or interpreter reading its program from stdin
 //	shell.dangerous_env            PATH, LD_PRELOAD, BASH_ENV, ... set for a command
-//	shell.runs_script              a script file run by path
 //	shell.reads_env                env, printenv, set, export -p: prints the environment
+//	shell.exec_option              an option that runs a command (strace -o '|cmd',
+//	                               gcc -wrapper, split --filter, tar -F, ...)
 //	git.force_push                 git push --force, --mirror, --delete, +ref or :ref
+//
+// Supervised rules (ask at supervised, allowed at full; medium):
+//
+//	cmd.rm.workspace               a recursive delete inside the workspace: rm -r,
+//	                               find -delete, git clean -f
+//	net.sends                      data sent or remote state changed: an upload,
+//	                               a POST, a push, a publish, a raw connection
 //
 // Outcome reasons (why the combination came out as it did):
 //
 //	allow.low_risk                 a low-risk action allowed at readonly or supervised
 //	allow.full_autonomy            allowed at full autonomy
-//	autonomy.supervised.ask        a medium-risk action at supervised
-//	risk.high                      a high-risk action denied at supervised
+//	autonomy.supervised.ask        reach beyond the sandbox at supervised
 //	autonomy.readonly              readonly allows only low-risk reads
 //	passphrase.required            the passphrase is needed
 //	grant.applied                  a grant (data.claw.grants) covers an ask: allowed

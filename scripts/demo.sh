@@ -54,11 +54,12 @@ run init --workspace "$tmp/ws"
 cd "$tmp/ws" || exit 1
 echo "hello" > README.md
 
-say "supervised (the default): reads in the workspace are allowed, shell asks"
+say "supervised (the default): what stays in the workspace runs; a recursive delete or a push asks"
 run gate test file_read README.md
-run gate test shell 'ls -la'
+run gate test shell 'ls -la && mkdir -p build && sed -i s/hello/hi/ README.md'
+run gate test shell 'rm -rf ./build'
 
-say "full autonomy: allow-listed commands run, destructive ones never do"
+say "full autonomy: contained commands run, destructive ones never do"
 run gate test --autonomy full shell 'git status && go test ./...'
 run gate test --autonomy full shell 'rm -rf /'
 run gate test --autonomy full shell '{rm,-rf,/}'
@@ -80,7 +81,7 @@ run exec --autonomy full -- 'echo "written inside the sandbox" > note.txt; cat n
 run exec --autonomy full -- 'cat ~/.ssh/id_rsa'
 run exec --autonomy full -- 'env | grep -c KEY || true'
 run tool run file_read --autonomy full --args '{"path":"note.txt"}'
-run exec -- 'ls'   # supervised, no terminal: nobody can approve; nothing runs (exit 6)
+run exec -- 'rm -rf build'   # supervised, no terminal: nobody can approve; nothing runs (exit 6)
 
 say "the agent: a scripted session on the mock model, through a terminal"
 printf 'notes: ship the Aardvark adapter on Friday\n' > notes.txt
@@ -94,10 +95,10 @@ echo pwned > /tmp/claw-demo-escape || echo "(the write outside the workspace was
 EOF_BUILD
 chmod 755 build.sh
 echo "The mock model lists the workspace and reads notes.txt (allowed), writes"
-echo "summary.txt (allowed at full autonomy), runs ./build.sh (the policy asks;"
-echo "the demo answers y; the sandbox then stops the script's reads and write"
-echo "outside the workspace), and tries 'rm -rf /' (denied before anything runs)."
-printf '$ claw agent --autonomy full   (typing: run the demo / y / /exit)\n'
+echo "summary.txt and runs ./build.sh (both stay in the workspace, so they run;"
+echo "the sandbox stops the script's reads and write outside the workspace), and"
+echo "tries 'rm -rf /' (denied before anything runs)."
+printf '$ claw agent --autonomy full   (typing: run the demo / /exit)\n'
 # An approval counts only when typed after its question shows, so the
 # session is typed by ttydrive, which waits for each prompt (make demo
 # builds it next to claw; the tests put it on PATH).
@@ -109,8 +110,6 @@ if [ -n "$TTYDRIVE" ]; then
 	cat > "$tmp/dialogue" <<'EOF_DIALOGUE'
 expect you> $
 send run the demo
-expect Approve\? \[y/N\] $
-send y
 expect you> $
 send /exit
 EOF_DIALOGUE

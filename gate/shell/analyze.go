@@ -148,6 +148,7 @@ func (a *analyzer) result() *Analysis {
 		c.Assigns = nonNil(c.Assigns)
 		c.Via = nonNil(c.Via)
 		c.Marks = nonNil(c.Marks)
+		c.Dests = nonNil(c.Dests)
 	}
 	out.Redirects = nonNil(out.Redirects)
 	out.DynamicReasons = nonNil(out.DynamicReasons)

@@ -56,6 +56,7 @@ func initHandlers() {
 }
 
 func (b *build) classify() {
+	defer b.netDests()
 	n := b.name
 	switch {
 	case isShell(n):
@@ -1845,7 +1846,7 @@ func (b *build) openssl() {
 
 func (b *build) make() {
 	b.parse(specs["make"])
-	b.mark(MarkExecFlag, "make")
+	b.mark(MarkRunsProject, "make")
 	for _, v := range b.p.all("C", "directory") {
 		if !v.dyn && (b.cwd != "" || filepath.IsAbs(v.val)) {
 			b.cwd = resolve(v.val, b.cwd)
@@ -1888,7 +1889,7 @@ func (b *build) pkgRunner() {
 		if sub != "" {
 			detail += " " + sub
 		}
-		b.mark(MarkExecFlag, detail)
+		b.mark(MarkRunsProject, detail)
 	}
 }
 
@@ -1946,7 +1947,7 @@ func (b *build) goTool() {
 		}
 	}
 	if sub == "run" || sub == "generate" {
-		b.mark(MarkExecFlag, "go "+sub)
+		b.mark(MarkRunsProject, "go "+sub)
 	}
 }
 
@@ -1954,7 +1955,7 @@ func (b *build) cargo() {
 	b.parse(specs["cargo"])
 	b.optPaths(false, "manifest-path")
 	if f, ok := b.operand(0); ok && (f.val == "run" || f.val == "r") {
-		b.mark(MarkExecFlag, "cargo run")
+		b.mark(MarkRunsProject, "cargo run")
 	}
 	for _, v := range b.p.all("C") {
 		if !v.dyn && (b.cwd != "" || filepath.IsAbs(v.val)) {

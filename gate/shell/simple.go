@@ -560,7 +560,9 @@ func (b *build) commonMarks() {
 	}
 	if len(b.args) > 0 && !b.args[0].dyn && !b.args[0].glob {
 		if p := b.args[0].val; strings.Contains(p, "/") && !isSystemProgram(p) {
+			// the program file is read: its place is judged like any path
 			b.mark(MarkRunsScript, resolve(p, b.inv.cwd))
+			b.addResolved(resolve(p, b.inv.cwd), false)
 		}
 	}
 	for _, n := range c.Assigns {
@@ -692,7 +694,13 @@ var dangerousEnvNames = set("PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV E
 	"SYSTEMD_EDITOR KUBE_EDITOR KUBECTL_EXTERNAL_DIFF GH_PAGER GH_EDITOR GH_BROWSER DIFF_PAGER BAT_PAGER PS0 PS1 PS2 FPATH MAKEFILES " +
 	"VIMINIT EXINIT MYVIMRC GVIMINIT PYTHONWARNINGS PYTHONUSERBASE PYTHONEXECUTABLE NODE_REPL_EXTERNAL_MODULE OPENSSL_CONF " +
 	"OPENSSL_ENGINES OPENSSL_MODULES R_PROFILE R_PROFILE_USER R_ENVIRON R_ENVIRON_USER PHPRC PHP_INI_SCAN_DIR DOTNET_STARTUP_HOOKS " +
-	"EMACSLOADPATH TERMINAL BASH_LOADABLES_PATH BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT")
+	"EMACSLOADPATH TERMINAL BASH_LOADABLES_PATH BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT " +
+	// where network clients and package managers connect: a proxy or a
+	// registry given in the environment is a destination the gate cannot
+	// read from the command line
+	"HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY FTP_PROXY SOCKS_PROXY SOCKS5_PROXY RSYNC_PROXY GOPROXY GONOPROXY GOSUMDB GONOSUMDB GONOSUMCHECK " +
+	"GOINSECURE GOPRIVATE GOVCS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_PROXY PIP_TRUSTED_HOST UV_INDEX_URL UV_EXTRA_INDEX_URL " +
+	"UV_DEFAULT_INDEX UV_INDEX YARN_REGISTRY YARN_NPM_REGISTRY_SERVER YARN_HTTPS_PROXY YARN_HTTP_PROXY CARGO_HTTP_PROXY BUNDLE_MIRROR__ALL GEM_HOST")
 
 // varSetters are the builtins that assign the variables named in their
 // arguments, with the arity of their options.
@@ -763,7 +771,7 @@ func fieldsAt(args []field, idx []int) []field {
 	return out
 }
 
-var dangerousEnvPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "NPM_CONFIG_", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "CARGO_TARGET_", "CARGO_BUILD_RUSTC"}
+var dangerousEnvPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "NPM_CONFIG_", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "CARGO_TARGET_", "CARGO_BUILD_RUSTC", "CARGO_REGISTRIES_", "CARGO_SOURCE_"}
 
 // firstProducer names the first downloader or decoder among cmds.
 func firstProducer(cmds []Command) string {

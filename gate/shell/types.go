@@ -94,6 +94,9 @@ type Command struct {
 	// trap is set or a script sourced), a recursive call, and a call in a
 	// shell other than bash or sh are not marked.
 	Function bool `json:"function"`
+	// Dests are the network destinations the command would connect to:
+	// URLs, hosts, proxies, git remotes, package registries, DNS names.
+	Dests []Dest `json:"dests"`
 	// Marks are risk facts about this command, found in Go so policies
 	// never parse strings. See the Mark kinds.
 	Marks []Mark `json:"marks"`
@@ -136,6 +139,11 @@ const (
 	// <…, from <&3) counts as fed by the first producer anywhere in the
 	// string. Detail names the producer.
 	MarkDownloadToShell = "download_to_shell"
+	// MarkRunsProject: the command runs code the project contains (make
+	// recipes, npm and yarn scripts, npx, go run and go generate, cargo
+	// run). The sandbox confines that code like any program. Detail names
+	// the runner.
+	MarkRunsProject = "runs_project"
 	// MarkNetworkDevice: /dev/tcp or /dev/udp used. Detail is the path.
 	MarkNetworkDevice = "network_device"
 	// MarkRunsScript: runs a script file by path (`./x.sh`, `bash x.sh`,

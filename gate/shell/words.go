@@ -97,6 +97,7 @@ func (a *analyzer) word(out []field, w *syntax.Word, st *state) []field {
 // expandWord runs the expander on a static word.
 func (a *analyzer) expandWord(out []field, w *syntax.Word, glob bool) []field {
 	start := len(out)
+	braced := hasBrace(w)
 	for s, err := range expand.FieldsSeq(a.cfg, w) {
 		if err != nil {
 			// A static word that does not expand (an oversized brace
@@ -111,9 +112,47 @@ func (a *analyzer) expandWord(out []field, w *syntax.Word, glob bool) []field {
 			a.fail(errTooLarge)
 			return out[:start]
 		}
+		if braced {
+			// bash expands a tilde at the start of each word brace
+			// expansion made: {rm,-rf,~} removes the home directory
+			s = a.braceTilde(s)
+		}
 		out = append(out, field{val: s, glob: glob})
 	}
 	return out
+}
+
+// hasBrace reports whether an unquoted part of w holds a brace.
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.ContainsRune(l.Value, '{') {
+			return true
+		}
+	}
+	return false
+}
+
+// braceTilde expands ~ and ~user at the start of a word made by brace
+// expansion, as bash does after it.
+func (a *analyzer) braceTilde(s string) string {
+	if !strings.HasPrefix(s, "~") {
+		return s
+	}
+	user, rest, slash := strings.Cut(s[1:], "/")
+	var home string
+	switch {
+	case user == "":
+		home = a.opts.Home
+	case validName(user):
+		home = userHome(user, a.opts.Home)
+	}
+	if home == "" {
+		return s
+	}
+	if slash {
+		return home + "/" + rest
+	}
+	return home
 }
 
 // plainWord returns the value of a word that needs no expansion at all:

@@ -115,6 +115,15 @@ func (u *unwrap) childState() *state {
 	return ns
 }
 
+// pipedOutput reports an output file given as "|cmd" or "!cmd", which
+// strace and ltrace run as a command.
+func pipedOutput(f field) (string, bool) {
+	if f.dyn || len(f.val) < 2 || f.val[0] != '|' && f.val[0] != '!' {
+		return "", false
+	}
+	return f.val[1:], true
+}
+
 // wdef describes a wrapper that needs no code of its own.
 type wdef struct {
 	spec     string
@@ -139,6 +148,14 @@ func (d wdef) fn() wrapperFn {
 			u.file(v, false)
 		}
 		for _, v := range p.all(d.writes...) {
+			if cmd, ok := pipedOutput(v); ok {
+				// strace -o '|cmd' and '!cmd' pipe the output into a
+				// command: analysed, and named in Via of what follows
+				via := u.name + " -o |"
+				u.a.nested(cmd, u.childState(), via, true)
+				u.inv.via = append(slices.Clip(u.inv.via), via)
+				continue
+			}
 			u.file(v, true)
 		}
 		if d.opPaths {

@@ -104,7 +104,7 @@ func TestAgentToolCalls(t *testing.T) {
 			autonomy: "supervised",
 			approver: &fixedApprover{answer: Answer{Result: "rejected", By: "test"}},
 			script: `turns:
-  - {step: 1, tool_calls: [{name: file_write, arguments: {path: "a.txt", content: "x"}}]}
+  - {step: 1, tool_calls: [{name: shell, arguments: {command: "rm -rf build"}}]}
   - {step: 2, reply: "got {{tool_result}}"}`,
 			status:    StatusRejected,
 			reply:     "got error: the user rejected this call",

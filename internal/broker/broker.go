@@ -656,6 +656,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		Cwd:            in.Context.Cwd,
 		Read:           d.Sandbox.Read,
 		Write:          d.Sandbox.Write,
+		Protect:        d.Sandbox.Protect,
 		Timeout:        s.timeoutFor(a.Tool),
 		MaxOutput:      s.MaxOutput,
 		Limits:         s.Limits,

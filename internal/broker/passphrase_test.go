@@ -289,7 +289,7 @@ func TestApprovalTimeout(t *testing.T) {
 		c.Approver = silentHuman{}
 		c.ApprovalTimeout = 100 * time.Millisecond
 	})
-	out, err := r.b.Invoke(context.Background(), sh("touch made"), "")
+	out, err := r.b.Invoke(context.Background(), sh("rm -rf gone; touch made"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,15 +32,17 @@ func TestRequestArgs(t *testing.T) {
 		want    []string // substrings of Args
 		wantCut bool
 	}{
-		{name: "shell", action: sh("echo 'x-api-key: " + plantedKey + "' && echo '<done>'"),
-			want: []string{`{"command":"echo 'x-api-key: [REDACTED]' && echo '<done>'"}`}},
-		{name: "file_write", action: gate.Action{Tool: "file_write", Args: map[string]any{"path": "notes.txt", "content": content}},
-			want: []string{`{"content":"line one\n[REDACTED]\nzzz`, `"path":"notes.txt"}`}, wantCut: true},
+		{name: "shell", action: sh("rm -rf gone && echo 'x-api-key: " + plantedKey + "' && echo '<done>'"),
+			want: []string{`{"command":"rm -rf gone && echo 'x-api-key: [REDACTED]' && echo '<done>'"}`}},
+		// a write outside the workspace, where workspace_only = false
+		// allows it, is what asks at supervised
+		{name: "file_write", action: gate.Action{Tool: "file_write", Args: map[string]any{"path": "../notes.txt", "content": content}},
+			want: []string{`{"content":"line one\n[REDACTED]\nzzz`, `"path":"../notes.txt"}`}, wantCut: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			approver := &fixedApprover{answer: Answer{Result: "rejected", By: "cli:test"}}
-			r := newRig(t, "supervised", approver)
+			r := newRigWith(t, "supervised", func(p *gate.Policy) { p.WorkspaceOnly = false }, func(c *Config) { c.Approver = approver })
 			out, err := r.b.Invoke(context.Background(), tt.action, "")
 			if err != nil {
 				t.Fatal(err)

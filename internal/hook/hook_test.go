@@ -368,9 +368,9 @@ func TestAutonomyAndEstop(t *testing.T) {
 		{name: "estop denies an unknown tool", autonomy: "full", estop: true, format: ClaudeCode,
 			input: `{"tool_name":"Task","cwd":"$WS","tool_input":{}}`, want: "deny"},
 		{name: "dontAsk turns ask into deny", autonomy: "supervised", format: ClaudeCode,
-			input: `{"tool_name":"Write","cwd":"$WS","permission_mode":"dontAsk","tool_input":{"file_path":"a.txt","content":"x"}}`, want: "deny"},
+			input: `{"tool_name":"Bash","cwd":"$WS","permission_mode":"dontAsk","tool_input":{"command":"rm -rf build"}}`, want: "deny"},
 		{name: "plan mode still asks", autonomy: "supervised", format: ClaudeCode,
-			input: `{"tool_name":"Write","cwd":"$WS","permission_mode":"plan","tool_input":{"file_path":"a.txt","content":"x"}}`, want: "ask"},
+			input: `{"tool_name":"Bash","cwd":"$WS","permission_mode":"plan","tool_input":{"command":"rm -rf build"}}`, want: "ask"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -603,10 +603,10 @@ func TestOutcomesSayWhatTheAgentWasTold(t *testing.T) {
 		never  []string
 	}{
 		{name: "codex ask is denied", format: Codex,
-			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"rm -rf build"}}`,
 			want:  []string{`"status":"denied","ms":0,"error":"denied: hook.cannot_ask"`}, never: []string{OutcomeDelegated}},
 		{name: "claude code ask is delegated", format: ClaudeCode,
-			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls -la"}}`,
+			input: `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"rm -rf build"}}`,
 			want:  []string{`"status":"delegated"`}, never: []string{`"status":"denied"`}},
 		{name: "one bad file denies the whole patch", format: Codex,
 			input: `{"tool_name":"apply_patch","cwd":"$WS","tool_input":{"command":"*** Add File: ok.txt\n+x\n*** Add File: /etc/cron.d/x\n+y\n"}}`,

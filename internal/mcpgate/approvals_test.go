@@ -113,7 +113,7 @@ func TestServeApprovalsUnreachable(t *testing.T) {
 	}
 	r.cfg.Approver = cl
 	cs := connect(t, NewServer(broker.New(r.cfg), Options{}))
-	res := call(t, cs, "file_write", map[string]any{"path": "a.txt", "content": "x"})
+	res := call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
 	if !res.IsError {
 		t.Fatalf("ran without approval: %s", text(res))
 	}

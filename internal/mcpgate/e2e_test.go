@@ -165,9 +165,9 @@ func TestBinaryServe(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "path.forbidden") {
 		t.Fatalf("file_read: %v %s", res.IsError, text(res))
 	}
-	res = call(t, cs, "file_write", map[string]any{"path": "x", "content": "y"})
+	res = call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
 	if !res.IsError || !strings.Contains(text(res), "needs approval") {
-		t.Fatalf("file_write: %v %s", res.IsError, text(res))
+		t.Fatalf("shell: %v %s", res.IsError, text(res))
 	}
 	cs.Close()
 	if got := h.receiptCounts(t); got["decision"] != 3 || got["outcome"] != 3 {

@@ -184,8 +184,8 @@ func TestServeCalls(t *testing.T) {
 			wantText: []string{"denied by policy", "- "}},
 		{name: "denied forbidden command", tool: "shell", args: map[string]any{"command": "rm -rf /"}, wantError: true,
 			wantText: []string{"denied by policy"}},
-		{name: "ask without approver", tool: "file_write", args: map[string]any{"path": "a.txt", "content": "x"}, wantError: true,
-			wantText: []string{"needs approval", "autonomy.supervised.ask"}},
+		{name: "ask without approver", tool: "shell", args: map[string]any{"command": "rm -rf build"}, wantError: true,
+			wantText: []string{"needs approval", "cmd.rm.workspace"}},
 		{name: "unknown argument denied", tool: "file_read", args: map[string]any{"path": "a", "mode": "x"}, wantError: true,
 			wantText: []string{"denied by policy"}},
 		{name: "missing argument denied", tool: "shell", args: map[string]any{}, wantError: true,
@@ -250,7 +250,7 @@ func TestServeApprover(t *testing.T) {
 		cfg := r.cfg
 		cfg.Approver = fixed(tt.answer)
 		cs := connect(t, NewServer(broker.New(cfg), Options{}))
-		res := call(t, cs, "file_write", map[string]any{"path": "a.txt", "content": "x"})
+		res := call(t, cs, "shell", map[string]any{"command": "rm -rf gone; echo x > a.txt"})
 		if res.IsError != tt.wantError || !strings.Contains(text(res), tt.want) {
 			t.Errorf("%s: isError %v %q, want %q", tt.answer, res.IsError, text(res), tt.want)
 		}

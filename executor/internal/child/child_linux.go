@@ -263,6 +263,9 @@ func setup(c *Config) (Status, error) {
 		if err := remount(c); err != nil {
 			return st, fail("mount", err)
 		}
+		if err := protect(c.Protect); err != nil {
+			return st, fail("mount", err)
+		}
 		st.Mount = true
 		if c.MountProc {
 			if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -417,6 +420,26 @@ func setHostname(name string) error {
 	}
 	if err := unix.Setdomainname([]byte("(none)")); err != nil {
 		return fmt.Errorf("setdomainname: %w", err)
+	}
+	return nil
+}
+
+// protect bind-mounts each existing path onto itself read-only: files in
+// a writable grant that run code outside the sandbox later (git hooks) stay
+// as they are. An absent path or a symbolic link is skipped.
+func protect(paths []string) error {
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %q: %w", p, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &ro); err != nil {
+			return fmt.Errorf("read-only %q: %w", p, err)
+		}
 	}
 	return nil
 }

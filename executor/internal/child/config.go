@@ -76,9 +76,12 @@ type Config struct {
 	// made readable and executable in the domain, and Argv[0] is kept.
 	Exe string `json:"exe,omitempty"`
 
-	RO  []string `json:"ro,omitempty"`  // read and execute
-	RW  []string `json:"rw,omitempty"`  // read, write, create, remove; no devices
-	Dev []string `json:"dev,omitempty"` // device files: read and write only
+	RO []string `json:"ro,omitempty"` // read and execute
+	RW []string `json:"rw,omitempty"` // read, write, create, remove; no devices
+	// Protect are paths below RW kept read-only by a bind mount (with
+	// MountNS); absent ones are skipped.
+	Protect []string `json:"protect,omitempty"`
+	Dev     []string `json:"dev,omitempty"` // device files: read and write only
 
 	Net      bool     `json:"net,omitempty"`       // network granted (TCP ports below)
 	TCPPorts []uint16 `json:"tcp_ports,omitempty"` // connect allowed
@@ -175,7 +178,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
 		return nil, errors.New("sandbox config: malformed seccomp program")
 	}
-	for _, p := range append(append(append([]string{}, c.RO...), c.RW...), c.Dev...) {
+	for _, p := range append(append(append(append([]string{}, c.RO...), c.RW...), c.Dev...), c.Protect...) {
 		if len(p) == 0 || p[0] != '/' {
 			return nil, fmt.Errorf("sandbox config: path %q is not absolute", p)
 		}

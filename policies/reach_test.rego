@@ -1,0 +1,96 @@
+package claw.gate_test
+
+# Every reach rule fires on what it names and stays quiet on its benign
+# twin, at full autonomy (a denial there is a denial everywhere).
+
+full(cmds) := at(sh(cmds), "full")
+
+via(cm, v) := object.union(cm, {"via": [v]})
+
+reach_fires := {
+	"priv.identity: chmod u+s": {"id": "priv.identity", "input": full([cmd(["chmod", "u+s", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
+	"priv.identity: chmod =4755": {"id": "priv.identity", "input": full([cmd(["chmod", "=4755", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
+	"priv.identity: install -m 4755": {"id": "priv.identity", "input": full([cmd(["install", "-m", "4755", "a", "b"], ["m"], ["/home/u/ws/a", "/home/u/ws/b"])]), "decision": "deny"},
+	"priv.identity: setcap": {"id": "priv.identity", "input": full([cmd(["setcap", "cap_net_raw+ep", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
+	"priv.identity: unshare -r": {"id": "priv.identity", "input": full([via(cmd(["bash"], [], []), "unshare")]), "decision": "deny"},
+	"priv.identity: docker --privileged": {"id": "priv.identity", "input": full([cmd(["docker", "run", "--privileged", "alpine"], ["privileged"], [])]), "decision": "deny"},
+	"priv.identity: chown root": {"id": "priv.identity", "input": full([cmd(["chown", "root:root", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
+	"persist.config: go env -w": {"id": "persist.config", "input": full([cmd(["go", "env", "-w", "GOFLAGS=-x"], ["w"], [])]), "decision": "deny"},
+	"persist.config: npm i -g": {"id": "persist.config", "input": full([cmd(["npm", "i", "-g", "x"], ["g"], [])]), "decision": "deny"},
+	"persist.config: pip install --user": {"id": "persist.config", "input": full([cmd(["pip", "install", "--user", "x"], ["user"], [])]), "decision": "deny"},
+	"persist.config: python -m pip install --user": {"id": "persist.config", "input": full([cmd(["python3", "-m", "pip", "install", "--user", "x"], ["m", "user"], [])]), "decision": "deny"},
+	"persist.config: git config --global": {"id": "persist.config", "input": full([cmd(["git", "config", "--global", "user.name", "x"], ["global"], [])]), "decision": "deny"},
+	"persist.config: systemctl --user enable": {"id": "persist.config", "input": full([cmd(["systemctl", "--user", "enable", "x"], ["user"], [])]), "decision": "deny"},
+	"persist.config: npm config set": {"id": "persist.config", "input": full([cmd(["npm", "config", "set", "registry", "x"], [], [])]), "decision": "deny"},
+	"persist.delayed: at": {"id": "persist.delayed", "input": full([cmd(["at", "now"], [], [])]), "decision": "deny"},
+	"persist.delayed: crontab file": {"id": "persist.delayed", "input": full([cmd(["crontab", "jobs"], [], ["/home/u/ws/jobs"])]), "decision": "deny"},
+	"persist.delayed: systemd-run": {"id": "persist.delayed", "input": full([via(cmd(["x"], [], []), "systemd-run")]), "decision": "deny"},
+	"persist.workspace_exec: git hook": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.git/hooks/pre-commit"]), "full"), "decision": "deny"},
+	"persist.workspace_exec: edit .git/config": {"id": "persist.workspace_exec", "input": at(write("edit_file", ["/home/u/ws/.git/config"]), "full"), "decision": "deny"},
+	"persist.workspace_exec: nested .gitattributes": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/src/.gitattributes"]), "full"), "decision": "deny"},
+	"persist.workspace_exec: .vscode task": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.vscode/tasks.json"]), "full"), "decision": "deny"},
+	"persist.workspace_exec: .envrc by the shell": {"id": "persist.workspace_exec", "input": full([object.union(cmd(["tee", ".envrc"], [], ["/home/u/ws/.envrc"]), {"writes": ["/home/u/ws/.envrc"]})]), "decision": "deny"},
+	"persist.workspace_exec: git config core.hooksPath": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "core.hooksPath", "h"], [], [])]), "decision": "deny"},
+	"persist.workspace_exec: git config filter": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "filter.x.clean", "sh"], [], [])]), "decision": "deny"},
+	"persist.workspace_exec: direnv allow": {"id": "persist.workspace_exec", "input": full([cmd(["direnv", "allow"], [], [])]), "decision": "deny"},
+	"cred.printer: git credential fill": {"id": "cred.printer", "input": full([cmd(["git", "credential", "fill"], [], [])]), "decision": "deny"},
+	"cred.printer: gh auth token": {"id": "cred.printer", "input": full([cmd(["gh", "auth", "token"], [], [])]), "decision": "deny"},
+	"cred.printer: aws configure get": {"id": "cred.printer", "input": full([cmd(["aws", "configure", "get", "aws_secret_access_key"], [], [])]), "decision": "deny"},
+	"cred.printer: kubectl config view --raw": {"id": "cred.printer", "input": full([cmd(["kubectl", "config", "view", "--raw"], ["raw"], [])]), "decision": "deny"},
+	"cred.printer: ssh-add -L": {"id": "cred.printer", "input": full([cmd(["ssh-add", "-L"], ["L"], [])]), "decision": "deny"},
+	"cred.printer: docker credential helper": {"id": "cred.printer", "input": full([cmd(["docker-credential-pass", "list"], [], [])]), "decision": "deny"},
+	"proc.control: killall": {"id": "proc.control", "input": full([cmd(["killall", "node"], [], [])]), "decision": "deny"},
+	"proc.control: pkill -f": {"id": "proc.control", "input": full([cmd(["pkill", "-f", "server.py"], ["f"], [])]), "decision": "deny"},
+	"proc.control: systemctl stop": {"id": "proc.control", "input": full([cmd(["systemctl", "stop", "nginx"], [], [])]), "decision": "deny"},
+	"shell.exec_option: strace -o pipe": {"id": "shell.exec_option", "input": full([via(cmd(["ls"], [], []), "strace -o |")]), "decision": "ask"},
+	"shell.exec_option: gcc -wrapper": {"id": "shell.exec_option", "input": full([cmd(["gcc", "-wrapper", "sh,-c,id", "x.c"], ["wrapper"], ["/home/u/ws/x.c"])]), "decision": "ask"},
+	"shell.exec_option: split --filter": {"id": "shell.exec_option", "input": full([cmd(["split", "--filter=sh", "f"], ["filter"], ["/home/u/ws/f"])]), "decision": "ask"},
+}
+
+reach_quiet := {
+	"priv.identity: chmod +x": {"id": "priv.identity", "input": full([cmd(["chmod", "+x", "x"], [], ["/home/u/ws/x"])]), "decision": "allow"},
+	"priv.identity: chmod 0755": {"id": "priv.identity", "input": full([cmd(["chmod", "0755", "x"], [], ["/home/u/ws/x"])]), "decision": "allow"},
+	"priv.identity: docker ps": {"id": "priv.identity", "input": full([cmd(["docker", "ps"], [], [])]), "decision": "allow"},
+	"priv.identity: install -m 0644": {"id": "priv.identity", "input": full([cmd(["install", "-m", "0644", "a", "b"], ["m"], ["/home/u/ws/a", "/home/u/ws/b"])]), "decision": "allow"},
+	"persist.config: python -m pip install in a venv": {"id": "persist.config", "input": full([cmd(["python3", "-m", "pip", "install", "x"], ["m"], [])]), "decision": "allow"},
+	"persist.config: go env GOPATH": {"id": "persist.config", "input": full([cmd(["go", "env", "GOPATH"], [], [])]), "decision": "allow"},
+	"persist.config: git config user.name": {"id": "persist.config", "input": full([cmd(["git", "config", "user.name", "x"], [], [])]), "decision": "allow"},
+	"persist.config: systemctl status": {"id": "persist.config", "input": full([cmd(["systemctl", "status", "x"], [], [])]), "decision": "allow"},
+	"persist.delayed: crontab -l": {"id": "persist.delayed", "input": full([cmd(["crontab", "-l"], ["l"], [])]), "decision": "allow"},
+	"persist.workspace_exec: source file": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/src/main.go"]), "full"), "decision": "allow"},
+	"persist.workspace_exec: .gitignore": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.gitignore"]), "full"), "decision": "allow"},
+	"persist.workspace_exec: git config user.email": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "user.email", "a@b"], [], [])]), "decision": "allow"},
+	"cred.printer: git status": {"id": "cred.printer", "input": full([cmd(["git", "status"], [], [])]), "decision": "allow"},
+	"cred.printer: gh pr list": {"id": "cred.printer", "input": full([cmd(["gh", "pr", "list"], [], [])]), "decision": "allow"},
+	"cred.printer: kubectl config view": {"id": "cred.printer", "input": full([cmd(["kubectl", "config", "view"], [], [])]), "decision": "allow"},
+	"proc.control: kill a pid": {"id": "proc.control", "input": full([cmd(["kill", "12345"], [], [])]), "decision": "allow"},
+	"shell.exec_option: strace to a file": {"id": "shell.exec_option", "input": full([via(cmd(["ls"], [], []), "strace")]), "decision": "allow"},
+	"shell.exec_option: plain gcc": {"id": "shell.exec_option", "input": full([cmd(["gcc", "-O2", "-o", "x", "x.c"], ["O2", "o"], ["/home/u/ws/x.c", "/home/u/ws/x"])]), "decision": "allow"},
+}
+
+test_reach_fires if {
+	failing := {note |
+		some note, tc in reach_fires
+		not fires_ok(tc)
+	}
+	no_failures(failing)
+}
+
+test_reach_quiet if {
+	failing := {note |
+		some note, tc in reach_quiet
+		not quiet_ok(tc)
+	}
+	no_failures(failing)
+}
+
+# reach_programs, a literal set for speed, covers every program a reach
+# rule looks at, and the exec-option names cover the option table.
+test_reach_programs_cover_the_rules if {
+	every n in ((data.claw.gate.identity_programs | data.claw.gate.persist_programs) | data.claw.gate.credential_programs) | data.claw.gate.delayed_programs {
+		n in data.claw.gate.reach_programs
+	}
+	every n, _ in data.claw.gate.exec_options {
+		n in data.claw.gate.exec_option_names
+	}
+}
