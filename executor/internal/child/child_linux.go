@@ -259,6 +259,11 @@ func setup(c *Config) (Status, error) {
 			st.Proc = true
 		}
 	}
+	if c.EgressPort != 0 {
+		if err := egressListen(c.EgressPort); err != nil {
+			return st, fail("egress", err)
+		}
+	}
 	if c.Mode == ModeExec {
 		path, err := resolve(c)
 		if err != nil {

@@ -1,0 +1,180 @@
+//go:build linux
+
+package executor
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testNames resolves the test names to 127.0.0.1 for the proxy.
+type testNames map[string]string
+
+func (n testNames) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := n[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func withEgressNames(t *testing.T, n testNames) {
+	t.Helper()
+	old := egressResolver
+	egressResolver = n
+	t.Cleanup(func() { egressResolver = old })
+}
+
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
+func serverPort(t *testing.T, s *httptest.Server) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// egressSpec runs script in bash with the egress grant hosts, loopback
+// allowed (the test servers).
+func egressSpec(script string, hosts ...string) Spec {
+	return Spec{Argv: bash(script), Net: Net{Egress: &Egress{Hosts: hosts, AllowPrivate: []string{"127.0.0.0/8"}}}}
+}
+
+func TestEgressProxy(t *testing.T) {
+	requireSandbox(t)
+	curl := needTool(t, "curl")
+	_ = curl
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "served "+r.URL.Path+"\n")
+	}))
+	defer srv.Close()
+	port := serverPort(t, srv)
+	withEgressNames(t, testNames{"a.claw.test": "127.0.0.1", "b.claw.test": "127.0.0.1", "ten.claw.test": "10.9.8.7"})
+
+	t.Run("curl through the proxy", func(t *testing.T) {
+		res := run(t, egressSpec("curl -sS http://a.claw.test:"+port+"/x", "a.claw.test:"+port))
+		if string(res.Stdout) != "served /x\n" || res.ExitCode != 0 {
+			t.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if res.Egress == nil || len(res.Egress.Conns) != 1 {
+			t.Fatalf("egress report %+v", res.Egress)
+		}
+		c := res.Egress.Conns[0]
+		if !c.Admitted || c.Method != "GET" || c.Host != "a.claw.test" || c.IP != "127.0.0.1" || c.Up == 0 || c.Down == 0 {
+			t.Fatalf("record %+v", c)
+		}
+		if !strings.Contains(strings.Join(res.Sandbox.Namespaces, ","), "net") {
+			t.Fatalf("no network namespace: %v", res.Sandbox.Namespaces)
+		}
+	})
+	t.Run("host outside the grant", func(t *testing.T) {
+		res := run(t, egressSpec("curl -sS -o /dev/null -w '%{http_code}' http://b.claw.test:"+port+"/x", "a.claw.test:"+port))
+		if string(res.Stdout) != "403" {
+			t.Fatalf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+		}
+		if res.Egress == nil || len(res.Egress.Conns) != 1 || res.Egress.Conns[0].Admitted || !strings.Contains(res.Egress.Conns[0].Reason, "not in this action's plan") {
+			t.Fatalf("egress report %+v", res.Egress)
+		}
+	})
+	t.Run("name resolving to a private address", func(t *testing.T) {
+		res := run(t, egressSpec("curl -sSf http://ten.claw.test:"+port+"/x", "ten.claw.test:"+port))
+		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "403") {
+			t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr)
+		}
+		if c := res.Egress.Conns; len(c) != 1 || c[0].Reason != "ten.claw.test: 10.9.8.7 is a private address" {
+			t.Fatalf("records %+v", c)
+		}
+	})
+	t.Run("direct connections fail", func(t *testing.T) {
+		// curl told not to use the proxy, bash's /dev/tcp, and the
+		// proxy's own port from a socket the command binds itself
+		res := run(t, egressSpec(`
+curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:`+port+`/x && echo curl-direct-worked
+curl -sS --max-time 5 --noproxy '*' http://a.claw.test:`+port+`/x && echo curl-name-worked
+(echo > /dev/tcp/127.0.0.1/`+port+`) 2>/dev/null && echo devtcp-worked
+(echo > /dev/tcp/127.0.0.1/443) 2>/dev/null && echo other-port-worked
+echo done`, "a.claw.test:"+port))
+		if out := string(res.Stdout); out != "done\n" {
+			t.Fatalf("a direct connection worked: %q (stderr %q)", out, res.Stderr)
+		}
+		if len(res.Egress.Conns) != 0 {
+			t.Fatalf("the proxy saw direct connections: %+v", res.Egress.Conns)
+		}
+	})
+	t.Run("environment and descriptors", func(t *testing.T) {
+		res := run(t, egressSpec(`env | grep -i -E '^(https?|all|no)_proxy=|^npm_config_.*proxy=|^PIP_PROXY=' | sort; ls /proc/self/fd | tr '\n' ' '`, "a.claw.test:"+port))
+		want := "ALL_PROXY=http://127.0.0.1:3128\nHTTPS_PROXY=http://127.0.0.1:3128\nHTTP_PROXY=http://127.0.0.1:3128\nNO_PROXY=\nPIP_PROXY=http://127.0.0.1:3128\nall_proxy=http://127.0.0.1:3128\nhttp_proxy=http://127.0.0.1:3128\nhttps_proxy=http://127.0.0.1:3128\nno_proxy=\nnpm_config_https_proxy=http://127.0.0.1:3128\nnpm_config_proxy=http://127.0.0.1:3128\n0 1 2 3 "
+		if got := string(res.Stdout); got != want {
+			t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+func TestEgressClients(t *testing.T) {
+	requireSandbox(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls "+r.URL.Path+"\n")
+	}))
+	defer srv.Close()
+	port := serverPort(t, srv)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	ca := filepath.Join(dir, "ca.pem")
+	must(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644))
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "plain "+r.URL.Path+"\n")
+	}))
+	defer plain.Close()
+	pport := serverPort(t, plain)
+	// httptest's certificate names example.com
+	withEgressNames(t, testNames{"example.com": "127.0.0.1", "a.claw.test": "127.0.0.1"})
+	for _, tc := range []struct {
+		tool, script, want string
+	}{
+		{"curl", "SSL_CERT_FILE=" + ca + " curl -sS https://example.com:" + port + "/c", "tls /c\n"},
+		{"wget", "wget -q -O - --ca-certificate=" + ca + " https://example.com:" + port + "/w", "tls /w\n"},
+		{"wget", "wget -q -O - http://a.claw.test:" + pport + "/p", "plain /p\n"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			needTool(t, tc.tool)
+			s := egressSpec(tc.script, "example.com:"+port, "a.claw.test:"+pport)
+			s.Read = []string{dir}
+			res := run(t, s)
+			if string(res.Stdout) != tc.want {
+				t.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			if len(res.Egress.Conns) != 1 || !res.Egress.Conns[0].Admitted {
+				t.Fatalf("records %+v", res.Egress.Conns)
+			}
+		})
+	}
+	t.Run("SNI of another name", func(t *testing.T) {
+		needTool(t, "curl")
+		// curl connects to example.com through the proxy but asks the
+		// server for another name: the proxy refuses the tunnel
+		s := egressSpec("SSL_CERT_FILE="+ca+" curl -sS --connect-to other.example:"+port+":example.com:"+port+" https://other.example:"+port+"/c; echo exit=$?", "example.com:"+port)
+		s.Read = []string{dir}
+		res := run(t, s)
+		if strings.Contains(string(res.Stdout), "tls /c") || len(res.Egress.Conns) != 1 || res.Egress.Conns[0].Admitted {
+			t.Fatalf("stdout %q, records %+v", res.Stdout, res.Egress.Conns)
+		}
+	})
+}
