@@ -76,6 +76,7 @@ func BuildInput(a Action, c Context) *Input {
 		}
 		in.Parsed = shell.Analyze(cmd, shell.Options{Cwd: c.Cwd, Home: c.Home})
 		in.canonShell(res)
+		in.Destinations = shellDestinations(in.Parsed)
 	case "file_read", "file_list":
 		if p, ok := in.str("path"); ok {
 			in.addPath(res, p, false)

@@ -43,6 +43,9 @@ type SandboxPlan struct {
 	Read  []string `json:"read"`
 	Write []string `json:"write"`
 	Net   bool     `json:"net"`
+	// Egress are the destinations ("host:port") a shell action may reach
+	// through claw's egress proxy, the only network it then has.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Decision is the gate's answer for one action.
@@ -67,12 +70,16 @@ func (d Decision) RuleIDs() []string {
 // must already be absolute and expanded; the built-in forbidden paths are
 // merged in by New.
 type Policy struct {
-	WorkspaceOnly            bool     `json:"workspace_only"`
-	ForbiddenPaths           []string `json:"forbidden_paths"`
-	ReadPaths                []string `json:"read_paths"`
-	ForbiddenCommands        []string `json:"forbidden_commands"`
-	AllowedCommands          []string `json:"allowed_commands"`
-	AllowedDomains           []string `json:"allowed_domains"`
+	WorkspaceOnly     bool     `json:"workspace_only"`
+	ForbiddenPaths    []string `json:"forbidden_paths"`
+	ReadPaths         []string `json:"read_paths"`
+	ForbiddenCommands []string `json:"forbidden_commands"`
+	AllowedCommands   []string `json:"allowed_commands"`
+	AllowedDomains    []string `json:"allowed_domains"`
+	// AllowPrivateCIDRs are the non-public ranges a shell command's
+	// egress proxy may connect to; a destination in them (or a name,
+	// whose addresses the proxy checks) is not refused as private.
+	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"`
 	PassphraseEnabled        bool     `json:"passphrase_enabled"`
 	PassphraseFor            []string `json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `json:"allow_privilege_escalation"`
@@ -265,6 +272,7 @@ func configData(opts Options) map[string]any {
 		"forbidden_commands":         list(p.ForbiddenCommands),
 		"allowed_commands":           list(p.AllowedCommands),
 		"allowed_domains":            list(p.AllowedDomains),
+		"allow_private_cidrs":        list(p.AllowPrivateCIDRs),
 		"passphrase_enabled":         p.PassphraseEnabled,
 		"passphrase_for":             list(p.PassphraseFor),
 		"allow_privilege_escalation": p.AllowPrivilegeEscalation,
@@ -553,6 +561,8 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 			sb.Read, err = resultStrings(fv)
 		case "write":
 			sb.Write, err = resultStrings(fv)
+		case "egress":
+			sb.Egress, err = resultStrings(fv)
 		case "net":
 			switch b := fv.(type) {
 			case nil:

@@ -58,6 +58,9 @@ type Input struct {
 	Writes []string `json:"writes"`
 	// URL is the analysed URL of an http action.
 	URL *URLInfo `json:"url"`
+	// Destinations are the network destinations of a shell command (see
+	// shellDestinations), analysed like the http tool's URL.
+	Destinations []*URLInfo `json:"destinations,omitempty"`
 	// Errors are problems found while building the input (bad argument
 	// types, NUL bytes in paths, unresolvable /proc forms). Any entry
 	// makes the policies deny with rule input.invalid.

@@ -23,19 +23,18 @@ func inputValue(in *Input) (ast.Value, error) {
 	}
 	var u *ast.Term = ast.NullTerm()
 	if in.URL != nil {
-		u = obj(
-			kv("raw", ast.StringTerm(in.URL.Raw)),
-			kv("scheme", ast.StringTerm(in.URL.Scheme)),
-			kv("host", ast.StringTerm(in.URL.Host)),
-			kv("port", ast.IntNumberTerm(in.URL.Port)),
-			kv("userinfo", ast.BooleanTerm(in.URL.Userinfo)),
-			kv("ip", ast.StringTerm(in.URL.IP)),
-			kv("class", ast.StringTerm(in.URL.Class)),
-			kv("error", ast.StringTerm(in.URL.Error)),
-		)
+		u = urlTerm(in.URL)
 	}
 	c := in.Context
-	return ast.NewObject(
+	fields := [][2]*ast.Term{}
+	if len(in.Destinations) > 0 {
+		ds := make([]*ast.Term, len(in.Destinations))
+		for i, d := range in.Destinations {
+			ds[i] = urlTerm(d)
+		}
+		fields = append(fields, kv("destinations", ast.ArrayTerm(ds...)))
+	}
+	return ast.NewObject(append(fields,
 		kv("version", ast.IntNumberTerm(in.Version)),
 		kv("action", obj(kv("tool", ast.StringTerm(in.Action.Tool)), kv("args", ast.NewTerm(args)))),
 		kv("kind", ast.StringTerm(in.Kind)),
@@ -52,7 +51,20 @@ func inputValue(in *Input) (ast.Value, error) {
 			kv("channel", ast.StringTerm(c.Channel)),
 			kv("estop", ast.BooleanTerm(c.Estop)),
 		)),
-	), nil
+	)...), nil
+}
+
+func urlTerm(u *URLInfo) *ast.Term {
+	return obj(
+		kv("raw", ast.StringTerm(u.Raw)),
+		kv("scheme", ast.StringTerm(u.Scheme)),
+		kv("host", ast.StringTerm(u.Host)),
+		kv("port", ast.IntNumberTerm(u.Port)),
+		kv("userinfo", ast.BooleanTerm(u.Userinfo)),
+		kv("ip", ast.StringTerm(u.IP)),
+		kv("class", ast.StringTerm(u.Class)),
+		kv("error", ast.StringTerm(u.Error)),
+	)
 }
 
 func analysisTerm(a *shell.Analysis) *ast.Term {

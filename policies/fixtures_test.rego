@@ -158,10 +158,10 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires,
+	destructive_fires, network_fires, egress_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet,
+	destructive_quiet, network_quiet, egress_quiet,
 ])

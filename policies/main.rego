@@ -564,5 +564,6 @@ result := {
 		"read": sandbox_read,
 		"write": sandbox_write,
 		"net": sandbox_net,
+		"egress": sandbox_egress,
 	},
 }

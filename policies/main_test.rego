@@ -619,8 +619,9 @@ test_sandbox if {
 	no_failures(failing)
 }
 
+# A case that names no egress plan expects none.
 sandbox_ok(tc) if {
-	decide(tc.input, object.get(tc, "config", {})).sandbox == tc.sandbox
+	decide(tc.input, object.get(tc, "config", {})).sandbox == object.union({"egress": []}, tc.sandbox)
 }
 
 # ---------------------------------------------------------------------------
@@ -630,12 +631,12 @@ sandbox_ok(tc) if {
 test_case_notes_are_unique if {
 	tables := [
 		tools_fires, main_fires, paths_fires, commands_fires,
-		destructive_fires, network_fires,
+		destructive_fires, network_fires, egress_fires,
 	]
 	count(fires) == sum([count(t) | some t in tables])
 	quiets := [
 		tools_quiet, main_quiet, paths_quiet, commands_quiet,
-		destructive_quiet, network_quiet,
+		destructive_quiet, network_quiet, egress_quiet,
 	]
 	count(quiet) == sum([count(t) | some t in quiets])
 }

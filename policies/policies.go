@@ -18,6 +18,7 @@
 //	commands.rego     shell analysis: unparseable, forbidden commands, privilege, marks
 //	destructive.rego  destructive patterns (all critical)
 //	network.rego      the http tool: URL checks and the allowed_domains allowlist
+//	egress.rego       shell network: destinations, allowed_domains, the egress plan
 //	lib.rego          claw.lib helpers (reason, under, glob_base, has_opt, ...)
 //	*_test.rego       unit tests (claw.gate_test: tables of cases per rule;
 //	                  claw.lib_test); testdata/user holds sample user policies
@@ -150,6 +151,10 @@
 //	http.private_address           a loopback, private, link-local, metadata,
 //	                               unspecified, multicast or reserved address
 //	http.domain_not_allowed        the host is not on allowed_domains
+//	net.invalid_url                a URL in a shell command cannot be analysed (critical)
+//	net.domain_not_allowed         a shell command's destination is not on allowed_domains
+//	net.private_address            a shell command's destination is non-public and
+//	                               allow_private_cidrs does not open it
 //	user.invalid_reason            a user policy produced something that is not a reason
 //	passphrase.unavailable         a user policy wants the passphrase but none is set
 //
