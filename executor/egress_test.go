@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testNames resolves the test names to 127.0.0.1 for the proxy.
@@ -177,4 +179,33 @@ func TestEgressClients(t *testing.T) {
 			t.Fatalf("stdout %q, records %+v", res.Stdout, res.Egress.Conns)
 		}
 	})
+}
+
+// BenchmarkEgressSpawn is what an egress grant adds to an action, paired
+// with the same action without network, alternating: a network namespace,
+// lo brought up, the listener handed over, the proxy started and closed.
+func BenchmarkEgressSpawn(b *testing.B) {
+	if err := Check().Require(0); err != nil {
+		b.Skip(err)
+	}
+	plain := Spec{Argv: []string{"/bin/true"}}
+	proxied := Spec{Argv: []string{"/bin/true"}, Net: Net{Egress: &Egress{Hosts: []string{"example.com:443"}}}}
+	var d, p, added []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := Run(context.Background(), plain); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := Run(context.Background(), proxied); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		d, p, added = append(d, t1.Sub(t0)), append(p, t2.Sub(t1)), append(added, t2.Sub(t1)-t1.Sub(t0))
+	}
+	med := func(v []time.Duration) float64 { slices.Sort(v); return float64(v[len(v)/2]) / 1e6 }
+	b.ReportMetric(med(d), "plain-ms")
+	b.ReportMetric(med(p), "egress-ms")
+	b.ReportMetric(med(added), "added-ms")
+	b.ReportMetric(0, "ns/op")
 }
