@@ -979,6 +979,7 @@ func systemReadPaths() []string {
 		"protocols", "ca-certificates", "ca-certificates.conf", "alternatives",
 		"mime.types", "os-release", "debian_version", "bash.bashrc", "inputrc", "terminfo",
 		"magic", "locale.alias", "locale.conf", "environment.d",
+		"gitconfig", // git refuses to run when it exists but cannot be read
 		// CA certificates: the directories and the bundles where Go and
 		// OpenSSL look for them (Debian, Fedora, Alpine, openSUSE)
 		"ssl/certs", "ssl/openssl.cnf", "ssl/cert.pem", "ssl/ca-bundle.pem",
