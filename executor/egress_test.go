@@ -209,3 +209,33 @@ func BenchmarkEgressSpawn(b *testing.B) {
 	b.ReportMetric(med(added), "added-ms")
 	b.ReportMetric(0, "ns/op")
 }
+
+// TestEgressKernelBoundary: in an egress sandbox the proxy's port is the
+// only TCP destination; the host's loopback services, other ports, IPv6,
+// MPTCP and listening all fail, whatever the command does with its
+// environment.
+func TestEgressKernelBoundary(t *testing.T) {
+	requireSandbox(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	port := serverPort(t, srv)
+	for _, tc := range []struct{ probe, target, want string }{
+		{"tcp", "127.0.0.1:3128", "allowed"},
+		{"tcp", "127.0.0.1:" + port, "denied"}, // the host's server, same address and port
+		{"tcp", "127.0.0.1:443", "denied"},
+		{"tcp6", "[::1]:3128", "denied"},
+		{"mptcp", "127.0.0.1:3128", "denied"},
+		{"listen", "", "denied"},
+	} {
+		t.Run(tc.probe+" "+tc.target, func(t *testing.T) {
+			s := egressSpec("")
+			s.Net.Egress.Hosts = []string{"example.com:443"}
+			s.Argv = probeArgv(tc.probe, tc.target)
+			s.Read = []string{testBin}
+			res := run(t, s)
+			if got := strings.Fields(string(res.Stdout)); len(got) == 0 || got[0] != tc.want {
+				t.Fatalf("%s %s: %q (stderr %q), want %s", tc.probe, tc.target, res.Stdout, res.Stderr, tc.want)
+			}
+		})
+	}
+}
