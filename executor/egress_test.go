@@ -239,3 +239,34 @@ func TestEgressKernelBoundary(t *testing.T) {
 		})
 	}
 }
+
+// TestEgressEndsWithTheAction: a download left running in the background
+// does not outlive the action; its tunnel is closed and the server sees
+// the connection end.
+func TestEgressEndsWithTheAction(t *testing.T) {
+	requireSandbox(t)
+	needTool(t, "curl")
+	stopped := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(stopped)
+		for {
+			if _, err := io.WriteString(w, strings.Repeat("x", 1024)); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	port := serverPort(t, srv)
+	withEgressNames(t, testNames{"a.claw.test": "127.0.0.1"})
+	res := run(t, egressSpec("(curl -sS http://a.claw.test:"+port+"/stream > /dev/null &) ; sleep 1", "a.claw.test:"+port))
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server still streams to the sandbox after the action ended")
+	}
+	if len(res.Egress.Conns) != 1 || !res.Egress.Conns[0].Admitted || res.Egress.Conns[0].Down == 0 {
+		t.Fatalf("records %+v", res.Egress.Conns)
+	}
+}
