@@ -87,6 +87,22 @@ func TestEgressProxy(t *testing.T) {
 			t.Fatalf("no network namespace: %v", res.Sandbox.Namespaces)
 		}
 	})
+	t.Run("two hosts, one curl", func(t *testing.T) {
+		res := run(t, egressSpec("curl -sS http://a.claw.test:"+port+"/1 http://b.claw.test:"+port+"/2 http://a.claw.test:"+port+"/3", "a.claw.test:"+port, "b.claw.test:"+port))
+		if string(res.Stdout) != "served /1\nserved /2\nserved /3\n" {
+			t.Fatalf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+		}
+		hosts := ""
+		for _, c := range res.Egress.Conns {
+			if !c.Admitted {
+				t.Fatalf("record %+v", c)
+			}
+			hosts += c.Host + " "
+		}
+		if len(res.Egress.Conns) != 3 || strings.Count(hosts, "a.claw.test") != 2 {
+			t.Fatalf("one connection per request expected: %+v", res.Egress.Conns)
+		}
+	})
 	t.Run("host outside the grant", func(t *testing.T) {
 		res := run(t, egressSpec("curl -sS -o /dev/null -w '%{http_code}' http://b.claw.test:"+port+"/x", "a.claw.test:"+port))
 		if string(res.Stdout) != "403" {
