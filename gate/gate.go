@@ -70,16 +70,13 @@ func (d Decision) RuleIDs() []string {
 // must already be absolute and expanded; the built-in forbidden paths are
 // merged in by New.
 type Policy struct {
-	WorkspaceOnly     bool     `json:"workspace_only"`
-	ForbiddenPaths    []string `json:"forbidden_paths"`
-	ReadPaths         []string `json:"read_paths"`
-	ForbiddenCommands []string `json:"forbidden_commands"`
-	AllowedCommands   []string `json:"allowed_commands"`
-	AllowedDomains    []string `json:"allowed_domains"`
-	// AllowPrivateCIDRs are the non-public ranges a shell command's
-	// egress proxy may connect to; a destination in them (or a name,
-	// whose addresses the proxy checks) is not refused as private.
-	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"`
+	WorkspaceOnly            bool     `json:"workspace_only"`
+	ForbiddenPaths           []string `json:"forbidden_paths"`
+	ReadPaths                []string `json:"read_paths"`
+	ForbiddenCommands        []string `json:"forbidden_commands"`
+	AllowedCommands          []string `json:"allowed_commands"`
+	AllowedDomains           []string `json:"allowed_domains"`
+	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"` // non-public ranges shell network may reach
 	PassphraseEnabled        bool     `json:"passphrase_enabled"`
 	PassphraseFor            []string `json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `json:"allow_privilege_escalation"`

@@ -43,18 +43,14 @@ type Config struct {
 
 // Security is the [security] table: what the gate allows.
 type Security struct {
-	Autonomy          string   `toml:"autonomy" json:"autonomy"`
-	WorkspaceOnly     bool     `toml:"workspace_only" json:"workspace_only"`
-	ForbiddenPaths    []string `toml:"forbidden_paths" json:"forbidden_paths"`
-	ReadPaths         []string `toml:"read_paths" json:"read_paths"`
-	ForbiddenCommands []string `toml:"forbidden_commands" json:"forbidden_commands"`
-	AllowedCommands   []string `toml:"allowed_commands" json:"allowed_commands"`
-	AllowedDomains    []string `toml:"allowed_domains" json:"allowed_domains"`
-	// AllowPrivateCIDRs are the non-public address ranges (an internal
-	// mirror, a local registry) the egress proxy of a shell action may
-	// connect to; every other loopback, private, link-local or metadata
-	// address is refused.
-	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"`
+	Autonomy                 string   `toml:"autonomy" json:"autonomy"`
+	WorkspaceOnly            bool     `toml:"workspace_only" json:"workspace_only"`
+	ForbiddenPaths           []string `toml:"forbidden_paths" json:"forbidden_paths"`
+	ReadPaths                []string `toml:"read_paths" json:"read_paths"`
+	ForbiddenCommands        []string `toml:"forbidden_commands" json:"forbidden_commands"`
+	AllowedCommands          []string `toml:"allowed_commands" json:"allowed_commands"`
+	AllowedDomains           []string `toml:"allowed_domains" json:"allowed_domains"`
+	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"` // non-public ranges the egress proxy may reach
 	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
