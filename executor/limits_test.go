@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,4 +103,32 @@ func TestSetuidGainsNothing(t *testing.T) {
 			t.Errorf("the workspace is mounted %s, not nosuid", lines[2])
 		}
 	})
+}
+
+// TestInheritedRlimitsLowered: under hard limits below the ones claw sets
+// (a ulimit, systemd's LimitNPROC=, a container's), actions still run,
+// with the inherited limits: claw lowers limits and never tries to raise
+// one (which would fail without privilege in the init user namespace).
+func TestInheritedRlimitsLowered(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("lowering this process's hard limits could not be undone without root (testdata/script/sandbox_rlimit.txtar covers an unprivileged user)")
+	}
+	for _, l := range []struct {
+		res  int
+		hard uint64
+	}{{unix.RLIMIT_NPROC, 300}, {unix.RLIMIT_NOFILE, 512}} {
+		var old unix.Rlimit
+		must(t, unix.Getrlimit(l.res, &old))
+		must(t, unix.Setrlimit(l.res, &unix.Rlimit{Cur: min(old.Cur, l.hard), Max: l.hard}))
+		t.Cleanup(func() { unix.Setrlimit(l.res, &old) })
+	}
+	res, err := Run(context.Background(), Spec{Argv: bash("ulimit -Hu; ulimit -Hn"), Timeout: 20 * time.Second,
+		Limits: Limits{Processes: 512, OpenFiles: 1024}})
+	if err != nil {
+		t.Fatalf("Run: %v (setup %q)", err, res.SetupError)
+	}
+	if got := string(res.Stdout); got != "300\n512\n" {
+		t.Fatalf("hard limits (processes, open files) %q (stderr %q), want the inherited 300 and 512", got, res.Stderr)
+	}
 }

@@ -84,6 +84,16 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 		return nil, nil, withCode(exitError, fmt.Errorf("workspace %s is not a directory", ws), "create it, or run 'claw init'")
 	}
 	checkWorkspaceOwner(g, ws, e.cfg.Sandbox.RunAs)
+	forbidden, err := newForbiddenPaths(eng)
+	if err != nil {
+		log.Close()
+		return nil, nil, withCode(exitError, err)
+	}
+	if entry := forbidden.covering(ws); entry != "" {
+		warnf(g.stderr, "the workspace %s lies in the forbidden path %s: file tools are denied in it", ws, entry)
+		infof(g.stderr, "hint: set workspace_dir to a directory outside %s (as root, %s)", entry, rootWorkspace)
+	}
+	path, pathRead := sandboxPath(e.cfg.Sandbox.Path, os.Getenv("PATH"), ws, e.userDir, forbidden)
 	autonomy := e.cfg.Security.Autonomy
 	if o.autonomy != "" {
 		autonomy = o.autonomy
@@ -111,6 +121,8 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 			Timeout:        timeout,
 			HTTPPorts:      ports,
 			Limits:         executor.Limits{MemoryBytes: uint64(mem), Processes: uint64(e.cfg.Sandbox.PidsMax)},
+			Path:           path,
+			PathRead:       pathRead,
 		},
 	}
 	if a := newTTYApprover(g); a != nil {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 )
 
 func init() { registerCommand("exec", newExecCommand) }
@@ -32,13 +34,17 @@ func newExecCommand(g *globals) *cobra.Command {
 		Long:  execLong,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			b, closeLog, err := openBroker(c.Context(), g, o)
+			var path []string
+			b, closeLog, err := openBroker(c.Context(), g, o, func(bc *broker.Config, _ *env) { path = bc.Sandbox.Path })
 			if err != nil {
 				return err
 			}
 			defer closeLog()
 			a := gate.Action{Tool: "shell", Args: map[string]any{"command": strings.Join(args, " ")}}
 			out, err := b.Invoke(c.Context(), a, "")
+			if out != nil && out.Result != nil && bytes.Contains(out.Result.Stderr, []byte(": command not found")) {
+				defer infof(g.stderr, "hint: commands are looked up on the sandbox's PATH %s; [sandbox] path in the config sets it (README: How PATH is built)", strings.Join(path, ":"))
+			}
 			return outcomeExit(g, out, err, asJSON)
 		},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/receipts"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 )
@@ -59,28 +63,44 @@ type initResult struct {
 	Workspace string   `json:"workspace,omitempty"`
 	Created   []string `json:"created"`
 	Existed   []string `json:"existed"`
+	Warnings  []string `json:"warnings,omitempty"`
+	Next      string   `json:"next"` // the command to run next
 }
 
 func newInitCommand(g *globals) *cobra.Command {
 	var (
 		workspace string
+		passFile  string
 		asJSON    bool
 	)
 	c := &cobra.Command{
 		Use:   "init",
-		Short: "Create the claw home, its config file and the workspace",
+		Short: "Create the claw home, its config file, signing key, memory and workspace",
 		Long: `Create the claw home (--home, $CLAW_HOME or ~/.claw; mode 0700) with a
-commented config.toml (0600), policies/ for user policies, keys/ and
-receipts/ (0700 each), and the workspace directory the config names.
+commented config.toml (0600), policies/ for user policies, keys/ with the
+receipt signing key (as 'claw keys generate' makes it: encrypted with the
+passphrase of --passphrase-file or $CLAW_KEY_PASSPHRASE_FILE, else
+unencrypted with mode 0600), receipts/ (0700 each), the memory database,
+and the workspace directory the config names.
 
-init never overwrites anything: an existing config file is kept unchanged
-and reported, and existing directories are left as they are. Running it
-twice is harmless.
+The workspace is ~/claw-workspace, except for a claw that runs as root and
+runs its actions as [sandbox] run_as ("nobody"): when that user cannot
+reach ~/claw-workspace (a 0700 home) or it lies in a forbidden path (such
+as /root), it is ` + rootWorkspace + `. A workspace init creates is handed
+to that user. init warns about a workspace actions could not use.
+
+init never overwrites anything: an existing config file or key is kept
+unchanged and reported, and existing directories are left as they are.
+Running it twice is harmless. It ends with the command to run next.
 
 EXIT STATUS
   0 ok (also when everything already existed), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if ctx == nil { // run directly by claw onboard
+				ctx = context.Background()
+			}
 			home, path, err := configPaths(g)
 			if err != nil {
 				return err
@@ -106,6 +126,11 @@ EXIT STATUS
 				warnLoosePerms(g, home)
 			}
 
+			if _, err := os.Stat(path); workspace == "" && errors.Is(err, fs.ErrNotExist) {
+				if workspace, err = defaultWorkspace(ctx, home, path); err != nil {
+					return withCode(exitError, err)
+				}
+			}
 			tmpl, err := initTemplate(workspace)
 			if err != nil {
 				return usageErrorf("%v", err)
@@ -134,13 +159,20 @@ EXIT STATUS
 			case err != nil:
 				return withCode(exitError, err)
 			}
-			if !created && workspace != "" {
+			if !created && c.Flags().Changed("workspace") {
 				warnf(g.stderr, "--workspace ignored: the existing config's workspace_dir is %s", cfg.WorkspaceDir)
 			}
 
+			keyDir, err := receiptKeyDir(g)
+			if err != nil {
+				return err
+			}
+			if err := mkdirSearchable(filepath.Dir(cfg.WorkspaceDir)); err != nil {
+				return withCode(exitError, err)
+			}
 			dirs := []string{
 				filepath.Join(home, "policies"),
-				filepath.Dir(cfg.Receipts.Key),
+				keyDir,
 				cfg.Receipts.Dir,
 				cfg.WorkspaceDir,
 			}
@@ -183,18 +215,119 @@ EXIT STATUS
 			}
 			note(cfg.Serve.TokenFile, created)
 
+			keyPath := filepath.Join(keyDir, receiptKeyName)
+			created, err = initReceiptKey(g, keyDir, passFile)
+			if err != nil {
+				return err
+			}
+			note(keyPath, created)
+			if created && !receiptKeyEncrypted(keyPath) {
+				res.Warnings = append(res.Warnings, keyPath+" is not encrypted; protect it with file permissions only (or remove both key files and run 'claw keys generate' for a passphrase)")
+			}
+
+			created, err = initMemory(cfg.Agent.MemoryDB)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			note(cfg.Agent.MemoryDB, created)
+
+			e := &env{home: home, cfg: cfg}
+			e.userDir, _ = os.UserHomeDir()
+			if problem, fix := workspaceIssue(ctx, e, cfg.WorkspaceDir); problem != "" {
+				res.Warnings = append(res.Warnings, problem+"; fix: "+fix)
+			}
+			if problem, fix := programsProblem(cfg.Sandbox.RunAs, ""); problem != "" {
+				res.Warnings = append(res.Warnings, problem+"; fix: "+fix)
+			}
+			res.Next = "claw doctor"
+
 			if asJSON {
 				return writeConfigJSON(g, res)
 			}
 			for _, l := range lines {
 				fmt.Fprintln(g.stdout, l)
 			}
+			for _, w := range res.Warnings {
+				warnf(g.stderr, "%s", w)
+			}
+			fmt.Fprintf(g.stdout, "next: %s\n", res.Next)
+			fmt.Fprintf(g.stdout, "then: claw agent -m 'list the files'   (the workspace is %s)\n", cfg.WorkspaceDir)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&workspace, "workspace", "", "workspace directory to write into a new config (default ~/claw-workspace)")
+	c.Flags().StringVar(&passFile, "passphrase-file", "", "encrypt the new receipt signing key with the passphrase in this file (or $CLAW_KEY_PASSPHRASE_FILE)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was created as JSON")
 	return c
+}
+
+// defaultWorkspace is the workspace_dir of a new config: "" (the
+// template's ~/claw-workspace), or rootWorkspace when claw runs as root,
+// actions run as run_as, and that user cannot reach ~/claw-workspace or it
+// lies in a forbidden path.
+func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
+	cfg, _, err := config.LoadOrDefault(path, home) // the defaults: path does not exist yet
+	if err != nil {
+		return "", err
+	}
+	uid, gid, ok, err := runAsIDs(cfg.Sandbox.RunAs)
+	if err != nil || !ok {
+		return "", err
+	}
+	ws, err := canonicalDir(cfg.WorkspaceDir)
+	if err != nil {
+		return "", err
+	}
+	if unsearchableAbove(ws, uid, gid) != "" {
+		return rootWorkspace, nil
+	}
+	e := &env{home: home, cfg: cfg}
+	e.userDir, _ = os.UserHomeDir()
+	if entry, err := workspaceForbidden(ctx, e, ws); err != nil || entry != "" {
+		return rootWorkspace, nil
+	}
+	return "", nil
+}
+
+// initReceiptKey creates the receipt signing key in dir unless there is
+// one, encrypted when a passphrase file is given, and reports whether it
+// did.
+func initReceiptKey(g *globals, dir, passFile string) (bool, error) {
+	for _, name := range []string{receiptKeyName, receiptPubName} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return false, nil // kept as it is; doctor checks it
+		}
+	}
+	var pass []byte
+	if passFile != "" || os.Getenv("CLAW_KEY_PASSPHRASE_FILE") != "" {
+		o := keyOptions{passphraseFile: passFile}
+		var err error
+		if pass, err = o.passphrase(g, false); err != nil {
+			return false, err
+		}
+	}
+	if _, err := generateReceiptKey(dir, receipts.Ed25519, pass); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// receiptKeyEncrypted reports whether the key file at path is encrypted.
+func receiptKeyEncrypted(path string) bool {
+	b, err := readSmall(path, 64<<10)
+	return err == nil && receipts.IsEncryptedKey(b)
+}
+
+// initMemory creates the memory database at path unless it exists.
+func initMemory(path string) (bool, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return false, nil
+	}
+	st, err := memory.Open(path, memory.WithRedactor(redact.String), memory.WithSecretFields(redact.SecretField))
+	if err != nil {
+		return false, fmt.Errorf("creating the memory database: %w", err)
+	}
+	return true, st.Close()
 }
 
 // initTemplate is the config template, with workspace_dir set to dir when
@@ -245,6 +378,23 @@ func ensureDir(dir string) (bool, error) {
 		return false, fmt.Errorf("failed to set the mode of %s: %w", dir, err)
 	}
 	return true, nil
+}
+
+// mkdirSearchable creates dir and its missing parents with mode 0755
+// whatever the umask, so that the run_as user can reach a workspace inside.
+func mkdirSearchable(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := mkdirSearchable(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+		return nil // made by someone else meanwhile: not ours to change
+	} else if err != nil {
+		return fmt.Errorf("failed to create %s: %w", dir, err)
+	}
+	return os.Chmod(dir, 0o755)
 }
 
 // writeNew creates path with mode 0600 and writes data, never replacing an

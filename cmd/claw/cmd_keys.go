@@ -192,6 +192,40 @@ func writeKeyFile(path string, data []byte, mode os.FileMode) error {
 	return f.Close()
 }
 
+// generateReceiptKey writes a new signing key of kind to dir/receipt.key
+// (0600; encrypted when pass is not empty) and its public key to
+// dir/receipt.pub, never replacing either.
+func generateReceiptKey(dir string, kind receipts.KeyKind, pass []byte) (keyInfo, error) {
+	priv, err := receipts.GenerateKey(kind)
+	if err != nil {
+		return keyInfo{}, withCode(exitUsage, err)
+	}
+	privPEM, err := receipts.MarshalPrivateKey(priv, pass)
+	if err != nil {
+		return keyInfo{}, withCode(exitError, err)
+	}
+	pubPEM, err := receipts.MarshalPublicKey(priv.Public())
+	if err != nil {
+		return keyInfo{}, withCode(exitError, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return keyInfo{}, withCode(exitError, err)
+	}
+	keyPath, pubPath := filepath.Join(dir, receiptKeyName), filepath.Join(dir, receiptPubName)
+	if err := writeKeyFile(keyPath, privPEM, 0o600); err != nil {
+		return keyInfo{}, err
+	}
+	if err := writeKeyFile(pubPath, pubPEM, 0o644); err != nil {
+		return keyInfo{}, err
+	}
+	ki, err := describeKey(priv.Public())
+	if err != nil {
+		return keyInfo{}, withCode(exitError, err)
+	}
+	ki.Private, ki.Public, ki.Encrypted = keyPath, pubPath, len(pass) > 0
+	return ki, nil
+}
+
 // trustedReceiptKeys loads every *.pub in the keys directory (the current
 // key and retired ones), for verifying on the host itself.
 func trustedReceiptKeys(g *globals) ([]crypto.PublicKey, []string, error) {
@@ -290,15 +324,14 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 			if unencrypted && o.passphraseFile != "" {
 				return usageErrorf("--unencrypted and --passphrase-file cannot be used together")
 			}
-			priv, err := receipts.GenerateKey(receipts.KeyKind(kind))
-			if err != nil {
-				return withCode(exitUsage, err)
+			if _, err := receipts.GenerateKey(receipts.KeyKind(kind)); err != nil {
+				return withCode(exitUsage, err) // a bad --kind, before any prompt
 			}
 			dir, err := receiptKeyDir(g)
 			if err != nil {
 				return err
 			}
-			keyPath, pubPath := filepath.Join(dir, receiptKeyName), filepath.Join(dir, receiptPubName)
+			keyPath := filepath.Join(dir, receiptKeyName)
 			if _, err := os.Stat(keyPath); err == nil {
 				return withCode(exitError, fmt.Errorf("%s already exists; keys are never overwritten", keyPath), "use 'claw keys rotate' to replace the signing key")
 			}
@@ -308,28 +341,11 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 					return err
 				}
 			}
-			privPEM, err := receipts.MarshalPrivateKey(priv, pass)
+			ki, err := generateReceiptKey(dir, receipts.KeyKind(kind), pass)
 			if err != nil {
-				return withCode(exitError, err)
-			}
-			pubPEM, err := receipts.MarshalPublicKey(priv.Public())
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return withCode(exitError, err)
-			}
-			if err := writeKeyFile(keyPath, privPEM, 0o600); err != nil {
 				return err
 			}
-			if err := writeKeyFile(pubPath, pubPEM, 0o644); err != nil {
-				return err
-			}
-			ki, err := describeKey(priv.Public())
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			ki.Private, ki.Public, ki.Encrypted = keyPath, pubPath, !unencrypted
+			keyPath, pubPath := ki.Private, ki.Public
 			if asJSON {
 				return writeReceiptJSON(g, ki)
 			}

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/internal/config"
 	"github.com/spf13/cobra"
 )
 
@@ -54,7 +57,12 @@ EXIT STATUS
   The command's own status passes through (128+N when killed by signal N).
   5 the sandbox is unavailable on this kernel (see claw doctor), 126 the
   sandbox could not be set up and nothing ran, 127 command not found, 2
-  usage.`,
+  usage.
+
+As root, the command keeps uid 0 without capabilities, except when every
+--write path belongs to the [sandbox] run_as user (like the workspace
+claw init hands to it): then it runs as that user, as claw exec would
+there. --run-as chooses the user itself.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec := executor.Spec{
@@ -63,6 +71,9 @@ EXIT STATUS
 			}
 			if cwd != "" {
 				spec.Cwd = abs([]string{cwd})[0]
+			}
+			if !c.Flags().Changed("run-as") {
+				spec.RunAs = ownerRunAs(g, spec.Write)
 			}
 			if netPorts != "" {
 				ports, err := parsePorts(netPorts)
@@ -95,7 +106,7 @@ EXIT STATUS
 	f.DurationVar(&timeout, "timeout", executor.DefaultTimeout, "kill the whole process tree after `D`")
 	f.StringVar(&cwd, "cwd", "", "working directory (default the first --write path, else the private home)")
 	f.StringArrayVar(&env, "env", nil, "pass `NAME` from the environment, or set NAME=VALUE (secret-looking names are refused)")
-	f.StringVar(&runAs, "run-as", "", "when root, run as this `USER` or uid (default: uid 0 with no capabilities)")
+	f.StringVar(&runAs, "run-as", "", "when root, run as this `USER` or uid (\"\": uid 0 with no capabilities; default: [sandbox] run_as when it owns every --write path, else uid 0)")
 	f.BoolVar(&stdin, "stdin", false, "pass standard input to the command (default /dev/null)")
 	f.Int64Var(&maxOutput, "max-output", executor.DefaultMaxOutput, "bytes of stdout and of stderr kept")
 	f.Uint64Var(&limits.CPUSeconds, "cpu", 0, "CPU seconds (default 120)")
@@ -106,6 +117,38 @@ EXIT STATUS
 	f.BoolVar(&degraded, "unsafe-degraded", false, "run even when the kernel cannot confine the command fully (prints a warning; writes no receipt)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// ownerRunAs is the user claw sandbox run uses as root when --run-as is not
+// given: the config's run_as when that user owns every write grant, so that
+// the command can write in a workspace init handed to it; else "" (uid 0,
+// no capabilities). An unreadable config leaves uid 0.
+func ownerRunAs(g *globals, write []string) string {
+	if os.Geteuid() != 0 || len(write) == 0 {
+		return ""
+	}
+	home, path, err := configPaths(g)
+	if err != nil {
+		return ""
+	}
+	cfg, _, err := config.LoadOrDefault(path, home)
+	if err != nil {
+		return ""
+	}
+	uid, _, ok, err := runAsIDs(cfg.Sandbox.RunAs)
+	if err != nil || !ok {
+		return ""
+	}
+	for _, w := range write {
+		fi, err := os.Stat(w)
+		if err != nil {
+			return ""
+		}
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); !isUnix || int(st.Uid) != uid {
+			return ""
+		}
+	}
+	return cfg.Sandbox.RunAs
 }
 
 func abs(ps []string) []string {

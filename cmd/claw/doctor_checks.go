@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/redact"
@@ -50,6 +51,8 @@ func init() {
 		doctorCheck{Name: "provider", Run: checkProvider},
 		doctorCheck{Name: "provider reachable", Run: checkProviderReachable},
 		doctorCheck{Name: "memory", Run: checkMemory},
+		doctorCheck{Name: "workspace", Run: checkWorkspace},
+		doctorCheck{Name: "tool programs", Run: checkToolPrograms},
 	)
 }
 
@@ -326,4 +329,43 @@ func checkMemory(g *globals) doctorResult {
 		return failed(err.Error(), "the file may be damaged: move it away to start over")
 	}
 	return passed(fmt.Sprintf("%s (%s)", path, configPlural(len(convs), "conversation")))
+}
+
+// checkWorkspace fails when actions could not use the workspace: missing,
+// inside a forbidden path, or out of the run_as user's reach.
+func checkWorkspace(g *globals) doctorResult {
+	s := loadDoctorState(g)
+	if !s.homeExists {
+		return notInitialised(s)
+	}
+	if s.cfg == nil {
+		return skipped("the config could not be loaded")
+	}
+	e := &env{home: s.home, cfg: s.cfg}
+	e.userDir, _ = os.UserHomeDir()
+	if problem, fix := workspaceIssue(context.Background(), e, s.cfg.WorkspaceDir); problem != "" {
+		return failed(problem, fix)
+	}
+	detail := s.cfg.WorkspaceDir
+	if _, _, ok, _ := runAsIDs(s.cfg.Sandbox.RunAs); ok {
+		detail += " (actions run as " + s.cfg.Sandbox.RunAs + ")"
+	}
+	return passed(detail)
+}
+
+// checkToolPrograms fails when claw runs as root and the run_as user its
+// tools switch to could not start claw or its helper.
+func checkToolPrograms(g *globals) doctorResult {
+	s := loadDoctorState(g)
+	if s.cfg == nil {
+		return skipped("the config could not be loaded")
+	}
+	runAs := s.cfg.Sandbox.RunAs
+	if _, _, ok, _ := runAsIDs(runAs); !ok {
+		return skipped("tools keep claw's own uid")
+	}
+	if problem, fix := programsProblem(runAs, executor.Check().Helper); problem != "" {
+		return failed(problem, fix)
+	}
+	return passed("claw and its helper can be started by " + runAs)
 }

@@ -84,6 +84,9 @@ func TestDoctorConfig(t *testing.T) {
 func TestDoctorReceiptKey(t *testing.T) {
 	home, g := doctorHome(t, "")
 	key := filepath.Join(home, "keys", receiptKeyName)
+	checkResult(t, "made by init", checkReceiptKey(g), wantResult{ok: true, detail: key})
+	must(t, os.Remove(key))
+	must(t, os.Remove(filepath.Join(home, "keys", receiptPubName)))
 	checkResult(t, "missing", checkReceiptKey(g), wantResult{detail: "no receipt signing key", fix: "claw keys generate"})
 	generateKey(t, home)
 	checkResult(t, "present", checkReceiptKey(g), wantResult{ok: true, detail: key})
@@ -95,8 +98,7 @@ func TestDoctorReceiptKey(t *testing.T) {
 }
 
 func TestDoctorReceiptLog(t *testing.T) {
-	home, g := doctorHome(t, "")
-	generateKey(t, home)
+	home, g := doctorHome(t, "") // init made the key
 	checkResult(t, "empty", checkReceiptLog(g), wantResult{skipped: true, detail: "no receipts yet"})
 
 	signer, err := loadReceiptSigner(g, &keyOptions{})
@@ -193,6 +195,8 @@ kind = "mock"
 
 func TestDoctorMemory(t *testing.T) {
 	home, g := doctorHome(t, "")
+	checkResult(t, "made by init", checkMemory(g), wantResult{ok: true, detail: "0 conversations"})
+	must(t, os.Remove(filepath.Join(home, "memory.sqlite")))
 	checkResult(t, "none", checkMemory(g), wantResult{skipped: true})
 	seedMemory(t, home)
 	checkResult(t, "seeded", checkMemory(g), wantResult{ok: true, detail: "2 conversations"})
@@ -214,5 +218,12 @@ func TestDoctorOfflineFlag(t *testing.T) {
 		if !strings.Contains(out, `"name":`+name) {
 			t.Errorf("doctor --json lacks check %s:\n%s", name, out)
 		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,7 +11,14 @@ import (
 
 // When claw runs as root, sandboxed actions run as the [sandbox] run_as user
 // (default "nobody"), so the workspace must belong to that user for actions
-// to write in it.
+// to write in it, and every directory above it must be searchable by them.
+
+// rootWorkspace is the workspace claw init names for a claw that runs as
+// root and hands its actions to run_as, when that user cannot reach
+// ~/claw-workspace (root's home is 0700) or it lies in a forbidden path
+// (/root is one). It is not below /var/lib, /usr or /etc, where the
+// policies take every write for a change to the system.
+var rootWorkspace = "/srv/claw/workspace" // a variable for the tests
 
 // runAsIDs resolves the run_as user, or ok=false when actions keep claw's
 // own uid (claw is not root, or run_as is empty).
@@ -43,37 +50,96 @@ func handWorkspaceToRunAs(ws, runAs string) error {
 	return nil
 }
 
-// checkWorkspaceOwner warns when sandboxed actions, running as the run_as
-// user, will not be able to write in the workspace.
-func checkWorkspaceOwner(g *globals, ws, runAs string) {
-	uid, _, ok, err := runAsIDs(runAs)
+// unsearchableAbove returns the first directory above path (from the
+// nearest up) that uid and gid may not search, or "".
+func unsearchableAbove(path string, uid, gid int) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(dir); err == nil && !mayAccess(fi, uid, gid, 0o1) {
+			return dir
+		}
+		if dir == "/" || dir == "." {
+			return ""
+		}
+	}
+}
+
+// mayAccess reports whether uid and gid (without capabilities) get the
+// access bits want (r=4, w=2, x=1) on a file by its mode.
+func mayAccess(fi os.FileInfo, uid, gid int, want os.FileMode) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case int(st.Uid) == uid:
+		return perm>>6&want == want
+	case int(st.Gid) == gid:
+		return perm>>3&want == want
+	}
+	return perm&want == want
+}
+
+// workspaceProblem says why sandboxed actions, running as the run_as user
+// because claw runs as root, cannot use the workspace ws, and how to fix
+// it; "" when they can (or actions keep claw's own uid).
+func workspaceProblem(ws, runAs string) (problem, fix string) {
+	uid, gid, ok, err := runAsIDs(runAs)
 	if err != nil {
-		warnf(g.stderr, "%v", err)
-		return
+		return err.Error(), "set [sandbox] run_as to an existing user"
 	}
 	if !ok {
-		return
+		return "", ""
 	}
-	for dir := filepath.Dir(ws); ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o001 == 0 {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
-				warnf(g.stderr, "sandboxed actions run as %s (uid %d) because claw runs as root, and %s (above the workspace) is not searchable by them: file tools will fail", runAs, uid, dir)
-				infof(g.stderr, "hint: chmod o+x %s, move the workspace, or set [sandbox] run_as = \"\"", dir)
-				return
-			}
-		}
-		if dir == "/" {
-			break
-		}
+	if dir := unsearchableAbove(ws, uid, gid); dir != "" {
+		return fmt.Sprintf("sandboxed actions run as %s (uid %d) because claw runs as root, and %s (above the workspace %s) is not searchable by them: file tools will fail", runAs, uid, dir, ws),
+			fmt.Sprintf("use a workspace outside it, such as %s ('claw init --workspace %s' in a new claw home, or workspace_dir in the config), or set [sandbox] run_as = \"\"", rootWorkspace, rootWorkspace)
 	}
 	fi, err := os.Stat(ws)
+	if err != nil || mayAccess(fi, uid, gid, 0o3) {
+		return "", ""
+	}
+	return fmt.Sprintf("sandboxed actions run as %s (uid %d) because claw runs as root, and they cannot write in the workspace %s", runAs, uid, ws),
+		fmt.Sprintf("chown -R %s %s, or set [sandbox] run_as = \"\" to keep uid 0 without capabilities", runAs, ws)
+}
+
+// checkWorkspaceOwner warns when sandboxed actions, running as the run_as
+// user, will not be able to use the workspace.
+func checkWorkspaceOwner(g *globals, ws, runAs string) {
+	if problem, fix := workspaceProblem(ws, runAs); problem != "" {
+		warnf(g.stderr, "%s", problem)
+		infof(g.stderr, "hint: %s", fix)
+	}
+}
+
+// programsProblem says why sandboxed tools, once switched to the run_as
+// user because claw runs as root, could not start the program they run
+// as: claw itself (the http tool always, the file tools when no
+// claw-sandbox helper is installed beside claw) or the helper. "" when
+// run_as can reach and execute both (or actions keep claw's own uid).
+func programsProblem(runAs, helper string) (problem, fix string) {
+	uid, gid, ok, err := runAsIDs(runAs)
+	if err != nil || !ok {
+		return "", ""
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
 	if err != nil {
-		return
+		return "", ""
 	}
-	st, isUnix := fi.Sys().(*syscall.Stat_t)
-	if !isUnix || int(st.Uid) == uid || fi.Mode().Perm()&0o002 != 0 {
-		return
+	fix = fmt.Sprintf("install claw and claw-sandbox where %s can reach them, such as /usr/local/bin, or set [sandbox] run_as = \"\"", runAs)
+	for _, p := range []string{exe, helper} {
+		if p == "" {
+			continue
+		}
+		if dir := unsearchableAbove(p, uid, gid); dir != "" {
+			return fmt.Sprintf("sandboxed tools run as %s (uid %d) because claw runs as root, and %s (above %s) is not searchable by them: file and http tools will fail", runAs, uid, dir, p), fix
+		}
+		if fi, err := os.Stat(p); err == nil && !mayAccess(fi, uid, gid, 0o1) {
+			return fmt.Sprintf("sandboxed tools run as %s (uid %d) because claw runs as root, and they may not execute %s: file and http tools will fail", runAs, uid, p), fix
+		}
 	}
-	warnf(g.stderr, "sandboxed actions run as %s (uid %d) because claw runs as root, and the workspace %s belongs to uid %d: they cannot write in it", runAs, uid, ws, st.Uid)
-	infof(g.stderr, "hint: chown -R %s %s, or set [sandbox] run_as = \"\" to keep uid 0 without capabilities", runAs, ws)
+	return "", ""
 }

@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 			os.Exit(f(os.Args[2:]))
 		}
 	}
+	// claw init's workspace for root when ~ is out of run_as's reach:
+	// inside the script's own directory, not the machine's /srv.
+	if d := os.Getenv("CLAW_TEST_ROOT_WORKSPACE"); d != "" {
+		rootWorkspace = d
+	}
 	testscript.Main(m, map[string]func(){
 		"claw":     func() { os.Exit(run(os.Args[1:])) },
 		"ttydrive": func() { os.Exit(ttydrive.Main(os.Args[1:])) },
@@ -48,6 +53,7 @@ func TestScript(t *testing.T) {
 				e.Setenv("CLAW_REPO", root) // the checkout: scripts/demo.sh
 			}
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			e.Setenv("CLAW_TEST_ROOT_WORKSPACE", filepath.Join(e.WorkDir, "srv", "claw", "workspace"))
 			// Sandboxed tools re-execute claw after the child has
 			// switched to the unprivileged run_as user (the tests run as
 			// root): the directory testscript put claw in must be

@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,6 +118,11 @@ type Sandbox struct {
 	Limits       executor.Limits
 	HTTPPorts    []uint16
 	Degraded     bool // explicit, loud opt-in; recorded in every receipt
+	// Path is the PATH of shell actions (absolute directories, in
+	// order), and PathRead the directories granted read-only for it
+	// (the toolchains on it); empty Path keeps the executor's default.
+	// File and http tools get neither.
+	Path, PathRead []string
 }
 
 // Config wires a Broker.
@@ -559,6 +565,10 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		cmd, _ := a.Args["command"].(string)
 		spec.Tool = executor.ToolShell
 		spec.Argv = []string{"bash", "-c", cmd}
+		if len(s.Path) > 0 {
+			spec.Env = []string{"PATH=" + strings.Join(s.Path, ":")}
+			spec.Read = slices.Concat(spec.Read, s.PathRead)
+		}
 		if len(d.Sandbox.Egress) > 0 {
 			// the destinations the gate judged, and nothing else, through
 			// the egress proxy

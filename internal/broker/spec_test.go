@@ -159,3 +159,29 @@ func TestEgressReceipt(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// The sandbox PATH and the read grants of its toolchains go to shell
+// actions only, after the decision's own grants.
+func TestSpecPath(t *testing.T) {
+	r := newRigWith(t, "full", nil, func(c *Config) {
+		c.Sandbox.Path = []string{"/opt/go/bin", "/usr/bin"}
+		c.Sandbox.PathRead = []string{"/opt/go"}
+	})
+	s, err := specFor(t, r, sh("go version"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Env, []string{"PATH=/opt/go/bin:/usr/bin"}) {
+		t.Errorf("shell env %q, want the PATH", s.Env)
+	}
+	if len(s.Read) < 2 || s.Read[len(s.Read)-1] != "/opt/go" || !slices.Contains(s.Read, r.ws) {
+		t.Errorf("shell read %q, want the plan's grants and then /opt/go", s.Read)
+	}
+	f, err := specFor(t, r, gate.Action{Tool: "file_read", Args: map[string]any{"path": "f.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Env) != 0 || slices.Contains(f.Read, "/opt/go") {
+		t.Errorf("file_read env %q read %q: the PATH is for shell actions only", f.Env, f.Read)
+	}
+}

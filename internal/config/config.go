@@ -73,6 +73,9 @@ type Sandbox struct {
 	MemoryMax      string   `toml:"memory_max" json:"memory_max"`
 	PidsMax        int      `toml:"pids_max" json:"pids_max"`
 	HTTPPorts      []int    `toml:"http_ports" json:"http_ports"`
+	// Path is the PATH of sandboxed shell actions before filtering;
+	// empty: the PATH claw was started with.
+	Path []string `toml:"path" json:"path"`
 }
 
 // Receipts is the [receipts] table: where the receipt log and its key live.
@@ -201,6 +204,7 @@ func Default(home string) *Config {
 			MemoryMax:      "1G",
 			PidsMax:        256,
 			HTTPPorts:      []int{80, 443},
+			Path:           []string{},
 		},
 		Receipts: Receipts{
 			Dir:        filepath.Join(h, "receipts"),

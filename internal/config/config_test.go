@@ -110,7 +110,7 @@ func TestParseValid(t *testing.T) {
 					MaxBodyBytes: 4096, ReadHeaderTimeout: Duration{2 * time.Second}, RequestTimeout: Duration{30 * time.Second}}
 				s.GateTimeout = Duration{time.Second}
 				c.Sandbox = Sandbox{MinLandlockABI: 4, RunAs: "", Timeout: Duration{2 * time.Minute},
-					MemoryMax: "512M", PidsMax: 64, HTTPPorts: []int{443, 8443}}
+					MemoryMax: "512M", PidsMax: 64, HTTPPorts: []int{443, 8443}, Path: []string{"/usr/local/go/bin", "/home/u/.cargo/bin"}}
 				c.Receipts = Receipts{Dir: "/var/lib/claw/receipts", Key: testHome + "/keys/other.key", Checkpoint: 1000}
 			},
 		},
@@ -283,6 +283,8 @@ forbidden_paths = ["etc", "~bob/.ssh", "**/ok", "/ok"]
 read_paths = ["**/no"]
 [receipts]
 dir = "./r"
+[sandbox]
+path = ["/usr/local/go/bin", "node_modules/.bin"]
 `,
 			want: []string{
 				`config.toml:1:17: workspace_dir: must not be empty`,
@@ -290,6 +292,7 @@ dir = "./r"
 				`config.toml:3:27: security.forbidden_paths[1]: "~bob/.ssh" uses ~user, which is not supported; write ~/… or an absolute path`,
 				`config.toml:4:15: security.read_paths[0]: "**/no" is a relative path; write an absolute path, ~/… or $VAR/…`,
 				`config.toml:6:7: receipts.dir: "./r" is a relative path; write an absolute path, ~/… or $VAR/…`,
+				`config.toml:8:30: sandbox.path[1]: "node_modules/.bin" is a relative path; write an absolute path, ~/… or $VAR/…`,
 			},
 		},
 		{

@@ -29,6 +29,7 @@ func (c *Config) Expand(getenv func(string) string) error {
 	}
 	fp := slices.Clone(c.Security.ForbiddenPaths)
 	rp := slices.Clone(c.Security.ReadPaths)
+	sp := slices.Clone(c.Sandbox.Path)
 	errs := &Errors{}
 	one := func(path string, v *string, pattern bool) {
 		out, err := expandPath(*v, getenv, pattern)
@@ -46,6 +47,7 @@ func (c *Config) Expand(getenv func(string) string) error {
 	one("workspace_dir", &ws, false)
 	many("security.forbidden_paths", fp, true)
 	many("security.read_paths", rp, false)
+	many("sandbox.path", sp, false)
 	one("receipts.dir", &rdir, false)
 	one("receipts.key", &rkey, false)
 	one("agent.soul", &soul, false)
@@ -65,6 +67,7 @@ func (c *Config) Expand(getenv func(string) string) error {
 	c.Agent.Soul, c.Agent.MemoryDB, c.Serve.Socket, c.Serve.TokenFile = soul, mdb, sock, tok
 	c.Providers = provs
 	c.Security.ForbiddenPaths, c.Security.ReadPaths = fp, rp
+	c.Sandbox.Path = sp
 	c.expanded = true
 	return nil
 }

@@ -105,6 +105,8 @@ func (s *source) validate(c *Config) {
 		}
 	}
 
+	s.checkPaths("sandbox.path", sb.Path, false)
+
 	s.checkPath("receipts.dir", rc.Dir, false)
 	s.checkPath("receipts.key", rc.Key, false)
 	s.checkRange("receipts.checkpoint_every", rc.Checkpoint, 1, math.MaxInt32)

@@ -236,14 +236,26 @@ func writeStatus(f *os.File, s Status) {
 	f.Write(append(b, '\n'))
 }
 
+// lowerRlimit sets the soft and hard limit of l.Resource to l.Max, or to
+// the current hard limit when that is lower (one inherited from a ulimit,
+// systemd's LimitNPROC= or a container): a limit is only ever lowered,
+// which needs no privilege, and the lower limit is the stricter one.
+func lowerRlimit(l Rlimit) error {
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(l.Resource, &cur); err != nil {
+		return err
+	}
+	v := min(l.Max, cur.Max)
+	return syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: v, Max: v})
+}
+
 // setup confines the current thread in the order the design needs: rlimits,
 // mounts (while capabilities remain), command lookup, cwd, credentials,
 // no_new_privs, Landlock, seccomp, fd hygiene.
 func setup(c *Config) (Status, error) {
 	st := Status{UID: -1}
 	for _, l := range c.Limits {
-		lim := syscall.Rlimit{Cur: l.Max, Max: l.Max}
-		if err := syscall.Setrlimit(l.Resource, &lim); err != nil {
+		if err := lowerRlimit(l); err != nil {
 			return st, fail("rlimit", fmt.Errorf("resource %d: %w", l.Resource, err))
 		}
 	}

@@ -110,7 +110,8 @@ type Config struct {
 	Path string `json:"-"` // resolved program, set by the child
 }
 
-// Rlimit is one resource limit; soft and hard are set to Max.
+// Rlimit is one resource limit; soft and hard are set to Max, or to the
+// inherited hard limit when that is lower (never raised).
 type Rlimit struct {
 	Resource int    `json:"resource"`
 	Max      uint64 `json:"max"`
