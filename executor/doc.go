@@ -30,7 +30,7 @@
 // # The child
 //
 // Run starts a child process cloned into new user, PID, mount, IPC and
-// (without a direct network grant, Net.Ports) network namespaces, hands it its configuration and a
+// (without a network grant) network namespaces, hands it its configuration and a
 // precompiled seccomp program over a pipe, and waits. The child, in order:
 // sets rlimits; makes every mount read-only and nosuid except the write
 // grants (bind-mounted writable), which also stops chmod, chown and utimes
@@ -66,9 +66,10 @@
 //
 // # Network through the egress proxy
 //
-// A Spec with Net.Egress runs in a network namespace of its own whose only
-// way out is claw's egress proxy (package egress, in this program). Run
-// makes a unix socket pair and hands one end to the child as fd 6
+// A Spec with Net.Egress (unlike one with a network grant, Net.Ports)
+// runs in a network namespace of its own whose only way out is claw's
+// egress proxy (package egress, in this program). Run makes a unix
+// socket pair and hands one end to the child as fd 6
 // (child.EgressFD); the child, still holding its capabilities in its
 // namespaces, brings lo up, listens on 127.0.0.1:[EgressPort], sends the
 // listening socket back over the pair (SCM_RIGHTS) and closes both, so
@@ -137,8 +138,8 @@
 // Landlock below ABI 9 does not cover pathname unix sockets and below 10
 // not UDP; seccomp refuses every socket when the network is off and only
 // allows TCP and UDP sockets over AF_INET/AF_INET6 (no raw, ICMP, SCTP,
-// UDP-Lite or MPTCP) when it is on. With a direct network
-// grant (Net.Ports) there is no network namespace, so UDP is open: to port 53 only on
+// UDP-Lite or MPTCP) when it is on. With a network
+// grant there is no network namespace, so UDP is open: to port 53 only on
 // ABI 10 or later, to any port and address below it (names are resolved
 // inside the sandbox, over UDP, so it cannot simply be refused). RLIMIT_NPROC
 // never applies to uid 0; as root the process count is bounded by a pids

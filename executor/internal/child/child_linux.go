@@ -259,6 +259,11 @@ func setup(c *Config) (Status, error) {
 			return st, fail("rlimit", fmt.Errorf("resource %d: %w", l.Resource, err))
 		}
 	}
+	if c.EgressPort != 0 {
+		if err := egressListen(c.EgressPort); err != nil {
+			return st, fail("egress", err)
+		}
+	}
 	if c.MountNS {
 		if err := remount(c); err != nil {
 			return st, fail("mount", err)
@@ -269,11 +274,6 @@ func setup(c *Config) (Status, error) {
 				return st, fail("mount /proc", err)
 			}
 			st.Proc = true
-		}
-	}
-	if c.EgressPort != 0 {
-		if err := egressListen(c.EgressPort); err != nil {
-			return st, fail("egress", err)
 		}
 	}
 	if c.Mode == ModeExec {
