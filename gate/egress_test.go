@@ -61,8 +61,8 @@ func TestEgressPlan(t *testing.T) {
 		if d.Decision != tc.decision || (tc.rule != "" && !slices.Contains(d.RuleIDs(), tc.rule)) {
 			t.Errorf("%s: %s %v, want %s with %s", tc.command, d.Decision, d.RuleIDs(), tc.decision, tc.rule)
 		}
-		if tc.decision == Allow && !slices.Equal(d.Sandbox.Egress, tc.egress) {
-			t.Errorf("%s: egress %q, want %q", tc.command, d.Sandbox.Egress, tc.egress)
+		if tc.decision == Allow && !slices.Equal(d.Sandbox.Network.Hosts, tc.egress) {
+			t.Errorf("%s: egress %q, want %q", tc.command, d.Sandbox.Network.Hosts, tc.egress)
 		}
 	}
 }

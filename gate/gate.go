@@ -43,9 +43,16 @@ type SandboxPlan struct {
 	Read  []string `json:"read"`
 	Write []string `json:"write"`
 	Net   bool     `json:"net"`
-	// Egress are the destinations ("host:port") a shell action may reach
-	// through claw's egress proxy, the only network it then has.
-	Egress []string `json:"egress,omitempty"`
+	// Network lists what a shell action may connect to.
+	Network NetworkPlan `json:"network"`
+}
+
+// NetworkPlan is the network reach of a shell action: the destinations
+// the gate checked against allowed_domains, as canonical "host:port"
+// strings ("[v6]:port" for an IPv6 address), sorted. The egress proxy
+// admits these and nothing else. Empty: no network.
+type NetworkPlan struct {
+	Hosts []string `json:"hosts"`
 }
 
 // Decision is the gate's answer for one action.
@@ -407,7 +414,7 @@ func denyDecision(digest, id, msg string) Decision {
 		Decision:     Deny,
 		Risk:         "critical",
 		Reasons:      []Reason{{ID: id, Severity: "critical", Msg: msg}},
-		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}},
+		Sandbox:      SandboxPlan{Read: []string{}, Write: []string{}, Network: NetworkPlan{Hosts: []string{}}},
 		PolicyDigest: digest,
 	}
 }
@@ -466,6 +473,9 @@ func parseResult(v any) (Decision, error) {
 	}
 	if d.Sandbox.Write == nil {
 		d.Sandbox.Write = []string{}
+	}
+	if d.Sandbox.Network.Hosts == nil {
+		d.Sandbox.Network.Hosts = []string{}
 	}
 	return d, nil
 }
@@ -558,8 +568,8 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 			sb.Read, err = resultStrings(fv)
 		case "write":
 			sb.Write, err = resultStrings(fv)
-		case "egress":
-			sb.Egress, err = resultStrings(fv)
+		case "network":
+			err = resultNetwork(fv, &sb.Network)
 		case "net":
 			switch b := fv.(type) {
 			case nil:
@@ -574,6 +584,27 @@ func resultSandbox(v any, sb *SandboxPlan) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
+	}
+	return nil
+}
+
+func resultNetwork(v any, np *NetworkPlan) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%T is not an object", v)
+	}
+	for k, fv := range m {
+		if k != "hosts" {
+			return fmt.Errorf("unknown field %q", k)
+		}
+		hosts, err := resultStrings(fv)
+		if err != nil {
+			return fmt.Errorf("hosts: %w", err)
+		}
+		np.Hosts = hosts
 	}
 	return nil
 }

@@ -172,7 +172,7 @@ func TestParseResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Decision{Decision: Ask, Risk: "medium", Reasons: []Reason{{ID: "cmd.rm.workspace", Severity: "medium", Msg: "m"}},
-		Sandbox: SandboxPlan{Read: []string{"/ws"}, Write: []string{}, Net: true}}
+		Sandbox: SandboxPlan{Read: []string{"/ws"}, Write: []string{}, Net: true, Network: NetworkPlan{Hosts: []string{}}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("got %+v, want %+v", d, want)
 	}

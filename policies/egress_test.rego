@@ -124,7 +124,7 @@ test_egress_plan if {
 		"full",
 	)
 	res := decide(act, {"allowed_domains": ["*"]})
-	res.sandbox.egress == ["[2001:db8::1]:8080", "example.com:443"]
-	decide(at(sh([cmd(["ls"], [], [])]), "full"), {}).sandbox.egress == []
-	decide(at(http({}, "GET"), "full"), {}).sandbox.egress == []
+	res.sandbox.network.hosts == ["[2001:db8::1]:8080", "example.com:443"]
+	decide(at(sh([cmd(["ls"], [], [])]), "full"), {}).sandbox.network.hosts == []
+	decide(at(http({}, "GET"), "full"), {}).sandbox.network.hosts == []
 }

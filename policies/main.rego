@@ -564,6 +564,6 @@ result := {
 		"read": sandbox_read,
 		"write": sandbox_write,
 		"net": sandbox_net,
-		"egress": sandbox_egress,
+		"network": {"hosts": sandbox_egress},
 	},
 }

@@ -621,7 +621,7 @@ test_sandbox if {
 
 # A case that names no egress plan expects none.
 sandbox_ok(tc) if {
-	decide(tc.input, object.get(tc, "config", {})).sandbox == object.union({"egress": []}, tc.sandbox)
+	decide(tc.input, object.get(tc, "config", {})).sandbox == object.union({"network": {"hosts": []}}, tc.sandbox)
 }
 
 # ---------------------------------------------------------------------------
