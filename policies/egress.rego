@@ -33,19 +33,31 @@ dest_host_allowed(d) if {
 # A non-public destination is opened by allow_private_cidrs: an address
 # when a listed prefix holds it, a name (localhost, an intranet name) as
 # soon as one is listed, since the proxy checks every address it
-# resolves to against the same list. Metadata never is.
+# resolves to against the same list. Metadata never is. d is a
+# destination with a host and a class, and the address in ip when the
+# host is written in another notation.
 private_dest_allowed(d) if {
-	d.ip != ""
+	dest_ip(d) != ""
 	d.class != "metadata"
 	some c in allow_private_cidrs
-	cidr_holds(c, d.ip)
+	cidr_holds(c, dest_ip(d))
 }
 
 private_dest_allowed(d) if {
-	d.ip == ""
+	dest_ip(d) == ""
 	not d.class in {"metadata", "invalid"}
 	count(allow_private_cidrs) > 0
 }
+
+# dest_ip is the destination's address, "" for a name.
+dest_ip(d) := d.ip if {
+	is_string(d.ip)
+	d.ip != ""
+} else := d.host if {
+	v4(d.host)
+} else := d.host if {
+	contains(d.host, ":")
+} else := ""
 
 # cidr_holds(c, ip): the prefix c (or the address c) holds ip. IPv4 is
 # compared as numbers; an IPv6 address only by an entry naming exactly

@@ -82,6 +82,12 @@ egress_quiet := {
 		"config": {"allowed_domains": ["10.1.2.3"], "allow_private_cidrs": ["192.168.0.0/16", "10.1.2.3"]},
 		"decision": "allow",
 	},
+	"net.private_address: address as the host, no ip field": {
+		"id": "net.private_address",
+		"input": fetch({"host": "10.1.2.3", "class": "private"}),
+		"config": {"allowed_domains": ["10.1.2.3"], "allow_private_cidrs": ["10.0.0.0/8"]},
+		"decision": "allow",
+	},
 	"net.private_address: IPv6 address listed": {
 		"id": "net.private_address",
 		"input": fetch({"host": "fd00::5", "ip": "fd00::5", "class": "private"}),
