@@ -65,6 +65,37 @@
 // with SECCOMP_FILTER_FLAG_TSYNC, then checks every thread's status in
 // /proc before the tool runs; [Applied].ToolInProcess reports it.
 //
+// # Network through the egress proxy
+//
+// A Spec with Net.Egress (unlike one with a network grant, Net.Ports)
+// runs in a network namespace of its own whose only way out is claw's
+// egress proxy (package egress, in this program). Run makes a unix
+// socket pair and hands one end to the child as fd 6
+// (child.EgressFD); the child, still holding its capabilities in its
+// namespaces, brings lo up, listens on 127.0.0.1:[EgressPort], sends the
+// listening socket back over the pair (SCM_RIGHTS) and closes both, so
+// the command holds neither. Run wraps the socket with net.FileListener
+// and serves the proxy on it; the command's Landlock domain allows a TCP
+// connect to EgressPort only (and no bind), and seccomp allows only TCP
+// and UDP sockets. The proxy variables (HTTP_PROXY, HTTPS_PROXY,
+// ALL_PROXY and their lower-case forms, NO_PROXY empty,
+// npm_config_proxy, npm_config_https_proxy, PIP_PROXY) point at it.
+//
+// The proxy admits exactly Egress.Hosts ("host:port"), checked before any
+// name is resolved; resolves names itself; connects only to the address
+// it vetted (public, or inside Egress.AllowPrivate); serves CONNECT (the
+// tunnel's TLS server name must be the CONNECT host) and absolute-form
+// plain HTTP; and caps idle time, bytes, open connections and request
+// heads. It closes with every tunnel when the action ends, and
+// [Result].Egress reports each connection: host, port, the address
+// connected to, admitted or why not, bytes each way, duration, how it
+// ended. The executor only reports; the caller records.
+//
+// A program that ignores the variables finds no resolver and no route: a
+// direct connection fails in the kernel. An egress action never takes a
+// prestarted child, and fails with ErrUnavailable where no network
+// namespace can be made.
+//
 // # Prestarted children
 //
 // [Prestart] keeps one child started ahead of the next Run (cloned into

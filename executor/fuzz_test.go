@@ -593,6 +593,12 @@ func TestValidate(t *testing.T) {
 		{name: "bad env name", spec: Spec{Argv: []string{"ls"}, Env: []string{"1A=x"}}},
 		{name: "port zero", spec: Spec{Argv: []string{"ls"}, Net: Net{Ports: []uint16{0}}}},
 		{name: "fine env", spec: Spec{Argv: []string{"ls"}, Env: []string{"GOFLAGS=-mod=mod", "LANG"}}, ok: true},
+		{name: "egress", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{Hosts: []string{"example.com:443", "[2001:db8::1]:80"}, AllowPrivate: []string{"10.0.0.0/8"}}}}, ok: true},
+		{name: "egress and ports", spec: Spec{Argv: []string{"ls"}, Net: Net{Ports: []uint16{443}, Egress: &Egress{Hosts: []string{"example.com:443"}}}}},
+		{name: "egress without hosts", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{}}}},
+		{name: "egress host without port", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{Hosts: []string{"example.com"}}}}},
+		{name: "egress pattern host", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{Hosts: []string{"*.example.com:443"}}}}},
+		{name: "egress open prefix", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{Hosts: []string{"example.com:443"}, AllowPrivate: []string{"0.0.0.0/0"}}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

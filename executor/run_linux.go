@@ -395,7 +395,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	}
 	s = withDefaults(s)
 
-	p := takeWarm(l, sup.ns, s.Net.On(), s.Limits)
+	p := takeWarm(l, sup.ns, s.Net.On() || s.Net.Egress != nil, s.Limits)
 	defer func() {
 		if p != nil { // not run: an error below
 			p.discard()
@@ -463,6 +463,18 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		cfg.TCPPorts = s.Net.Ports
 		cfg.UDPPorts = []uint16{53}
 	}
+	var eg *egressRun
+	if s.Net.Egress != nil {
+		if !sup.ns.net {
+			return Result{}, fmt.Errorf("%w: the egress proxy needs a network namespace", ErrUnavailable)
+		}
+		if eg, err = newEgressRun(s.Net.Egress); err != nil {
+			return Result{}, err
+		}
+		defer eg.close() // on an early return; the report is taken below
+		cfg.Net, cfg.TCPPorts, cfg.EgressPort = true, []uint16{EgressPort}, EgressPort
+		cfg.Env = egressEnv(cfg.Env)
+	}
 	cfg.Limits = rlimits(s.Limits)
 	if sup.Seccomp {
 		if cfg.BPF, err = seccompProgram(cfg.Net); err != nil {
@@ -492,7 +504,14 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 				cg = nil
 			}
 		}
-		res, st, err = launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, cfg.Net)
+		var extra []*os.File
+		if eg != nil {
+			extra = []*os.File{eg.child}
+		}
+		res, st, err = launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, s.Net.On(), extra...)
+	}
+	if eg != nil {
+		res.Egress = eg.close()
 	}
 	if cg != nil {
 		go cg.removeWhenEmpty() // the namespace's processes are dying
@@ -501,7 +520,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Sandbox.Namespaces = sup.ns.names(cfg.Net)
+	res.Sandbox.Namespaces = sup.ns.names(s.Net.On())
 	res.Sandbox.Degraded = s.Degraded && len(warnings) > 0
 	res.Sandbox.Warnings = append(warnings, res.Sandbox.Warnings...)
 	if st != nil && st.Stage == "ready" {
@@ -561,11 +580,11 @@ func parseTool(out []byte) *ToolResult {
 }
 
 // launch starts the child with the config, feeds it, waits, and collects.
-func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin []byte, maxOut int64, cg *jobCgroup, netOn bool) (Result, *child.Status, error) {
+func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin []byte, maxOut int64, cg *jobCgroup, netOn bool, extra ...*os.File) (Result, *child.Status, error) {
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p, err := startProc(l, m, netOn, cg, false)
+	p, err := startProc(l, m, netOn, cg, false, extra...)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -595,8 +614,10 @@ type proc struct {
 // startProc starts the child. The calling goroutine must hold its OS
 // thread (runtime.LockOSThread) until the child has been waited for: the
 // child's parent-death signal fires when that thread ends. A prestarted
-// child is told so: it prepares what it can while it waits.
-func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool) (*proc, error) {
+// child is told so: it prepares what it can while it waits. extra are
+// handed to the child from child.EgressFD on (never to a relayed one) and
+// closed here once it has them.
+func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool, extra ...*os.File) (*proc, error) {
 	// config, status, stdin, stdout, stderr: the child's ends are closed
 	// here once it has them
 	var ends [5][2]*os.File
@@ -638,6 +659,20 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool)
 		Stderr:      errW,
 		ExtraFiles:  []*os.File{cfgR, stW},
 		SysProcAttr: m.sysProcAttr(netOn),
+	}
+	if len(extra) > 0 {
+		if relayed(l, m, prestarted) {
+			closeAll()
+			return nil, errors.New("files for a relayed child")
+		}
+		// fd 5 stays closed: it is the relay's in a relayed child
+		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, nil)
+		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, extra...)
+		defer func() {
+			for _, f := range extra {
+				f.Close()
+			}
+		}()
 	}
 	var goW *os.File // the relay's go-ahead
 	if relayed(l, m, prestarted) {
@@ -980,6 +1015,7 @@ func systemReadPaths() []string {
 		"protocols", "ca-certificates", "ca-certificates.conf", "alternatives",
 		"mime.types", "os-release", "debian_version", "bash.bashrc", "inputrc", "terminfo",
 		"magic", "locale.alias", "locale.conf", "environment.d",
+		"gitconfig", // git refuses to run when it exists but cannot be read
 		// CA certificates: the directories and the bundles where Go and
 		// OpenSSL look for them (Debian, Fedora, Alpine, openSUSE)
 		"ssl/certs", "ssl/openssl.cnf", "ssl/cert.pem", "ssl/ca-bundle.pem",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
+	"github.com/clawsec/claw/executor/internal/egress"
 )
 
 // Tools a Spec can run.
@@ -94,14 +95,45 @@ type Spec struct {
 	Degraded bool `json:"degraded,omitempty"`
 }
 
-// Net is a network grant. With no ports the sandbox has no network at all.
+// Net is a network grant. With no ports and no egress the sandbox has no
+// network at all.
 type Net struct {
-	// Ports are the TCP ports the action may connect to.
+	// Ports are the TCP ports the action may connect to, directly, in the
+	// host's network namespace (the http tool).
 	Ports []uint16 `json:"ports,omitempty"`
+	// Egress gives the action network only through claw's egress proxy:
+	// in a network namespace of its own whose one way out is the proxy's
+	// port on 127.0.0.1. It excludes Ports.
+	Egress *Egress `json:"egress,omitempty"`
 }
 
-// On reports whether any network is granted.
+// On reports whether direct network is granted (Ports).
 func (n Net) On() bool { return len(n.Ports) > 0 }
+
+// Egress is a grant of network through the egress proxy: the
+// destinations the proxy admits for the action and its limits.
+type Egress struct {
+	// Hosts are the destinations, "host:port" ("[v6]:port" for an IPv6
+	// address); a name is matched after lower-casing and dropping one
+	// trailing dot, never as a pattern.
+	Hosts []string `json:"hosts"`
+	// AllowPrivate are CIDR prefixes of non-public addresses the proxy
+	// may connect to (the [security] allow_private_cidrs of the config).
+	AllowPrivate []string `json:"allow_private,omitempty"`
+	// MaxBytes caps the bytes of all connections, both ways (default
+	// 1 GiB); IdleTimeout closes a connection idle that long (default
+	// 60s); MaxConns caps the connections open at once (default 32).
+	MaxBytes    int64         `json:"max_bytes,omitempty"`
+	IdleTimeout time.Duration `json:"idle_timeout,omitempty"`
+	MaxConns    int           `json:"max_conns,omitempty"`
+}
+
+// EgressReport is every connection an action made through the egress
+// proxy; EgressConn is one of them.
+type (
+	EgressReport = egress.Report
+	EgressConn   = egress.Record
+)
 
 // Limits are resource limits of the sandboxed process tree.
 type Limits struct {
@@ -134,6 +166,9 @@ type Result struct {
 	Sandbox Applied `json:"sandbox"`
 	// Tool is the in-sandbox tool's outcome (nil for shell).
 	Tool *ToolResult `json:"tool,omitempty"`
+	// Egress is what the action did through the egress proxy (nil
+	// without an egress grant).
+	Egress *EgressReport `json:"egress,omitempty"`
 	// SetupError says why the sandbox could not be set up (exit 126) or the
 	// command could not be found (127); nothing ran.
 	SetupError string `json:"setup_error,omitempty"`
@@ -271,6 +306,9 @@ func (s *Spec) Validate() error {
 			return bad("port 0")
 		}
 	}
+	if err := s.Net.Egress.validate(len(s.Net.Ports) > 0); err != nil {
+		return bad("%v", err)
+	}
 	for _, e := range s.Env {
 		name, _, _ := strings.Cut(e, "=")
 		if !validEnvName(name) {
@@ -285,6 +323,30 @@ func (s *Spec) Validate() error {
 	}
 	if s.MaxOutput > 256<<20 {
 		return bad("max_output above 256 MiB")
+	}
+	return nil
+}
+
+func (e *Egress) validate(direct bool) error {
+	if e == nil {
+		return nil
+	}
+	if direct {
+		return errors.New("egress and direct ports exclude each other")
+	}
+	if len(e.Hosts) == 0 {
+		return errors.New("egress without hosts")
+	}
+	for _, h := range e.Hosts {
+		if _, err := egress.CanonicalHostPort(h); err != nil {
+			return err
+		}
+	}
+	if _, err := egress.ParseCIDRs(e.AllowPrivate); err != nil {
+		return fmt.Errorf("egress: %w", err)
+	}
+	if e.MaxBytes < 0 || e.IdleTimeout < 0 || e.MaxConns < 0 {
+		return errors.New("egress: negative limit")
 	}
 	return nil
 }

@@ -294,7 +294,7 @@ func TestReloadKeepsOldPolicyOnError(t *testing.T) {
 // TestInputValueMatchesJSON keeps the hand-written conversion in step with
 // the JSON tags of Input.
 func TestInputValueMatchesJSON(t *testing.T) {
-	for _, a := range append(benchActions, shellAction("FOO=1 sudo -u x bash -c 'cat a > /tmp/o; ls $(pwd)' | tee b")) {
+	for _, a := range append(benchActions, shellAction("FOO=1 sudo -u x bash -c 'cat a > /tmp/o; ls $(pwd)' | tee b"), shellAction("curl -sS https://example.com/x http://[::1]:8080/")) {
 		in := BuildInput(a, testContext("full"))
 		got, err := inputValue(in)
 		if err != nil {

@@ -601,6 +601,7 @@ test_sandbox if {
 	no_failures(failing)
 }
 
+# A case that names no egress plan expects none.
 sandbox_ok(tc) if {
 	got := decide(tc.input, object.get(tc, "config", {})).sandbox
 	want := object.union({"network": {"hosts": []}, "protect": got.protect}, tc.sandbox)

@@ -229,6 +229,7 @@ net_denials contains r if {
 	some d in net_dests
 	known_dest(d)
 	d.class != "public"
+	not private_dest_allowed(d)
 	r := lib.reason(rego.metadata.rule(), sprintf("%s connects to %s, a %s address", [d.command, dest_label(d), d.class]))
 }
 
@@ -309,6 +310,17 @@ sends_label(d) := sprintf("the git remote %s", [d.raw]) if {
 net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
 	some d in net_dests
 	public_dest(d)
+	name_allowed(d.host)
+	d.port > 0
+}
+
+# a non-public destination that allow_private_cidrs opens (an internal
+# mirror) and allowed_domains names
+net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
+	some d in net_dests
+	known_dest(d)
+	d.class != "public"
+	private_dest_allowed(d)
 	name_allowed(d.host)
 	d.port > 0
 }

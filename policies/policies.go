@@ -19,6 +19,7 @@
 //	destructive.rego  destructive patterns (all critical)
 //	network.rego      the http tool: URL checks and the allowed_domains allowlist
 //	grants.rego       grants (data.claw.grants): an ask a grant covers becomes an allow
+//	private.rego      allow_private_cidrs: which non-public destinations a shell command may reach
 //	lib.rego          claw.lib helpers (reason, under, glob_base, has_opt, ...)
 //	*_test.rego       unit tests (claw.gate_test: tables of cases per rule;
 //	                  claw.lib_test); testdata/user holds sample user policies

@@ -139,6 +139,33 @@ type Outcome struct {
 	OutputSHA256 string   `json:"output_sha256,omitempty"`
 	Error        string   `json:"error,omitempty"`
 	Sandbox      *Sandbox `json:"sandbox,omitempty"`
+	// Egress is every connection the action made through the egress
+	// proxy (only for an action that had an egress grant).
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is what went through the egress proxy for one action: each
+// connection (at most 256; Dropped counts the rest).
+type Egress struct {
+	Conns   []EgressConn `json:"conns"`
+	Dropped int          `json:"dropped,omitempty"`
+}
+
+// EgressConn is one connection to the egress proxy: the destination it
+// asked for, the address the proxy connected to, whether it was admitted
+// (and why not), the bytes each way, how long it lasted and how it ended
+// (eof, idle, cap, end, error). Never a path, query or header.
+type EgressConn struct {
+	Method   string `json:"method,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Port     uint16 `json:"port,omitempty"`
+	IP       string `json:"ip,omitempty"`
+	Admitted bool   `json:"admitted"`
+	Reason   string `json:"reason,omitempty"`
+	Up       int64  `json:"bytes_up"`
+	Down     int64  `json:"bytes_down"`
+	MS       int64  `json:"ms"`
+	Close    string `json:"close,omitempty"`
 }
 
 // Sandbox is the confinement actually applied to an action.

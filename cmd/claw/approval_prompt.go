@@ -34,6 +34,9 @@ func writeRequest(w io.Writer, title string, r broker.Request) {
 	fmt.Fprintf(&b, "  args: %s\n", promptArgs(args))
 	sb := r.Decision.Sandbox
 	fmt.Fprintf(&b, "  sandbox: read=%s write=%s net=%t\n", sanitize(listOrNone(sb.Read)), sanitize(listOrNone(sb.Write)), sb.Net)
+	if len(sb.Network.Hosts) > 0 {
+		fmt.Fprintf(&b, "  network: %s (through claw's egress proxy only)\n", sanitize(strings.Join(sb.Network.Hosts, " ")))
+	}
 	io.WriteString(w, b.String())
 }
 

@@ -317,6 +317,9 @@ func printDecision(w io.Writer, d gate.Decision, in *gate.Input, fired []string,
 		fmt.Fprintf(w, "  %-30s %-8s %s\n", r.ID, r.Severity, sanitize(r.Msg))
 	}
 	fmt.Fprintf(w, "sandbox: read=%s write=%s net=%t\n", listOrNone(d.Sandbox.Read), listOrNone(d.Sandbox.Write), d.Sandbox.Net)
+	if len(d.Sandbox.Network.Hosts) > 0 {
+		fmt.Fprintf(w, "egress: %s (through claw's proxy only)\n", strings.Join(d.Sandbox.Network.Hosts, " "))
+	}
 	fmt.Fprintf(w, "policy: %s\n", d.PolicyDigest)
 	if !explain {
 		return

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +77,7 @@ func TestScript(t *testing.T) {
 			"status":       cmdStatus,
 			"bridgeclient": cmdBridgeClient,
 			"discord":      cmdDiscord,
+			"httpserve":    cmdHTTPServe,
 		},
 	})
 }
@@ -92,6 +96,24 @@ func scriptCondition(cond string) (bool, error) {
 		return sandboxUsable(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// cmdHTTPServe starts an HTTP server on 127.0.0.1 for the rest of the
+// script and puts its port in the variable NAME:
+//
+//	httpserve PORT
+//
+// It answers every request with "served PATH" and a newline.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve NAME")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "served %s\n", r.URL.Path)
+	}))
+	ts.Defer(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	ts.Setenv(args[0], port)
 }
 
 // cmdStatus runs a program and asserts its exact exit status:

@@ -524,7 +524,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	}
 	ro := receipts.Outcome{MS: time.Since(start).Milliseconds()}
 	if res.Sandbox.LandlockABI > 0 || res.Sandbox.Seccomp {
-		ro.Sandbox = &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On()}
+		ro.Sandbox = &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On() || spec.Net.Egress != nil}
 		if res.Sandbox.Degraded {
 			ro.Sandbox.Degraded = append([]string{"degraded"}, res.Sandbox.Warnings...)
 		}
@@ -564,6 +564,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	} else if res.Tool != nil && res.Tool.Error != "" {
 		ro.Error = c.Redact(res.Tool.Error)
 	}
+	ro.Egress = egressReceipt(res.Egress, c.Redact)
 	ent, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
 	if rerr != nil {
 		out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, rerr))
@@ -677,6 +678,11 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 			spec.Env = []string{"PATH=" + strings.Join(s.Path, ":")}
 			spec.Read = slices.Concat(spec.Read, s.PathRead)
 		}
+		if len(d.Sandbox.Network.Hosts) > 0 {
+			// the destinations the gate judged, and nothing else, through
+			// the egress proxy
+			spec.Net.Egress = &executor.Egress{Hosts: d.Sandbox.Network.Hosts, AllowPrivate: configList(b.cfg.Gate, "allow_private_cidrs")}
+		}
 		return spec, nil
 	case "file_read", "file_list", "file_write", "edit_file":
 		if len(in.Paths) != 1 {
@@ -696,7 +702,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 	case "http":
 		// the tool checks the URL and every redirect against the list
 		// the gate judged the URL with; nothing the model wrote widens it
-		raw, err := executor.HTTPArgs(a.Args, allowedDomains(b.cfg.Gate))
+		raw, err := executor.HTTPArgs(a.Args, configList(b.cfg.Gate, "allowed_domains"))
 		if err != nil {
 			return spec, err
 		}
@@ -707,12 +713,13 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 	return spec, fmt.Errorf("tool %q has no executor", a.Tool)
 }
 
-// allowedDomains is the gate's allowed_domains, as its policies see it;
-// nil when it cannot be read, which the executor refuses.
-func allowedDomains(g *gate.Engine) []string {
+// configList is a list of the gate's config (allowed_domains,
+// allow_private_cidrs), as its policies see it; nil when it cannot be
+// read, which the executor refuses.
+func configList(g *gate.Engine, key string) []string {
 	claw, _ := g.Data()["claw"].(map[string]any)
 	cfg, _ := claw["config"].(map[string]any)
-	list, _ := cfg["allowed_domains"].([]any)
+	list, _ := cfg[key].([]any)
 	out := make([]string, 0, len(list))
 	for _, v := range list {
 		d, ok := v.(string)

@@ -117,6 +117,49 @@ func TestSpecHTTPNoDomains(t *testing.T) {
 	}
 }
 
+// A shell action whose decision plans egress runs with exactly those
+// destinations through the proxy, with the config's private ranges; one
+// without gets no network at all.
+func TestSpecEgress(t *testing.T) {
+	r := newRigWith(t, "full", func(p *gate.Policy) {
+		p.AllowedDomains = []string{"example.com", "localhost"}
+		p.AllowPrivateCIDRs = []string{"127.0.0.0/8"}
+	}, nil)
+	s, err := specFor(t, r, sh("curl -sS https://example.com/a http://localhost:8080/b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Net.Egress
+	if e == nil || !slices.Equal(e.Hosts, []string{"example.com:443", "localhost:8080"}) || !slices.Equal(e.AllowPrivate, []string{"127.0.0.0/8"}) || s.Net.On() {
+		t.Fatalf("net %+v egress %+v", s.Net, e)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = specFor(t, r, sh("ls"))
+	if err != nil || s.Net.Egress != nil || s.Net.On() {
+		t.Fatalf("ls: net %+v, %v", s.Net, err)
+	}
+}
+
+// The outcome receipt's egress record is the executor's report, with the
+// host and the reason passed through the redactor.
+func TestEgressReceipt(t *testing.T) {
+	if egressReceipt(nil, strings.ToUpper) != nil {
+		t.Fatal("a record without an egress report")
+	}
+	rep := &executor.EgressReport{Dropped: 2, Conns: []executor.EgressConn{
+		{Method: "CONNECT", Host: "example.com", Port: 443, IP: "93.184.215.14", Admitted: true, Up: 10, Down: 20, MS: 3, Close: "eof"},
+		{Method: "GET", Host: "evil.example", Port: 80, Reason: "evil.example:80 is not in this action's plan"},
+	}}
+	got, _ := json.Marshal(egressReceipt(rep, strings.ToUpper))
+	want := `{"conns":[{"method":"CONNECT","host":"EXAMPLE.COM","port":443,"ip":"93.184.215.14","admitted":true,"bytes_up":10,"bytes_down":20,"ms":3,"close":"eof"},` +
+		`{"method":"GET","host":"EVIL.EXAMPLE","port":80,"admitted":false,"reason":"EVIL.EXAMPLE:80 IS NOT IN THIS ACTION'S PLAN","bytes_up":0,"bytes_down":0,"ms":0}],"dropped":2}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
 // The sandbox PATH and the read grants of its toolchains go to shell
 // actions only, after the decision's own grants.
 func TestSpecPath(t *testing.T) {

@@ -50,6 +50,7 @@ type Security struct {
 	ForbiddenCommands        []string `toml:"forbidden_commands" json:"forbidden_commands"`
 	AllowedCommands          []string `toml:"allowed_commands" json:"allowed_commands"`
 	AllowedDomains           []string `toml:"allowed_domains" json:"allowed_domains"`
+	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"` // non-public ranges the egress proxy may reach
 	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
@@ -245,6 +246,7 @@ func Default(home string) *Config {
 				"files.pythonhosted.org", "index.crates.io", "static.crates.io", "crates.io"},
 			PassphraseHash:           "",
 			PassphraseFor:            []string{"high"},
+			AllowPrivateCIDRs:        []string{},
 			AllowPrivilegeEscalation: false,
 			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},

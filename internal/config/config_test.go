@@ -278,6 +278,18 @@ allowed_domains = ["example.com/x", "*example.com", "a.*.com", "user@host", "hos
 			},
 		},
 		{
+			name: "private cidrs",
+			file: `[security]
+allow_private_cidrs = ["127.0.0.0/8", "10.1.2.3/8", "0.0.0.0/0", "localhost", "::ffff:0:0/96", "fd00::1"]
+`,
+			want: []string{
+				`config.toml:2:39: security.allow_private_cidrs[1]: "10.1.2.3/8" has bits set after the prefix length; write "10.0.0.0/8"`,
+				`config.toml:2:53: security.allow_private_cidrs[2]: "0.0.0.0/0" opens every address; list the private ranges you need`,
+				`config.toml:2:66: security.allow_private_cidrs[3]: "localhost" is not a CIDR prefix like "10.0.0.0/8" or an address`,
+				`config.toml:2:79: security.allow_private_cidrs[4]: "::ffff:0:0/96" is an IPv4-mapped prefix; write the IPv4 prefix`,
+			},
+		},
+		{
 			name: "paths",
 			file: `workspace_dir = ""
 [security]

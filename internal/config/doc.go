@@ -27,7 +27,9 @@
 // (with the closest known key as a suggestion), every value of the wrong
 // type, enum values that are not allowed (naming the allowed ones), invalid
 // durations and sizes, negative or out-of-range numbers, allowed_domains
-// entries that are not a host name, "*.host" or "*", relative paths,
+// entries that are not a host name, "*.host" or "*", allow_private_cidrs
+// entries that are not a masked CIDR prefix or an address (or that open
+// every address), relative paths,
 // passphrase_for entries that are neither a risk level nor a rule id, and
 // provider headers named like a credential (Authorization, api-key, any
 // name with auth, token, secret, key, password, cookie or session in it):

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -62,6 +63,14 @@ func (s *source) validate(c *Config) {
 				s.errAtVal(p, "%s %s", show(p, d), msg)
 			}
 			sec.AllowedDomains[i] = strings.ToLower(d)
+		}
+	}
+	if s.has("security.allow_private_cidrs") {
+		for i, v := range sec.AllowPrivateCIDRs {
+			p := fmt.Sprintf("security.allow_private_cidrs[%d]", i)
+			if msg := checkCIDR(v); msg != "" {
+				s.errAtVal(p, "%s %s", show(p, v), msg)
+			}
 		}
 	}
 	if s.has("security.passphrase_hash") && sec.PassphraseHash != "" {
@@ -383,6 +392,26 @@ func (s *source) checkRange(path string, v, lo, hi int) {
 	case v > hi:
 		s.errAtVal(path, "must be at most %d, got %d", hi, v)
 	}
+}
+
+// checkCIDR returns what is wrong with an allow_private_cidrs entry, or
+// "": a prefix in its masked form, or one address.
+func checkCIDR(v string) string {
+	if a, err := netip.ParseAddr(v); err == nil && a.Zone() == "" {
+		return ""
+	}
+	p, err := netip.ParsePrefix(v)
+	switch {
+	case err != nil:
+		return `is not a CIDR prefix like "10.0.0.0/8" or an address`
+	case p.Masked() != p:
+		return fmt.Sprintf("has bits set after the prefix length; write %q", p.Masked().String())
+	case p.Bits() == 0:
+		return "opens every address; list the private ranges you need"
+	case p.Addr().Is4In6():
+		return "is an IPv4-mapped prefix; write the IPv4 prefix"
+	}
+	return ""
 }
 
 // checkDomain returns what is wrong with an allowed_domains entry, or "".

@@ -259,6 +259,11 @@ func setup(c *Config) (Status, error) {
 			return st, fail("rlimit", fmt.Errorf("resource %d: %w", l.Resource, err))
 		}
 	}
+	if c.EgressPort != 0 {
+		if err := egressListen(c.EgressPort); err != nil {
+			return st, fail("egress", err)
+		}
+	}
 	if c.MountNS {
 		if err := remount(c); err != nil {
 			return st, fail("mount", err)

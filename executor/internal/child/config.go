@@ -52,6 +52,9 @@ const (
 	// LifeFD, in a child the relay cloned, is the read end of a pipe whose
 	// only write end the relay holds: it hangs up when the relay dies.
 	LifeFD = 5
+	// EgressFD, in a child with an egress port, is a unix socket on which
+	// it sends the parent its listener (SCM_RIGHTS), then closes.
+	EgressFD = 6
 )
 
 // MaxConfigBytes bounds the config the child reads.
@@ -86,6 +89,9 @@ type Config struct {
 	Net      bool     `json:"net,omitempty"`       // network granted (TCP ports below)
 	TCPPorts []uint16 `json:"tcp_ports,omitempty"` // connect allowed
 	UDPPorts []uint16 `json:"udp_ports,omitempty"` // connect/send allowed (Landlock ABI 10+)
+	// EgressPort, in a new network namespace, is where the child listens
+	// for the egress proxy (see EgressFD); TCPPorts then holds only it.
+	EgressPort uint16 `json:"egress_port,omitempty"`
 
 	MinABI   int  `json:"min_abi"`
 	Degraded bool `json:"degraded,omitempty"`

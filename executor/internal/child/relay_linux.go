@@ -38,6 +38,9 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+			if ns&NSNet != 0 { // to bring lo up for the egress proxy
+				a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+			}
 		}
 	}
 	if ns&NSPID != 0 {
