@@ -91,6 +91,7 @@ type Policy struct {
 	ForbiddenCommands        []string `json:"forbidden_commands"`
 	AllowedCommands          []string `json:"allowed_commands"`
 	AllowedDomains           []string `json:"allowed_domains"`
+	AllowedRegistries        []string `json:"allowed_registries"`  // package managers' default registries
 	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"` // non-public ranges shell network may reach
 	PassphraseEnabled        bool     `json:"passphrase_enabled"`
 	PassphraseFor            []string `json:"passphrase_for"`
@@ -291,6 +292,7 @@ func configData(opts Options) map[string]any {
 		"forbidden_commands":         list(p.ForbiddenCommands),
 		"allowed_commands":           list(p.AllowedCommands),
 		"allowed_domains":            list(p.AllowedDomains),
+		"allowed_registries":         list(p.AllowedRegistries),
 		"allow_private_cidrs":        list(p.AllowPrivateCIDRs),
 		"passphrase_enabled":         p.PassphraseEnabled,
 		"passphrase_for":             list(p.PassphraseFor),

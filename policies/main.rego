@@ -47,6 +47,10 @@ default allowed_domains := []
 
 allowed_domains := data.claw.config.allowed_domains
 
+default allowed_registries := []
+
+allowed_registries := data.claw.config.allowed_registries
+
 default passphrase_for := []
 
 passphrase_for := data.claw.config.passphrase_for

@@ -40,6 +40,27 @@ name_allowed(h) if {
 	endswith(h, substring(d, 1, -1))
 }
 
+# dest_allowed(d): a shell destination on allowed_domains, or a package
+# manager's default registry (how "registry") on allowed_registries. A
+# registry host named in a URL (curl https://pypi.org/...) is judged by
+# allowed_domains alone.
+dest_allowed(d) if name_allowed(d.host)
+
+dest_allowed(d) if {
+	d.how == "registry"
+	registry_allowed(d.host)
+}
+
+registry_hosts := {trim_suffix(lower(r), ".") | some r in allowed_registries}
+
+registry_allowed(h) if h in registry_hosts
+
+registry_allowed(h) if {
+	some r in registry_hosts
+	startswith(r, "*.")
+	endswith(h, substring(r, 1, -1))
+}
+
 scheme_allowed if url.scheme in {"http", "https"}
 
 # url is the analysed URL with every field present, so that a missing
@@ -173,11 +194,15 @@ dest_label(d) := sprintf("%s:%d", [d.host, d.port]) if {
 	d.port > 0
 } else := d.host
 
-domain_msgs contains sprintf("%s connects to %s (%s), which is not on allowed_domains", [d.command, dest_label(d), d.how]) if {
+domain_msgs contains sprintf("%s connects to %s (%s), which is not on %s", [d.command, dest_label(d), d.how, allowlist_of(d)]) if {
 	some d in net_dests
 	public_dest(d)
-	not name_allowed(d.host)
+	not dest_allowed(d)
 }
+
+allowlist_of(d) := "allowed_domains or allowed_registries" if {
+	d.how == "registry"
+} else := "allowed_domains"
 
 # A name built at run time under a written domain ($(base64 .env).x.com)
 # reaches that domain's servers whatever the built part.
@@ -295,7 +320,7 @@ supervised_ask contains r if {
 
 sends_allowed(d) if {
 	public_dest(d)
-	name_allowed(d.host)
+	dest_allowed(d)
 }
 
 sends_allowed(d) if d.how == "remote"
@@ -310,7 +335,7 @@ sends_label(d) := sprintf("the git remote %s", [d.raw]) if {
 net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
 	some d in net_dests
 	public_dest(d)
-	name_allowed(d.host)
+	dest_allowed(d)
 	d.port > 0
 }
 

@@ -13,6 +13,12 @@ network_fires := {
 		"input": at(shd(object.union(dest("registry.npmjs.org", 443, false), {"how": "registry"})), "full"),
 		"decision": "deny",
 	},
+	"net.domain_not_allowed: a registry host in a URL is judged by allowed_domains": {
+		"id": "net.domain_not_allowed",
+		"input": at(shd(dest("registry.npmjs.org", 443, false)), "full"),
+		"config": {"allowed_registries": ["registry.npmjs.org"]},
+		"decision": "deny",
+	},
 	"net.domain_not_allowed: a name built from data under a domain not listed": {
 		"id": "net.domain_not_allowed",
 		"input": at(shd(object.union(dest("", 53, true), {"known": false, "raw": "$(cat .env).evil.example.net", "suffix": "evil.example.net"})), "full"),
@@ -198,6 +204,18 @@ network_fires := {
 }
 
 network_quiet := {
+	"net.domain_not_allowed: a package manager's default registry on allowed_registries": {
+		"id": "net.domain_not_allowed",
+		"input": shd(object.union(dest("registry.npmjs.org", 443, false), {"how": "registry"})),
+		"config": {"allowed_registries": ["registry.npmjs.org"]},
+		"decision": "allow",
+	},
+	"net.domain_not_allowed: a registry under a wildcard of allowed_registries": {
+		"id": "net.domain_not_allowed",
+		"input": shd(object.union(dest("files.pythonhosted.org", 443, false), {"how": "registry"})),
+		"config": {"allowed_registries": ["*.pythonhosted.org"]},
+		"decision": "allow",
+	},
 	"net.domain_not_allowed: allowed subdomain": {
 		"id": "net.domain_not_allowed",
 		"input": shd(dest("api.github.com", 443, false)),

@@ -48,6 +48,7 @@ func policyFromConfig(c *config.Config) gate.Policy {
 		ForbiddenCommands:        nonNil(s.ForbiddenCommands),
 		AllowedCommands:          nonNil(s.AllowedCommands),
 		AllowedDomains:           nonNil(s.AllowedDomains),
+		AllowedRegistries:        nonNil(s.AllowedRegistries),
 		AllowPrivateCIDRs:        nonNil(s.AllowPrivateCIDRs),
 		PassphraseEnabled:        s.PassphraseHash != "",
 		PassphraseFor:            nonNil(s.PassphraseFor),

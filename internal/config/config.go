@@ -50,6 +50,7 @@ type Security struct {
 	ForbiddenCommands        []string `toml:"forbidden_commands" json:"forbidden_commands"`
 	AllowedCommands          []string `toml:"allowed_commands" json:"allowed_commands"`
 	AllowedDomains           []string `toml:"allowed_domains" json:"allowed_domains"`
+	AllowedRegistries        []string `toml:"allowed_registries" json:"allowed_registries"`   // package managers' default registries, for those managers only
 	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"` // non-public ranges the egress proxy may reach
 	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
@@ -242,8 +243,9 @@ func Default(home string) *Config {
 			ForbiddenCommands: []string{"rm", "shutdown", "reboot", "mkfs", "dd"},
 			AllowedCommands: []string{"ls", "cat", "grep", "find", "head", "tail", "wc", "pwd",
 				"echo", "git", "go", "make", "npm", "python3"},
-			AllowedDomains: []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org", "registry.yarnpkg.com", "pypi.org",
-				"files.pythonhosted.org", "index.crates.io", "static.crates.io", "crates.io"},
+			AllowedDomains: []string{},
+			AllowedRegistries: []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org", "registry.yarnpkg.com", "pypi.org",
+				"files.pythonhosted.org", "index.crates.io", "static.crates.io", "crates.io", "rubygems.org", "index.rubygems.org"},
 			PassphraseHash:           "",
 			PassphraseFor:            []string{"high"},
 			AllowPrivateCIDRs:        []string{},

@@ -56,15 +56,8 @@ func (s *source) validate(c *Config) {
 	s.checkPaths("security.read_paths", sec.ReadPaths, false)
 	s.checkCommands("security.forbidden_commands", sec.ForbiddenCommands)
 	s.checkCommands("security.allowed_commands", sec.AllowedCommands)
-	if s.has("security.allowed_domains") {
-		for i, d := range sec.AllowedDomains {
-			p := fmt.Sprintf("security.allowed_domains[%d]", i)
-			if msg := checkDomain(d); msg != "" {
-				s.errAtVal(p, "%s %s", show(p, d), msg)
-			}
-			sec.AllowedDomains[i] = strings.ToLower(d)
-		}
-	}
+	s.checkDomains("security.allowed_domains", sec.AllowedDomains)
+	s.checkDomains("security.allowed_registries", sec.AllowedRegistries)
 	if s.has("security.allow_private_cidrs") {
 		for i, v := range sec.AllowPrivateCIDRs {
 			p := fmt.Sprintf("security.allow_private_cidrs[%d]", i)
@@ -412,6 +405,21 @@ func checkCIDR(v string) string {
 		return "is an IPv4-mapped prefix; write the IPv4 prefix"
 	}
 	return ""
+}
+
+// checkDomains checks each host of an allowlist (allowed_domains,
+// allowed_registries) and lowers its case.
+func (s *source) checkDomains(key string, hosts []string) {
+	if !s.has(key) {
+		return
+	}
+	for i, d := range hosts {
+		p := fmt.Sprintf("%s[%d]", key, i)
+		if msg := checkDomain(d); msg != "" {
+			s.errAtVal(p, "%s %s", show(p, d), msg)
+		}
+		hosts[i] = strings.ToLower(d)
+	}
 }
 
 // checkDomain returns what is wrong with an allowed_domains entry, or "".

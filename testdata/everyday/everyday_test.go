@@ -22,13 +22,43 @@ const (
 )
 
 // TestEverydayAtSupervised decides every case at supervised autonomy with
-// the default configuration (plus github.com, which a user who clones from
-// GitHub adds): none is denied, and at most maxAskPercent ask.
+// the default configuration plus github.com (which a user who clones from
+// GitHub adds), and again with allowed_domains replaced by a user's own
+// short list (example.com and api.github.com, plus github.com) as a config
+// file that sets the key does: none is denied, and at most maxAskPercent
+// ask. The second holds package installs to allowed_registries, which a
+// user's allowed_domains does not replace.
 func TestEverydayAtSupervised(t *testing.T) {
 	cases := load(t)
 	if len(cases) < minCases {
 		t.Fatalf("the corpus has %d cases, want at least %d", len(cases), minCases)
 	}
+	s := defaultSecurity(t)
+	for _, v := range []struct {
+		name    string
+		domains []string
+	}{
+		{"defaults", append(append([]string{}, s.AllowedDomains...), "github.com")},
+		{"own allowed_domains", []string{"example.com", "api.github.com", "github.com"}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			pol := gate.Policy{
+				WorkspaceOnly:     s.WorkspaceOnly,
+				ForbiddenPaths:    s.ForbiddenPaths,
+				ReadPaths:         s.ReadPaths,
+				ForbiddenCommands: s.ForbiddenCommands,
+				AllowedCommands:   s.AllowedCommands,
+				AllowedDomains:    v.domains,
+				AllowedRegistries: s.AllowedRegistries,
+				PassphraseFor:     s.PassphraseFor,
+			}
+			decideAll(t, cases, pol)
+		})
+	}
+}
+
+func defaultSecurity(t *testing.T) config.Security {
+	t.Helper()
 	cfg := config.Default(home)
 	if err := cfg.Expand(func(k string) string {
 		if k == "HOME" {
@@ -38,16 +68,11 @@ func TestEverydayAtSupervised(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s := cfg.Security
-	pol := gate.Policy{
-		WorkspaceOnly:     s.WorkspaceOnly,
-		ForbiddenPaths:    s.ForbiddenPaths,
-		ReadPaths:         s.ReadPaths,
-		ForbiddenCommands: s.ForbiddenCommands,
-		AllowedCommands:   s.AllowedCommands,
-		AllowedDomains:    append(append([]string{}, s.AllowedDomains...), "github.com"),
-		PassphraseFor:     s.PassphraseFor,
-	}
+	return cfg.Security
+}
+
+func decideAll(t *testing.T, cases []gate.Case, pol gate.Policy) {
+	t.Helper()
 	ctx := context.Background()
 	// A generous bound: this test is about decisions, not speed, and a
 	// busy machine must not turn a decision into a timeout deny.
