@@ -26,7 +26,8 @@ func (r *rig) grantBodies(t *testing.T) []receipts.Body {
 }
 
 // TestApprovalGrant: an approver who accepts the proposed grant is asked
-// once for the family; the grant is recorded (grant_added, then the
+// once for the family (recursive deletes in the workspace, which ask at
+// supervised); the grant is recorded (grant_added, then the
 // decision receipts name it), it covers only its family, and once revoked
 // the family asks again.
 func TestApprovalGrant(t *testing.T) {
@@ -41,7 +42,7 @@ func TestApprovalGrant(t *testing.T) {
 	})
 	r.approve = ap
 
-	out, err := r.b.Invoke(ctx, sh("echo one > a.txt"), "c1")
+	out, err := r.b.Invoke(ctx, sh("rm -rf a"), "c1")
 	if err != nil || out.Status != StatusOK {
 		t.Fatalf("first: %v %+v", err, out)
 	}
@@ -49,7 +50,7 @@ func TestApprovalGrant(t *testing.T) {
 		t.Fatalf("asked %d times, proposal %+v", len(ap.asked), ap.asked)
 	}
 	p := ap.asked[0].Proposal
-	if p.Text != "tool=shell cmd=echo args=any path="+r.ws+" autonomy=supervised" || !strings.Contains(p.Words, "`echo`") {
+	if p.Text != "tool=shell cmd=rm args=any path="+r.ws+" autonomy=supervised" || !strings.Contains(p.Words, "`rm`") {
 		t.Fatalf("proposal: %q / %q", p.Text, p.Words)
 	}
 	gb := r.grantBodies(t)
@@ -62,7 +63,7 @@ func TestApprovalGrant(t *testing.T) {
 	}
 
 	// the same family runs without asking; its decision names the grant
-	out, err = r.b.Invoke(ctx, sh("echo two > b.txt"), "c2")
+	out, err = r.b.Invoke(ctx, sh("rm -rf b"), "c2")
 	if err != nil || out.Status != StatusOK || len(ap.asked) != 1 || out.Decision.Grant != gs[0].ID {
 		t.Fatalf("second: %v %+v, asked %d", err, out, len(ap.asked))
 	}
@@ -72,8 +73,8 @@ func TestApprovalGrant(t *testing.T) {
 	}
 	// another program asks
 	ap.answer.Remember = RememberOnce
-	if out, _ = r.b.Invoke(ctx, sh("ls"), "c2"); len(ap.asked) != 2 || out.Decision.Grant != "" {
-		t.Fatalf("ls was not asked about: %+v", out)
+	if out, _ = r.b.Invoke(ctx, sh("find . -name nothing -delete"), "c2"); len(ap.asked) != 2 || out.Decision.Grant != "" {
+		t.Fatalf("find -delete was not asked about: %+v", out)
 	}
 	// a denial stays a denial
 	if out, _ = r.b.Invoke(ctx, sh("echo x > /etc/passwd"), "c2"); out.Status != StatusDenied {
@@ -84,7 +85,7 @@ func TestApprovalGrant(t *testing.T) {
 	if _, err := grant.RevokeRecorded(ctx, r.log, store, gs[0].ID, "bob", "cli", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if out, _ = r.b.Invoke(ctx, sh("echo three > c.txt"), "c2"); len(ap.asked) != 3 || out.Decision.Grant != "" {
+	if out, _ = r.b.Invoke(ctx, sh("rm -rf c"), "c2"); len(ap.asked) != 3 || out.Decision.Grant != "" {
 		t.Fatalf("revoked grant still applies: %+v", out.Decision)
 	}
 	if gb = r.grantBodies(t); len(gb) != 2 || gb[1].Type != receipts.TypeGrantRevoked || gb[1].Grant.By != "bob" {
@@ -102,11 +103,11 @@ func TestConversationGrant(t *testing.T) {
 		c.Approver = ap
 		c.Grants = grant.Open(filepath.Join(filepath.Dir(c.EstopFile), "grants.json"))
 	})
-	r.b.Invoke(ctx, sh("echo one"), "c1")
-	if out, _ := r.b.Invoke(ctx, sh("echo two"), "c1"); len(ap.asked) != 1 || out.Status != StatusOK {
+	r.b.Invoke(ctx, sh("rm -rf one"), "c1")
+	if out, _ := r.b.Invoke(ctx, sh("rm -rf two"), "c1"); len(ap.asked) != 1 || out.Status != StatusOK {
 		t.Fatalf("same conversation asked again: %d", len(ap.asked))
 	}
-	if r.b.Invoke(ctx, sh("echo three"), "c2"); len(ap.asked) != 2 {
+	if r.b.Invoke(ctx, sh("rm -rf three"), "c2"); len(ap.asked) != 2 {
 		t.Fatalf("other conversation was not asked")
 	}
 }

@@ -50,6 +50,12 @@ type Rig struct {
 	EstopFile string
 }
 
+// askWrites is the user policy every rig has: file_write asks.
+const askWrites = `package claw.user.writes
+
+ask contains {"id": "user.writes.ask", "severity": "medium", "msg": "writes need approval here"} if input.kind == "file_write"
+`
+
 // New builds the Env of channel name.
 func New(t TB, name string, o Options) *Rig {
 	t.Helper()
@@ -70,7 +76,17 @@ func New(t TB, name string, o Options) *Rig {
 	if o.ApprovalTimeout == 0 {
 		o.ApprovalTimeout = 5 * time.Second
 	}
-	eng, err := gate.New(context.Background(), gate.Options{Home: home, Timeout: 5 * time.Second,
+	// The built-in policies let supervised write in the workspace without
+	// asking; the channel tests need an action that asks, so this user
+	// policy makes file_write ask.
+	policies := filepath.Join(root, "policies")
+	if err := os.MkdirAll(policies, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(policies, "ask_writes.rego"), []byte(askWrites), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := gate.New(context.Background(), gate.Options{Home: home, Timeout: 5 * time.Second, UserPolicyDir: policies,
 		Policy: gate.Policy{WorkspaceOnly: true, AllowedCommands: []string{"ls", "echo"}}})
 	if err != nil {
 		t.Fatal(err)
