@@ -128,6 +128,10 @@ func (b *build) curlDests() {
 	for _, f := range b.p.all("url") {
 		b.dest(f, 0, "url", sends)
 	}
+	// a DNS-over-HTTPS server is asked every name the transfer resolves
+	for _, f := range b.p.all("doh-url") {
+		b.dest(f, 0, "url", sends)
+	}
 	for _, f := range b.p.all("x", "proxy", "preproxy", "socks4", "socks4a", "socks5", "socks5-hostname") {
 		b.dest(f, 1080, "proxy", sends)
 	}

@@ -326,6 +326,9 @@ var specSource = map[string]string{
 		"--telnet-option= --ftp-port= --url= --output-dir= --retry= --retry-delay= --retry-max-time= --limit-rate= --max-filesize= --resolve= " +
 		"--connect-to= --interface= --dns-servers= --unix-socket= --abstract-unix-socket= --netrc-file= --trace= --trace-ascii= --stderr= --json= " +
 		"--variable= --oauth2-bearer= --aws-sigv4= --ciphers= --preproxy= --proxy-header= --mail-from= --mail-rcpt= --max-redirs= --etag-save= --etag-compare= " +
+		"--noproxy= --socks4= --socks4a= --socks5= --socks5-hostname= --proxy-cacert= --proxy-capath= --proxy-cert= --proxy-key= --proxy-pass= " +
+		"--cert-type= --key-type= --pass= --pinnedpubkey= --tls-max= --local-port= --keepalive-time= --expect100-timeout= --parallel-max= " +
+		"--request-target= --doh-url= --alt-svc= --hsts= --curves= --proxy-ciphers= --tls13-ciphers= --proxy-tls13-ciphers= --happy-eyeballs-timeout-ms= " +
 		"--remote-name --remote-name-all --location --silent --show-error --fail --insecure --include --head --verbose --compressed --create-dirs",
 	"wget": "O: o: a: P: i: t: T: w: Q: U: e: B: D: X: I: R: A: l: " +
 		"--output-document= --output-file= --append-output= --directory-prefix= --input-file= --tries= --timeout= --wait= --quota= --user-agent= " +
