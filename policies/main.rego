@@ -58,7 +58,7 @@ passphrase_for := data.claw.config.passphrase_for
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -231,6 +231,9 @@ base_rank := 0 if input.kind == "memory_search"
 # ask_user only asks the person a question; the answer is theirs to give.
 base_rank := 0 if input.kind == "ask_user"
 
+# yield_to_user only ends an autonomous run's turn: it reaches nothing.
+base_rank := 0 if input.kind == "yield_to_user"
+
 # A read is low inside the workspace and medium outside it (where it is
 # only permitted by read_paths or workspace_only = false).
 base_rank := 1 if {
@@ -333,7 +336,7 @@ risk := ["low", "medium", "high", "critical"][rank]
 
 # readonly allows only low-risk reads with nothing to ask about.
 readonly_ok if {
-	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user"}
+	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user", "yield_to_user"}
 	rank == 0
 	count(ask_reasons) == 0
 }
