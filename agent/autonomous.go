@@ -20,7 +20,8 @@ import (
 //
 //	yield_to_user called (and allowed)  → Resting
 //	any other tool call                 → Working
-//	no tool call                        → one step down: Engaged and Working
+//	no tool call, answering the person  → Engaged (they may write again)
+//	no tool call otherwise              → one step down: Engaged and Working
 //	                                      → Foraging → Resting
 //
 // A message from the person preempts at once: a turn in progress is
@@ -69,13 +70,16 @@ func (iv Intervals) of(s State) time.Duration {
 	return [...]time.Duration{iv.Engaged, iv.Working, iv.Foraging, iv.Resting}[s]
 }
 
-// Next is the state after a turn that was in state s.
-func Next(s State, yielded, hadToolCalls bool) State {
+// Next is the state after a turn taken in state s; byUser says the turn
+// answered a message of the person.
+func Next(s State, byUser, yielded, hadToolCalls bool) State {
 	switch {
 	case yielded:
 		return Resting
 	case hadToolCalls:
 		return Working
+	case byUser:
+		return Engaged
 	case s == Engaged, s == Working:
 		return Foraging
 	}
@@ -305,7 +309,10 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 				had = true
 			}
 		}
-		turn.Next = Next(state, turn.Yielded, had)
+		turn.Next = Next(state, byUser, turn.Yielded, had)
+		if preempted != nil {
+			turn.Next = Engaged
+		}
 		log.Info("autonomous turn", "event", "autonomous_turn", "turn", turn.N, "state", state.String(), "by_user", byUser,
 			"tool_calls", len(tr.res.ToolCalls), "yielded", turn.Yielded, "tokens", tr.res.Tokens, "error", errText(tr.err))
 		if r.OnTurn != nil {
