@@ -36,7 +36,8 @@ import (
 // end over it), after MaxErrors failed turns in a row (waiting Backoff,
 // doubled each time, between them), when the emergency stop is engaged
 // (Estopped, or a tool call the broker refused with status "estop"), and
-// when its context ends.
+// when its context ends. A run whose person cannot write (RunRequest.User
+// nil or closed) ends when the model yields.
 
 // State is the state of an autonomous run.
 type State int
@@ -111,6 +112,9 @@ const (
 	StopErrors       = "errors"
 	StopEstop        = "estop"
 	StopCancelled    = "cancelled"
+	// StopYielded: the model yielded and no message of the person can
+	// come (RunRequest.User is nil or closed).
+	StopYielded = "yielded"
 )
 
 // Autonomous configures an autonomous run. Zero values take the defaults;
@@ -227,6 +231,7 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 	user := r.User
 	newConv := r.NewConversation
 	errs := 0
+	yielded := false // the last turn yielded: nobody to wait for ends the run
 	stop := func(why string, err error) (RunResult, error) {
 		res.State, res.Stop = state.String(), why
 		log.Info("autonomous run stopped", "event", "autonomous_stopped", "reason", why, "turns", res.Turns,
@@ -250,6 +255,9 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			case m, ok := <-user:
 				if !ok {
 					user = nil
+					if yielded {
+						return StopYielded
+					}
 					continue
 				}
 				msg, byUser = m, true
@@ -270,17 +278,8 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			log.Info("autonomous state", "event", "autonomous_state", "from", state.String(), "to", Engaged.String(), "cause", "user_message")
 			state = Engaged
 		}
-		switch {
-		case ctx.Err() != nil:
-			return stop(StopCancelled, nil)
-		case c.Estopped():
-			return stop(StopEstop, nil)
-		case res.Turns >= c.MaxTurns:
-			return stop(StopMaxTurns, nil)
-		case res.ToolCalls >= c.MaxToolCalls:
-			return stop(StopMaxToolCalls, nil)
-		case c.MaxTokens > 0 && res.Tokens >= c.MaxTokens:
-			return stop(StopTokens, nil)
+		if why := c.bound(ctx, res); why != "" {
+			return stop(why, nil)
 		}
 		res.Turns++
 		if !byUser {
@@ -295,10 +294,12 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 		if tr.res.Conversation != "" {
 			res.Conversation, newConv = tr.res.Conversation, false
 		}
-		res.ToolCalls += len(tr.res.ToolCalls)
 		res.Tokens += tr.res.Tokens
 		had := false
 		for _, t := range tr.res.ToolCalls {
+			if t.Status != StatusNotRun {
+				res.ToolCalls++
+			}
 			switch {
 			case t.Status == "estop":
 				estopped = true
@@ -331,7 +332,13 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			log.Info("autonomous state", "event", "autonomous_state", "from", state.String(), "to", turn.Next.String(),
 				"yielded", turn.Yielded, "had_tool_calls", had)
 		}
-		state = turn.Next
+		state, yielded = turn.Next, turn.Yielded
+		if why := c.bound(ctx, res); why != "" {
+			return stop(why, nil)
+		}
+		if yielded && user == nil {
+			return stop(StopYielded, nil)
+		}
 		delay := c.Intervals.of(state)
 		if tr.err != nil {
 			errs++
@@ -347,6 +354,23 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			return stop(why, nil)
 		}
 	}
+}
+
+// bound is why the run must stop before another turn, or "".
+func (c *Autonomous) bound(ctx context.Context, res RunResult) string {
+	switch {
+	case ctx.Err() != nil:
+		return StopCancelled
+	case c.Estopped():
+		return StopEstop
+	case res.Turns >= c.MaxTurns:
+		return StopMaxTurns
+	case res.ToolCalls >= c.MaxToolCalls:
+		return StopMaxToolCalls
+	case c.MaxTokens > 0 && res.Tokens >= c.MaxTokens:
+		return StopTokens
+	}
+	return ""
 }
 
 type turnOut struct {

@@ -106,6 +106,9 @@ func TestAutonomousBounds(t *testing.T) {
 		// the mock counts about a token per four bytes: the first turn
 		// alone spends more than 10
 		{name: "tokens", script: listing, cfg: Autonomous{MaxTokens: 10}, wantStop: StopTokens, wantTurns: 1, wantCalls: 3},
+		// nobody can write (no User channel): the yield ends the run
+		{name: "yielded", script: "turns:\n  - step: 1\n    tool_calls: [{name: yield_to_user, arguments: {}}]\ndefault:\n  reply: resting\n",
+			wantStop: StopYielded, wantTurns: 1, wantCalls: 1},
 		{name: "errors", script: "turns:\n  - error: server\n", cfg: Autonomous{MaxErrors: 3, Backoff: time.Millisecond}, wantStop: StopErrors, wantTurns: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
