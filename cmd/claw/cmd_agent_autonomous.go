@@ -50,7 +50,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Task:            o.message,
-		User:            userLines(ctx, g.stdin),
+		User:            userLines(ctx, g.stdin, g.stderr),
 		OnTool:          show,
 		OnTurn: func(t agent.RunTurn) {
 			how := "autonomous"
@@ -88,8 +88,9 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 }
 
 // userLines sends each non-empty line of r, as the person's message; the
-// channel is closed at the end of r.
-func userLines(ctx context.Context, r io.Reader) <-chan string {
+// channel is closed at the end of r, or at a line too long to be a
+// message (said on errw).
+func userLines(ctx context.Context, r io.Reader, errw io.Writer) <-chan string {
 	ch := make(chan string)
 	go func() {
 		defer close(ch)
@@ -105,6 +106,9 @@ func userLines(ctx context.Context, r io.Reader) <-chan string {
 			case <-ctx.Done():
 				return
 			}
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintf(errw, "claw: standard input: %v; no more messages are read from it\n", err)
 		}
 	}()
 	return ch
