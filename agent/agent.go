@@ -50,6 +50,13 @@
 //
 // Each request carries the metadata a router provider picks its member by:
 // the purpose ("chat", or "summary" for compaction) and the channel.
+//
+// # Autonomous runs
+//
+// [Agent.RunAutonomous] takes turn after turn on its own, in the states
+// [Engaged], [Working], [Foraging] and [Resting], until the model calls
+// [tool.YieldToUser] or a bound stops it; a message of the person
+// preempts it at once. Its tool calls carry the run's id ([RunFrom]).
 package agent
 
 import (

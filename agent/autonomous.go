@@ -10,35 +10,6 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 )
 
-// An autonomous run inverts the loop (the "default mode network" of
-// poc-agent): acting is the default, and waiting for the person is a
-// deliberate call to the yield_to_user tool. The run ticks on its own; on
-// each tick it runs a turn whose message says which turn of the run it is
-// and whose system prompt carries the guidance of the run's state. What
-// the turn did picks the next state, and the state's interval is the wait
-// before the next tick:
-//
-//	yield_to_user called (and allowed)  → Resting
-//	any other tool call                 → Working
-//	no tool call, answering the person  → Engaged (they may write again)
-//	no tool call otherwise              → one step down: Engaged and Working
-//	                                      → Foraging → Resting
-//
-// A message from the person preempts at once: a turn in progress is
-// interrupted (its calls not yet run are not run), and the person's
-// message is the next turn, in state Engaged. Every tool call goes to the
-// Invoker as in any turn, with the run's id in its context ([RunFrom]), so
-// the receipts name the run.
-//
-// A run is bounded: it stops before a turn past MaxTurns, once MaxToolCalls
-// calls have been sent (a turn is given only what is left), once the
-// turns' tokens reach MaxTokens (a turn that starts under the budget may
-// end over it), after MaxErrors failed turns in a row (waiting Backoff,
-// doubled each time, between them), when the emergency stop is engaged
-// (Estopped, or a tool call the broker refused with status "estop"), and
-// when its context ends. A run whose person cannot write (RunRequest.User
-// nil or closed) ends when the model yields.
-
 // State is the state of an autonomous run.
 type State int
 
@@ -213,11 +184,39 @@ func (c *Autonomous) defaults() {
 // or a turn runs.
 const estopPoll = 100 * time.Millisecond
 
-// RunAutonomous runs an autonomous run until one of its bounds stops it.
-// The agent must offer [tool.YieldToUser] among its tools. It returns an
-// error only when the run could not go on for another reason (the memory
-// failed); the stop reason is in RunResult.Stop either way.
-func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (RunResult, error) {
+// RunAutonomous runs an autonomous run until one of its bounds stops it,
+// and says why in RunResult.Stop. The agent must offer [tool.YieldToUser]
+// among its tools.
+//
+// An autonomous run inverts the loop (the "default mode network" of
+// poc-agent): acting is the default, and waiting for the person is a
+// deliberate call to the yield_to_user tool. The run ticks on its own; on
+// each tick it runs a turn whose message says which turn of the run it is
+// and whose system prompt carries the guidance of the run's state. What
+// the turn did picks the next state, and the state's interval is the wait
+// before the next tick:
+//
+//	yield_to_user called (and allowed)  → Resting
+//	any other tool call                 → Working
+//	no tool call, answering the person  → Engaged (they may write again)
+//	no tool call otherwise              → one step down: Engaged and Working
+//	                                      → Foraging → Resting
+//
+// A message from the person preempts at once: a turn in progress is
+// interrupted (its calls not yet run are not run), and the person's
+// message is the next turn, in state Engaged. Every tool call goes to the
+// Invoker as in any turn, with the run's id in its context ([RunFrom]), so
+// the receipts name the run.
+//
+// A run is bounded: it stops before a turn past MaxTurns, once MaxToolCalls
+// calls have been sent (a turn is given only what is left), once the
+// turns' tokens reach MaxTokens (a turn that starts under the budget may
+// end over it), after MaxErrors failed turns in a row (waiting Backoff,
+// doubled each time, between them), when the emergency stop is engaged
+// (Estopped, or a tool call the broker refused with status "estop"), and
+// when its context ends. A run whose person cannot write (RunRequest.User
+// nil or closed) ends when the model yields.
+func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) RunResult {
 	c.defaults()
 	res := RunResult{Run: newRunID(), Conversation: r.Conversation}
 	ctx = WithRun(ctx, res.Run)
@@ -232,11 +231,11 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 	newConv := r.NewConversation
 	errs := 0
 	yielded := false // the last turn yielded: nobody to wait for ends the run
-	stop := func(why string, err error) (RunResult, error) {
+	stop := func(why string) RunResult {
 		res.State, res.Stop = state.String(), why
 		log.Info("autonomous run stopped", "event", "autonomous_stopped", "reason", why, "turns", res.Turns,
 			"tool_calls", res.ToolCalls, "tokens", res.Tokens)
-		return res, err
+		return res
 	}
 	wait := func(d time.Duration) string {
 		// "" when the wait ended with a message (in msg), else why to stop
@@ -270,7 +269,7 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 	}
 	if msg == "" {
 		if why := wait(c.Intervals.of(state)); why != "" {
-			return stop(why, nil)
+			return stop(why)
 		}
 	}
 	for {
@@ -279,7 +278,7 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			state = Engaged
 		}
 		if why := c.bound(ctx, res); why != "" {
-			return stop(why, nil)
+			return stop(why)
 		}
 		res.Turns++
 		if !byUser {
@@ -321,12 +320,12 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 		}
 		switch {
 		case estopped:
-			return stop(StopEstop, nil)
+			return stop(StopEstop)
 		case preempted != nil:
 			msg, byUser = *preempted, true
 			continue
 		case ctx.Err() != nil:
-			return stop(StopCancelled, nil)
+			return stop(StopCancelled)
 		}
 		if turn.Next != state {
 			log.Info("autonomous state", "event", "autonomous_state", "from", state.String(), "to", turn.Next.String(),
@@ -334,16 +333,16 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 		}
 		state, yielded = turn.Next, turn.Yielded
 		if why := c.bound(ctx, res); why != "" {
-			return stop(why, nil)
+			return stop(why)
 		}
 		if yielded && user == nil {
-			return stop(StopYielded, nil)
+			return stop(StopYielded)
 		}
 		delay := c.Intervals.of(state)
 		if tr.err != nil {
 			errs++
 			if errs >= c.MaxErrors {
-				return stop(StopErrors, nil)
+				return stop(StopErrors)
 			}
 			delay = c.Backoff << (errs - 1)
 			log.Warn("autonomous turn failed; backing off", "event", "autonomous_backoff", "errors", errs, "wait", delay.String())
@@ -351,7 +350,7 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) (
 			errs = 0
 		}
 		if why := wait(delay); why != "" {
-			return stop(why, nil)
+			return stop(why)
 		}
 	}
 }

@@ -115,10 +115,7 @@ func TestAutonomousBounds(t *testing.T) {
 			inv := &counting{}
 			a := autoAgent(t, c.script, inv)
 			c.cfg.Intervals = fast
-			res, err := a.RunAutonomous(context.Background(), c.cfg, RunRequest{Task: "list"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := a.RunAutonomous(context.Background(), c.cfg, RunRequest{Task: "list"})
 			if res.Stop != c.wantStop || res.Turns != c.wantTurns || inv.n.Load() != c.wantCalls {
 				t.Errorf("stop %q after %d turns and %d calls; want %q, %d, %d", res.Stop, res.Turns, inv.n.Load(), c.wantStop, c.wantTurns, c.wantCalls)
 			}
@@ -180,16 +177,13 @@ func TestAutonomousPreempt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	estop := atomic.Bool{}
-	res, err := a.RunAutonomous(ctx, Autonomous{Intervals: Intervals{Engaged: time.Millisecond, Working: time.Millisecond, Foraging: time.Millisecond, Resting: time.Hour},
+	res := a.RunAutonomous(ctx, Autonomous{Intervals: Intervals{Engaged: time.Millisecond, Working: time.Millisecond, Foraging: time.Millisecond, Resting: time.Hour},
 		Estopped: estop.Load}, RunRequest{User: user, OnTurn: func(rt RunTurn) {
 		turns = append(turns, rt)
 		if rt.Next == Resting {
 			estop.Store(true) // stops the run while it rests
 		}
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Stop != StopEstop || len(turns) != 3 {
 		t.Fatalf("stop %q after %+v", res.Stop, turns)
 	}

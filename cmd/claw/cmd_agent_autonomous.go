@@ -46,7 +46,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		c.MaxTurns = o.maxTurns
 	}
 	show := showTool(g.stderr)
-	res, err := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
+	res := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Task:            o.message,
@@ -68,9 +68,6 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 	})
 	fmt.Fprintf(g.stderr, "claw: autonomous run %s stopped (%s) after %d turns, %d tool calls\n",
 		res.Run, res.Stop, res.Turns, res.ToolCalls)
-	if err != nil {
-		return agentError(err)
-	}
 	if o.asJSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
