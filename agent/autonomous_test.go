@@ -57,7 +57,7 @@ func (c *counting) Invoke(ctx context.Context, _ string, call tool.Call) tool.Re
 
 // autoAgent is an agent whose model is the mock with script, offering
 // file_list and yield_to_user to inv.
-func autoAgent(t *testing.T, script string, inv Invoker) *Agent {
+func autoAgent(t testing.TB, script string, inv Invoker) *Agent {
 	t.Helper()
 	s, err := provider.ParseScript([]byte(script))
 	if err != nil {
@@ -69,11 +69,20 @@ func autoAgent(t *testing.T, script string, inv Invoker) *Agent {
 	}
 	t.Cleanup(func() { st.Close() })
 	a, err := New(Config{Provider: provider.NewMock("mock", s), Memory: st, Invoker: inv,
-		Tools: append(toolSpecs(t, "file_list"), tool.YieldToUser)})
+		Tools: []tool.Spec{mustLookup(t, "file_list"), tool.YieldToUser}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
+}
+
+func mustLookup(t testing.TB, name string) tool.Spec {
+	t.Helper()
+	s, ok := tool.Lookup(name)
+	if !ok {
+		t.Fatalf("no tool %q", name)
+	}
+	return s
 }
 
 // fast ticks every millisecond in every state.
