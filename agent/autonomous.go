@@ -294,21 +294,9 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) R
 			res.Conversation, newConv = tr.res.Conversation, false
 		}
 		res.Tokens += tr.res.Tokens
-		had := false
-		for _, t := range tr.res.ToolCalls {
-			if t.Status != StatusNotRun {
-				res.ToolCalls++
-			}
-			switch {
-			case t.Status == "estop":
-				estopped = true
-			case t.Name == tool.YieldToUser.Name && t.Status == "ok":
-				turn.Yielded = true
-			}
-			if t.Status != StatusNotRun && t.Name != tool.YieldToUser.Name {
-				had = true
-			}
-		}
+		sent, had, yield, stopped := tally(tr.res.ToolCalls)
+		res.ToolCalls += sent
+		turn.Yielded, estopped = yield, estopped || stopped
 		turn.Next = Next(state, byUser, turn.Yielded, had)
 		if preempted != nil {
 			turn.Next = Engaged
@@ -353,6 +341,27 @@ func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) R
 			return stop(why)
 		}
 	}
+}
+
+// tally reads a turn's tool calls: how many were sent to the Invoker,
+// whether any but yield_to_user was (had), whether yield_to_user was
+// allowed (yielded), and whether the emergency stop refused one.
+func tally(calls []ToolRecord) (sent int, had, yielded, estopped bool) {
+	for _, t := range calls {
+		if t.Status == StatusNotRun {
+			continue
+		}
+		sent++
+		switch {
+		case t.Status == "estop":
+			estopped = true
+		case t.Name == tool.YieldToUser.Name:
+			yielded = yielded || t.Status == "ok"
+			continue
+		}
+		had = true
+	}
+	return sent, had, yielded, estopped
 }
 
 // bound is why the run must stop before another turn, or "".
