@@ -181,7 +181,7 @@ func TestAgentAutonomousMaxTurns(t *testing.T) {
 	// "go on forever" matches no scripted turn: the model only talks, so
 	// the run winds down to resting; a short resting interval keeps it
 	// ticking until the bound stops it.
-	out, errs, code := operatorRun(t, home, "agent", "--autonomous", "--max-turns", "3", "--json", "-m", "go on forever")
+	out, errs, code := operatorRun(t, home, "agent", "--autonomous", "--max-turns", "3", "-o", "json", "-m", "go on forever")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
