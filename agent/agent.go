@@ -50,6 +50,13 @@
 //
 // Each request carries the metadata a router provider picks its member by:
 // the purpose ("chat", or "summary" for compaction) and the channel.
+//
+// # Autonomous runs
+//
+// [Agent.RunAutonomous] takes turn after turn on its own, in the states
+// [Engaged], [Working], [Foraging] and [Resting], until the model calls
+// [tool.YieldToUser] or a bound stops it; a message of the person
+// preempts it at once. Its tool calls carry the run's id ([RunFrom]).
 package agent
 
 import (
@@ -166,6 +173,13 @@ type TurnRequest struct {
 	OnStatus func(status string)
 	// OnTool is told what happened to each tool call, as it happens.
 	OnTool func(ToolRecord)
+	// Guidance is added to the system prompt for this turn only (an
+	// autonomous run's state guidance).
+	Guidance string
+	// MaxToolCalls, when positive, is how many tool calls the turn may
+	// send to the Invoker; the rest are not run (an autonomous run's
+	// remaining budget).
+	MaxToolCalls int
 }
 
 // ToolRecord is what happened to one tool call of a turn.
@@ -192,6 +206,9 @@ type TurnResult struct {
 	Rounds    int          `json:"rounds"`
 	Provider  string       `json:"provider,omitempty"`
 	Model     string       `json:"model,omitempty"`
+	// Tokens is the input and output tokens of the turn's model calls,
+	// as the provider reported them.
+	Tokens int `json:"-"`
 }
 
 // ErrEmptyMessage is returned for a message with nothing in it.
@@ -250,6 +267,10 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 		}
 	}
 	system := a.systemPrompt(conv.Summary)
+	if r.Guidance != "" {
+		system += "\n" + r.Guidance + "\n"
+	}
+	sent := 0 // calls sent to the Invoker, for r.MaxToolCalls
 	for round := 0; ; round++ {
 		req := provider.ChatRequest{System: system, Messages: history, Tools: schemas, Model: a.cfg.Model,
 			Metadata: a.routeHints(provider.PurposeChat)}
@@ -271,6 +292,9 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 			return res, fmt.Errorf("model %s: %w", a.cfg.Provider.Name(), err)
 		}
 		res.Provider, res.Model = resp.Provider, resp.Model
+		if u := resp.Usage; u != nil {
+			res.Tokens += u.InputTokens + u.OutputTokens
+		}
 		text := clipText(resp.Text, a.cfg.MaxResponseBytes)
 		calls := resp.ToolCalls
 		meta := replyMetadata(resp)
@@ -322,7 +346,10 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 				out = notRun(fmt.Sprintf("more than %d tool calls in one reply", memory.MaxToolCalls))
 			case ctx.Err() != nil:
 				out = notRun(interrupted)
+			case r.MaxToolCalls > 0 && sent >= r.MaxToolCalls:
+				out = notRun("the run's budget of tool calls is spent")
 			case refused[i] != "":
+				sent++
 				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
 				// A name no tool has: the broker refuses it (tool.unknown)
 				// and the attempt leaves a receipt, as for a tool not offered.
@@ -330,11 +357,13 @@ func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
 				out.IsError, out.Status = true, "invalid"
 				out.Content = refused[i] + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")
 			case active[c.Name]:
+				sent++
 				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
 				status("tool " + c.Name)
 				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 				status("")
 			default:
+				sent++
 				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
 				status("tool " + c.Name)
 				// Not offered here: the attempt still goes to the broker,

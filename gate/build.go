@@ -22,6 +22,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"time":          {},
 	"memory_search": {Required: []string{"query"}},
 	"ask_user":      {Required: []string{"question"}},
+	"yield_to_user": {Optional: []string{"reason"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
 }
 
@@ -105,6 +106,8 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("query")
 	case "ask_user":
 		in.str("question")
+	case "yield_to_user":
+		in.str("reason")
 	case "tool":
 		in.str("server")
 		in.str("name")

@@ -62,7 +62,7 @@ passphrase_for := data.claw.config.passphrase_for
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -240,6 +240,9 @@ base_rank := 0 if input.kind == "memory_search"
 # ask_user only asks the person a question; the answer is theirs to give.
 base_rank := 0 if input.kind == "ask_user"
 
+# yield_to_user only ends an autonomous run's turn: it reaches nothing.
+base_rank := 0 if input.kind == "yield_to_user"
+
 # Risk follows reach. A read or a write that stays in the workspace, a
 # read under read_paths and a safe device are contained by the sandbox:
 # low. Reach beyond them (possible only where workspace_only = false
@@ -344,7 +347,7 @@ risk := ["low", "medium", "high", "critical"][rank]
 
 # readonly allows only low-risk reads with nothing to ask about.
 readonly_ok if {
-	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user"}
+	input.kind in {"file_read", "file_list", "time", "memory_search", "ask_user", "yield_to_user"}
 	rank == 0
 	count(ask_reasons) == 0
 }

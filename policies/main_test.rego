@@ -34,6 +34,12 @@ main_fires := {
 		"decision": "allow",
 		"risk": "low",
 	},
+	"allow.low_risk: readonly yield_to_user": {
+		"id": "allow.low_risk",
+		"input": at(kind("yield_to_user"), "readonly"),
+		"decision": "allow",
+		"risk": "low",
+	},
 	"allow.full_autonomy: high-risk write outside": {
 		"id": "allow.full_autonomy",
 		"input": at(write("file_write", ["/tmp/a"]), "full"),

@@ -20,7 +20,8 @@ const Version = 2
 
 // Version1 is the first body version: a body without the action's
 // arguments (Action.Args), a decision's grant (Decision.Grant), a
-// channel's user (User) or a grant_added / grant_revoked receipt.
+// channel's user (User), an autonomous run's id (AutonomousRun) or a
+// grant_added / grant_revoked receipt.
 const Version1 = 1
 
 // MaxLineBytes bounds one receipt line. Longer lines are rejected by the
@@ -78,18 +79,21 @@ type Body struct {
 	Channel      string `json:"channel,omitempty"`
 	// User (version 2) is who the channel acted for (a bridge session, a
 	// Discord user id, a FIFO's channel id), as the channel names them.
-	User       string       `json:"user,omitempty"`
-	Action     *Action      `json:"action,omitempty"`
-	Decision   *Decision    `json:"decision,omitempty"`
-	Approval   *Approval    `json:"approval,omitempty"`
-	Outcome    *Outcome     `json:"outcome,omitempty"`
-	Policy     *Policy      `json:"policy,omitempty"`
-	Key        *KeyRotation `json:"key,omitempty"`
-	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
-	Recovery   *Recovery    `json:"recovery,omitempty"`
-	Estop      *Estop       `json:"estop,omitempty"`
-	Grant      *Grant       `json:"grant,omitempty"`
-	Prev       string       `json:"prev"`
+	User string `json:"user,omitempty"`
+	// AutonomousRun (version 2) is the id of the autonomous run whose
+	// turn proposed the action (claw agent --autonomous).
+	AutonomousRun string       `json:"autonomous_run,omitempty"`
+	Action        *Action      `json:"action,omitempty"`
+	Decision      *Decision    `json:"decision,omitempty"`
+	Approval      *Approval    `json:"approval,omitempty"`
+	Outcome       *Outcome     `json:"outcome,omitempty"`
+	Policy        *Policy      `json:"policy,omitempty"`
+	Key           *KeyRotation `json:"key,omitempty"`
+	Checkpoint    *Checkpoint  `json:"checkpoint,omitempty"`
+	Recovery      *Recovery    `json:"recovery,omitempty"`
+	Estop         *Estop       `json:"estop,omitempty"`
+	Grant         *Grant       `json:"grant,omitempty"`
+	Prev          string       `json:"prev"`
 }
 
 // Action summarises what was attempted. Summary must already have secrets
@@ -233,7 +237,7 @@ type Grant struct {
 // version 2 field, [Version1] otherwise.
 func (b *Body) Version() int {
 	switch {
-	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "":
+	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "", b.AutonomousRun != "":
 		return Version
 	case b.Action != nil && (b.Action.Args != "" || b.Action.ArgsRedacted || b.Action.ArgsOmitted != ""):
 		return Version

@@ -216,6 +216,9 @@ var ErrUnknownTool = errors.New("unknown tool")
 // Integers come back as int64, objects as map[string]any.
 func Decode(name string, raw json.RawMessage) (map[string]any, error) {
 	s, ok := Lookup(name)
+	if !ok && name == YieldToUser.Name {
+		s, ok = YieldToUser, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownTool, name, strings.Join(Names(), ", "))
 	}

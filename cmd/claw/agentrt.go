@@ -58,6 +58,8 @@ type runtimeOptions struct {
 	// log receives the structured events; nil means the CLAW_LOG logger
 	// (startLogger).
 	log *slog.Logger
+	// autonomous offers the yield_to_user tool (claw agent --autonomous).
+	autonomous bool
 	// prestart keeps a sandbox child started ahead of the next action
 	// (long-lived channels: the REPL and the daemon).
 	prestart bool
@@ -118,6 +120,9 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			}
 			return memorySearchTool(ctx, store, args)
 		}
+		if ro.autonomous {
+			c.InProcess[tool.YieldToUser.Name] = yieldTool
+		}
 		if ro.askUser != nil {
 			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 				q, _ := args["question"].(string)
@@ -163,6 +168,9 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	}
 	if ro.askUser == nil {
 		tools = withoutTool(tools, "ask_user")
+	}
+	if ro.autonomous {
+		tools = append(tools, tool.YieldToUser)
 	}
 	soul := ""
 	if cfg.Agent.Soul != "" {

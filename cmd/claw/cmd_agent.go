@@ -30,6 +30,8 @@ type agentOptions struct {
 	conversation string
 	newConv      bool
 	asJSON       bool
+	autonomous   bool
+	maxTurns     int
 }
 
 func newAgentCommand(g *globals) *cobra.Command {
@@ -50,9 +52,22 @@ Without -m, claw agent is a REPL that resumes the last conversation:
 
 With -m MESSAGE, claw agent runs one turn, prints the answer and exits.
 Approvals are asked on the terminal; without one, actions that need
-approval are denied and the model is told why.`,
+approval are denied and the model is told why.
+
+With --autonomous, claw agent works on its own: -m is the task, and it
+takes turn after turn (states engaged, working, foraging, resting, with
+the intervals of [autonomous] in the config) until the model calls
+yield_to_user and rests, a bound of [autonomous] is reached, or the
+emergency stop is engaged. Each line on standard input is a message that
+interrupts it at once. Nobody is asked for approval in a run.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if o.autonomous {
+				return runAutonomous(c.Context(), g, &o)
+			}
+			if c.Flags().Changed("max-turns") {
+				return usageErrorf("--max-turns needs --autonomous")
+			}
 			if c.Flags().Changed("message") {
 				return runAgentOnce(c.Context(), g, &o)
 			}
@@ -66,6 +81,8 @@ approval are denied and the model is told why.`,
 	f.StringVarP(&o.message, "message", "m", "", "send one message, print the answer and exit")
 	f.StringVar(&o.conversation, "conversation", "", "continue this conversation id (default: the latest)")
 	f.BoolVar(&o.newConv, "new", false, "start a new conversation")
+	f.BoolVar(&o.autonomous, "autonomous", false, "work on its own, turn after turn, until it yields or a bound stops it")
+	f.IntVar(&o.maxTurns, "max-turns", 0, "with --autonomous: the most turns of the run (default [autonomous].max_turns)")
 	addOutputFlag(c, &o.asJSON)
 	o.actionOptions.addFlags(f)
 	return c

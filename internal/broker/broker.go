@@ -65,6 +65,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/grant"
@@ -325,7 +326,8 @@ func notAllowed(d gate.Decision, tool string) gate.Decision {
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay bool) (*Outcome, error) {
 	c := b.cfg
 	id := receipts.NewActionID()
-	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx)))}
+	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx))),
+		AutonomousRun: userLabel(agent.RunFrom(ctx))}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}

@@ -77,6 +77,10 @@ func (b *Broker) track(ctx context.Context) (context.Context, func()) {
 	}
 }
 
+// Estopped reports whether the emergency stop is engaged (see
+// Config.EstopFile): an autonomous run stops on it.
+func (b *Broker) Estopped() bool { return b.estopEngaged() }
+
 // estopEngaged reports whether the ESTOP file exists. Anything but a clean
 // "does not exist" counts as engaged: fail closed.
 func (b *Broker) estopEngaged() bool {

@@ -28,6 +28,8 @@ type Config struct {
 	// Providers are the [providers.NAME] sections.
 	Providers map[string]Provider `toml:"providers" json:"providers"`
 	Serve     Serve               `toml:"serve" json:"serve"`
+	// Autonomous is the [autonomous] table (claw agent --autonomous).
+	Autonomous Autonomous `toml:"autonomous" json:"autonomous"`
 	// Channels are the [channels.NAME] sections: per-channel settings
 	// ("cli", "serve", "mcp").
 	Channels map[string]Channel `toml:"channels" json:"channels,omitempty"`
@@ -286,6 +288,7 @@ func Default(home string) *Config {
 		Providers: map[string]Provider{
 			"local": {Kind: "mock"},
 		},
+		Autonomous: defaultAutonomous(),
 		Serve: Serve{
 			Socket:            filepath.Join(h, "run", "claw.sock"),
 			TokenFile:         filepath.Join(h, "token"),

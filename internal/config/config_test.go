@@ -196,6 +196,16 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`config.toml:3:12: providers.x.base_url: "https://[REDACTED]@api.example.com/v1" is not an http(s) URL without credentials`},
 		},
 		{
+			name: "autonomous bounds and intervals",
+			file: "[autonomous]\nmax_turns = 0\nworking = \"0s\"\nresting = \"48h\"\nmax_tokens = -1\n",
+			want: []string{
+				`config.toml:2:13: autonomous.max_turns: must be at least 1, got 0`,
+				`config.toml:3:11: autonomous.working: must be positive, got 0s`,
+				`config.toml:4:11: autonomous.resting: must be at most 24h0m0s, got 48h0m0s`,
+				`config.toml:5:14: autonomous.max_tokens: must not be negative, got -1`,
+			},
+		},
+		{
 			name: "channel allows an unknown tool",
 			file: "[channels.cli]\ntools_allow = [\"time\", \"rm\"]\n",
 			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, edit_file, file_list, file_read, file_write, http, memory_search, shell, time`},

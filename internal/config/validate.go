@@ -123,6 +123,7 @@ func (s *source) validate(c *Config) {
 	s.checkPath("agent.soul", ag.Soul, false)
 	s.checkPath("agent.memory_db", ag.MemoryDB, false)
 
+	s.validateAutonomous(&c.Autonomous)
 	s.validateProviders(c)
 	for _, n := range slices.Sorted(maps.Keys(c.Channels)) {
 		s.validateChannel(c, n)

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/clawsec/claw/agent"
+)
+
+// yieldTool runs yield_to_user: it does nothing but answer; the run sees
+// the call succeed and rests.
+func yieldTool(_ context.Context, args map[string]any) (json.RawMessage, error) {
+	reason, _ := args["reason"].(string)
+	return json.Marshal(map[string]any{"yielded": true, "reason": reason})
+}
+
+// runAutonomous is claw agent --autonomous: an autonomous run on the cli
+// channel, with -m as its task and each line of standard input as a
+// message of the person that preempts it. Nobody is asked for approval: an
+// action the policy would ask about is denied, and the model told why.
+func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", nil, func(ro *runtimeOptions) { ro.autonomous = true })
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := rt.Env.cfg.Autonomous
+	c := agent.Autonomous{
+		Intervals: agent.Intervals{Engaged: a.Engaged.Duration, Working: a.Working.Duration,
+			Foraging: a.Foraging.Duration, Resting: a.Resting.Duration},
+		MaxTurns: a.MaxTurns, MaxToolCalls: a.MaxToolCalls, MaxTokens: a.MaxTokens,
+		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
+		Estopped: rt.Broker.Estopped,
+	}
+	if o.maxTurns > 0 {
+		c.MaxTurns = o.maxTurns
+	}
+	show := showTool(g.stderr)
+	res := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
+		Conversation:    o.conversation,
+		NewConversation: o.newConv,
+		Task:            o.message,
+		User:            userLines(ctx, g.stdin, g.stderr),
+		OnTool:          show,
+		OnTurn: func(t agent.RunTurn) {
+			how := "autonomous"
+			if t.ByUser {
+				how = "your message"
+			}
+			fmt.Fprintf(g.stderr, "claw: turn %d (%s, %s) → %s\n", t.N, t.State, how, t.Next)
+			if t.Err != nil {
+				fmt.Fprintf(g.stderr, "claw: turn %d: %s\n", t.N, rt.Redact(t.Err.Error()))
+			}
+			if !o.asJSON && strings.TrimSpace(t.Result.Reply) != "" {
+				fmt.Fprintln(g.stdout, sanitizeStream(rt.Redact(t.Result.Reply)))
+			}
+		},
+	})
+	fmt.Fprintf(g.stderr, "claw: autonomous run %s stopped (%s) after %d turns, %d tool calls\n",
+		res.Run, res.Stop, res.Turns, res.ToolCalls)
+	if o.asJSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	switch res.Stop {
+	case agent.StopCancelled:
+		return withCode(exitInterrupted, errors.New("interrupted"))
+	case agent.StopErrors:
+		return withCode(exitError, errors.New("the run stopped after failed turns in a row"), "see the log (CLAW_LOG=json) for why they failed")
+	}
+	return nil
+}
+
+// userLines sends each non-empty line of r, as the person's message; the
+// channel is closed at the end of r, or at a line too long to be a
+// message (said on errw).
+func userLines(ctx context.Context, r io.Reader, errw io.Writer) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), agent.MaxMessageBytes)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			select {
+			case ch <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintf(errw, "claw: standard input: %v; no more messages are read from it\n", err)
+		}
+	}()
+	return ch
+}
