@@ -66,21 +66,15 @@ func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: discord wait CHANNEL REGEXP")
 		}
-		re := regexp.MustCompile(args[2])
-		wait("a message matching "+args[2], func(s *discordtest.State) bool {
-			for _, p := range s.Posted() {
-				if p.ChannelID == args[1] && re.MatchString(p.Content) {
-					return true
-				}
-			}
-			return false
-		})
+		if _, err := fake.s.WaitPost(ctx, 0, args[1], regexp.MustCompile(args[2])); err != nil {
+			ts.Fatalf("discord: waiting for a message matching %s: %v", args[2], err)
+		}
 	case "code":
 		var code string
 		wait("a prompt", func(s *discordtest.State) bool {
 			for _, p := range s.Posted() {
-				if m := promptRe.FindStringSubmatch(p.Content); p.ChannelID == args[1] && m != nil {
-					code = m[1]
+				if c := discordtest.Code(p); p.ChannelID == args[1] && c != "" {
+					code = c
 				}
 			}
 			return code != ""
@@ -90,9 +84,11 @@ func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 4 {
 			ts.Fatalf("usage: discord answer USER CHANNEL yes|no")
 		}
+		// a failure shows in the script's next "discord wait"
 		actx, acancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		ts.Defer(acancel)
-		go fake.answerNext(actx, args[1], args[2], args[3])
+		from := fake.s.NumPosted()
+		go fake.s.Answer(actx, from, args[1], args[2], args[3])
 	case "posts":
 		fake.s.Snapshot(func(s *discordtest.State) {
 			for _, p := range s.Posted() {
@@ -106,27 +102,3 @@ func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 
 // discordFake holds a script's fake Discord.
 type discordFake struct{ s *discordtest.Server }
-
-// promptRe finds the code in an approval prompt.
-var promptRe = regexp.MustCompile("Reply `yes ([a-km-z]{5})`")
-
-// answerNext waits for a prompt in channel posted after it starts and
-// answers it as user. A failure shows in the script's next "discord wait".
-func (f *discordFake) answerNext(ctx context.Context, user, channel, word string) {
-	seen, code := -1, ""
-	err := f.s.Wait(ctx, func(s *discordtest.State) bool {
-		posted := s.Posted()
-		if seen < 0 {
-			seen = len(posted)
-		}
-		for _, p := range posted[seen:] {
-			if m := promptRe.FindStringSubmatch(p.Content); p.ChannelID == channel && m != nil {
-				code = m[1]
-			}
-		}
-		return code != ""
-	})
-	if err == nil {
-		f.s.Send(ctx, discordtest.MessageCreate{AuthorID: user, ChannelID: channel, Content: word + " " + code})
-	}
-}
