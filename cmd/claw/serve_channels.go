@@ -205,7 +205,7 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		if len(sec.Sources) > 0 {
 			approver = sourceApprover{name: name, sources: sec.Sources, own: own, rest: approver}
 		}
-		if len(approvers) == 0 {
+		if len(approvers) == 0 && !everySessionSourced(sec) {
 			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
 		}
 		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
@@ -229,6 +229,17 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		out = append(out, &startedChannel{name: name, ch: ch, rt: rt, where: where})
 	}
 	return out, nil
+}
+
+// everySessionSourced reports whether a bridge section asks every
+// session's approvals in a source channel, so approver_ids is not needed.
+func everySessionSourced(sec config.Channel) bool {
+	for _, s := range sec.Sessions {
+		if _, ok := sec.Sources[s]; !ok {
+			return false
+		}
+	}
+	return len(sec.Sessions) > 0
 }
 
 // sourceAsker is a channel's approver that can ask for another channel's
