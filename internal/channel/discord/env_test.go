@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/channel/discord/discordtest"
 	"github.com/clawsec/claw/internal/channeltest"
 	"github.com/clawsec/claw/internal/config"
@@ -108,5 +111,61 @@ func TestOpenThroughTheBroker(t *testing.T) {
 	}
 	if decisions != 2 || approval != 1 {
 		t.Errorf("%d decisions and %d approvals, want 2 and 1", decisions, approval)
+	}
+}
+
+// TestAskIn: another channel's approval (a bridge session's permission
+// request) is asked in the Discord channel its source names, waits in the
+// queue in that session's name for the Discord approvers only, and is
+// decided by an approver's code. Without a running Bot it is refused.
+func TestAskIn(t *testing.T) {
+	const asks = "200000000000000009"
+	late := &LateApprover{}
+	req := broker.Request{Tool: "permission:Bash", Summary: "permission:Bash make test", Args: json.RawMessage(`{"command":"make test"}`),
+		ActionSHA256: "sha256:" + strings.Repeat("ab", 32)}
+	if ans, err := late.AskIn(context.Background(), asks, "bridge:s1", req); err == nil || ans.Result != approvals.StatusTimeout {
+		t.Fatalf("AskIn without a bot = %+v, %v; want a refusal", ans, err)
+	}
+	rig := channeltest.New(t, "discord", channeltest.Options{Autonomy: "supervised", Approver: late})
+	rig.Env.Chat = func(context.Context, string, string, string) (string, error) { return "", nil }
+	fake := discordtest.New(token)
+	defer fake.Close()
+	sec := config.Channel{TokenEnv: "T", AllowedUserIDs: []string{alice}, ApproverIDs: []string{alice}}
+	bot, err := Open(rig.Env, sec, func(string) string { return token }, late, func(c *Config) { c.API = fake.API() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := fake.Wait(ctx, func(s *discordtest.State) bool { return s.Connected() }); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		ans broker.Answer
+		err error
+	}
+	asked := make(chan result, 1)
+	go func() {
+		ans, err := late.AskIn(ctx, asks, "bridge:s1", req)
+		asked <- result{ans, err}
+	}()
+	p, err := fake.WaitPost(ctx, 0, asks, regexp.MustCompile("tool: permission:Bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := rig.Env.Queue.Pending()
+	if len(pending) != 1 || pending[0].Requester != "bridge:s1" || strings.Join(pending[0].Approvers, ",") != "discord:"+alice {
+		t.Fatalf("pending = %+v, want one by bridge:s1 for discord:%s", pending, alice)
+	}
+	if err := fake.Send(ctx, dm(alice, asks, "yes "+discordtest.Code(p))); err != nil {
+		t.Fatal(err)
+	}
+	r := <-asked
+	if r.err != nil || r.ans.Result != approvals.StatusApproved || r.ans.By != "discord:"+alice {
+		t.Fatalf("AskIn = %+v, %v; want approved by discord:%s", r.ans, r.err, alice)
 	}
 }
