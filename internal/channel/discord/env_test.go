@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/channel"
 	"github.com/clawsec/claw/internal/channel/discord/discordtest"
 	"github.com/clawsec/claw/internal/channeltest"
 	"github.com/clawsec/claw/internal/config"
@@ -41,15 +43,7 @@ func TestOpenThroughTheBroker(t *testing.T) {
 		t.Fatalf("Open without a token = %v, want an error naming the variable", err)
 	}
 	getenv := func(k string) string { return map[string]string{"CLAW_TEST_DISCORD_TOKEN": token}[k] }
-	// the base URL is all that differs from Discord
-	bot, err := Open(env, sec, getenv, late, func(c *Config) { c.API = fake.API() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
+	ctx, stop := runOpened(t, env, sec, getenv, late, fake)
 	wait := func(what string, cond func(*discordtest.State) bool) {
 		t.Helper()
 		if err := fake.Wait(ctx, cond); err != nil {
@@ -88,8 +82,7 @@ func TestOpenThroughTheBroker(t *testing.T) {
 	if !strings.Contains(reply, "2026-11-27") || !strings.Contains(reply, "write: rejected") {
 		t.Fatalf("reply = %q", reply)
 	}
-	cancel()
-	<-done
+	stop()
 
 	var approval, decisions int
 	for _, b := range rig.Bodies(t) {
@@ -114,6 +107,23 @@ func TestOpenThroughTheBroker(t *testing.T) {
 	}
 }
 
+// runOpened opens the channel against fake (the base URL is all that
+// differs from Discord) and runs it; stop (or the test's end) ends the
+// run and waits for it.
+func runOpened(t *testing.T, env *channel.Env, sec config.Channel, getenv func(string) string, late *LateApprover, fake *discordtest.Server) (ctx context.Context, stop func()) {
+	t.Helper()
+	bot, err := Open(env, sec, getenv, late, func(c *Config) { c.API = fake.API() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return ctx, stop
+}
+
 // TestAskIn: another channel's approval (a bridge session's permission
 // request) is asked in the Discord channel its source names, waits in the
 // queue in that session's name for the Discord approvers only, and is
@@ -131,15 +141,7 @@ func TestAskIn(t *testing.T) {
 	fake := discordtest.New(token)
 	defer fake.Close()
 	sec := config.Channel{TokenEnv: "T", AllowedUserIDs: []string{alice}, ApproverIDs: []string{alice}}
-	bot, err := Open(rig.Env, sec, func(string) string { return token }, late, func(c *Config) { c.API = fake.API() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx, _ := runOpened(t, rig.Env, sec, func(string) string { return token }, late, fake)
 	if err := fake.Wait(ctx, func(s *discordtest.State) bool { return s.Connected() }); err != nil {
 		t.Fatal(err)
 	}
