@@ -51,6 +51,12 @@ dir = "$tmp/fifos"
 autonomy = "readonly"
 tools_allow = ["time", "shell"]
 EOF
+# writes in the workspace may run at supervised; this policy asks for them
+cat >"$CLAW_HOME/policies/ask_writes.rego" <<'EOF'
+package claw.user.writes
+
+ask contains {"id": "user.writes.ask", "severity": "medium", "msg": "writes need approval here"} if input.kind == "file_write"
+EOF
 "$BIN" config validate
 SYNTHESIS_BRIDGE_TOKEN=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
 DISCORD_BOT_TOKEN=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
