@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,11 +16,13 @@ import (
 // script; the claw under test reaches it through CLAW_DISCORD_API:
 //
 //	discord start                       serve the fake, token $DISCORD_BOT_TOKEN
-//	discord connected                   wait until a bot has identified
+//	discord connected [N]               wait until a bot has identified (N times in all)
 //	discord send USER CHANNEL TEXT      a DM from USER in CHANNEL
 //	discord wait CHANNEL REGEXP         wait for a message posted in CHANNEL that matches
 //	discord code CHANNEL                set $CODE to the code of the last prompt posted in CHANNEL
 //	discord posts                       print every posted message (channel, then content)
+//	discord answer USER CHANNEL yes|no  from now on, answer the next prompt posted in CHANNEL as USER
+//	                                    (in the background, for a prompt a blocking command waits on)
 func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! discord")
@@ -45,7 +48,13 @@ func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("CLAW_DISCORD_API", fake.s.API())
 		return
 	case "connected":
-		wait("a connected bot", func(s *discordtest.State) bool { return s.Connected() })
+		n := 1
+		if len(args) > 1 {
+			var err error
+			n, err = strconv.Atoi(args[1])
+			ts.Check(err)
+		}
+		wait("a connected bot", func(s *discordtest.State) bool { return s.Connected() && s.Identifies() >= n })
 	case "send":
 		if len(args) != 4 {
 			ts.Fatalf("usage: discord send USER CHANNEL TEXT")
@@ -57,27 +66,29 @@ func cmdDiscord(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: discord wait CHANNEL REGEXP")
 		}
-		re := regexp.MustCompile(args[2])
-		wait("a message matching "+args[2], func(s *discordtest.State) bool {
-			for _, p := range s.Posted() {
-				if p.ChannelID == args[1] && re.MatchString(p.Content) {
-					return true
-				}
-			}
-			return false
-		})
+		if _, err := fake.s.WaitPost(ctx, 0, args[1], regexp.MustCompile(args[2])); err != nil {
+			ts.Fatalf("discord: waiting for a message matching %s: %v", args[2], err)
+		}
 	case "code":
-		re := regexp.MustCompile("Reply `yes ([a-km-z]{5})`")
 		var code string
 		wait("a prompt", func(s *discordtest.State) bool {
 			for _, p := range s.Posted() {
-				if m := re.FindStringSubmatch(p.Content); p.ChannelID == args[1] && m != nil {
-					code = m[1]
+				if c := discordtest.Code(p); p.ChannelID == args[1] && c != "" {
+					code = c
 				}
 			}
 			return code != ""
 		})
 		ts.Setenv("CODE", code)
+	case "answer":
+		if len(args) != 4 {
+			ts.Fatalf("usage: discord answer USER CHANNEL yes|no")
+		}
+		// a failure shows in the script's next "discord wait"
+		actx, acancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ts.Defer(acancel)
+		from := fake.s.NumPosted()
+		go fake.s.Answer(actx, from, args[1], args[2], args[3])
 	case "posts":
 		fake.s.Snapshot(func(s *discordtest.State) {
 			for _, p := range s.Posted() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,6 +180,14 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		return nil, err
 	}
 	estopFile := filepath.Join(e.home, "ESTOP")
+	// the approvers of channels that ask on their own wire, made first:
+	// a bridge session's source may be one of them
+	own := map[string]broker.Approver{}
+	for name, mk := range channelApprovers {
+		if _, ok := e.cfg.Channels[name]; ok {
+			own[name] = mk()
+		}
+	}
 	for _, name := range []string{config.ChannelBridge, config.ChannelPlanckClaw, config.ChannelDiscord} {
 		sec, ok := e.cfg.Channels[name]
 		build := channelBuilders[name]
@@ -187,13 +196,16 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		}
 		approvers := approverNames(name, sec.ApproverIDs)
 		var approver broker.Approver
-		switch mk := channelApprovers[name]; {
-		case mk != nil:
-			approver = mk()
+		switch {
+		case own[name] != nil:
+			approver = own[name]
 		case len(approvers) > 0:
 			approver = queue.For(name, approvers)
 		}
-		if len(approvers) == 0 {
+		if len(sec.Sources) > 0 {
+			approver = sourceApprover{name: name, sources: sec.Sources, own: own, rest: approver}
+		}
+		if len(approvers) == 0 && !everySessionSourced(sec) {
 			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
 		}
 		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
@@ -217,6 +229,51 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 		out = append(out, &startedChannel{name: name, ch: ch, rt: rt, where: where})
 	}
 	return out, nil
+}
+
+// everySessionSourced reports whether a bridge section asks every
+// session's approvals in a source channel, so approver_ids is not needed.
+func everySessionSourced(sec config.Channel) bool {
+	for _, s := range sec.Sessions {
+		if _, ok := sec.Sources[s]; !ok {
+			return false
+		}
+	}
+	return len(sec.Sessions) > 0
+}
+
+// sourceAsker is a channel's approver that can ask for another channel's
+// user in a place of its own (Discord: a channel id).
+type sourceAsker interface {
+	AskIn(ctx context.Context, place, requester string, r broker.Request) (broker.Answer, error)
+}
+
+// sourceApprover asks the approvals of a session that has a source
+// ("discord:CHANNEL_ID", [channels.bridge] sources) in that channel, and
+// the others through rest.
+type sourceApprover struct {
+	name    string
+	sources map[string]string
+	own     map[string]broker.Approver
+	rest    broker.Approver
+}
+
+func (a sourceApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
+	none := broker.Answer{Result: approvals.StatusTimeout, By: "none"}
+	user := broker.UserFrom(ctx)
+	src, ok := a.sources[user]
+	if !ok {
+		if a.rest == nil {
+			return none, fmt.Errorf("%w: nobody may approve for %s", approvals.ErrNotAllowed, a.name)
+		}
+		return a.rest.Approve(ctx, r)
+	}
+	to, place, _ := strings.Cut(src, ":")
+	asker, ok := a.own[to].(sourceAsker)
+	if !ok {
+		return none, fmt.Errorf("%w: the source %s of session %s is not running", channel.ErrNoSuchChannel, src, user)
+	}
+	return asker.AskIn(ctx, place, a.name+":"+user, r)
 }
 
 // approverNames are the approver names a channel's approver_ids stand for

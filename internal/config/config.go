@@ -186,6 +186,10 @@ type Channel struct {
 	// Buffer is how many inbound messages the bridge keeps per session
 	// while its client is away (the oldest is dropped beyond it).
 	Buffer int `toml:"buffer,omitempty" json:"buffer,omitempty"`
+	// Sources maps a bridge session to the channel its permission
+	// requests (and approvals) are asked in: "discord:CHANNEL_ID". A
+	// session not listed asks through the approvals queue.
+	Sources map[string]string `toml:"sources,omitempty" json:"sources,omitempty"`
 	// Dir is the directory of PlanckClaw's FIFOs (made 0700).
 	Dir string `toml:"dir,omitempty" json:"dir,omitempty"`
 	// AllowedUserIDs and AllowedChannelIDs are who may talk to the
@@ -210,7 +214,7 @@ const DefaultBridgeBuffer = 100
 // ChannelKeys lists the keys each channel claw serve starts takes; any
 // other channel takes tools_allow only.
 var ChannelKeys = map[string][]string{
-	ChannelBridge:     {"tools_allow", "autonomy", "approver_ids", "listen", "token_env", "sessions", "buffer"},
+	ChannelBridge:     {"tools_allow", "autonomy", "approver_ids", "listen", "token_env", "sessions", "buffer", "sources"},
 	ChannelPlanckClaw: {"tools_allow", "autonomy", "approver_ids", "dir"},
 	ChannelDiscord:    {"tools_allow", "autonomy", "approver_ids", "token_env", "allowed_user_ids", "allowed_channel_ids"},
 }

@@ -216,12 +216,29 @@ func TestParseErrors(t *testing.T) {
 			want: []string{
 				`config.toml:2:1: channels.cli.dir: dir does not apply to [channels.cli] (its keys: tools_allow)`,
 				`config.toml:4:10: channels.bridge.listen: "0.0.0.0:80" is not a loopback host:port, like "127.0.0.1:18801"; the bridge only listens on this machine`,
-				`config.toml:5:1: channels.bridge.dir: dir does not apply to [channels.bridge] (its keys: tools_allow, autonomy, approver_ids, listen, token_env, sessions, buffer)`,
+				`config.toml:5:1: channels.bridge.dir: dir does not apply to [channels.bridge] (its keys: tools_allow, autonomy, approver_ids, listen, token_env, sessions, buffer, sources)`,
 				`config.toml:6:19: channels.bridge.sessions[1]: "no way" is not a session id (letters, digits and . _ : -, at most 128)`,
 				`config.toml:7:12: channels.bridge.autonomy: "godmode" is not one of readonly, supervised, full`,
 				`config.toml:8:11: channels.planckclaw: [channels.planckclaw] needs dir, the directory of the FIFOs`,
 				`config.toml:9:1: channels.planckclaw.token_env: token_env does not apply to [channels.planckclaw] (its keys: tools_allow, autonomy, approver_ids, dir)`,
 				`config.toml:11:21: channels.discord.allowed_user_ids[0]: "12a" is not a Discord id (digits)`,
+			},
+		},
+		{
+			name: "bridge sources name a listed session and a Discord channel",
+			file: "[channels.bridge]\nlisten = \"127.0.0.1:0\"\nsessions = [\"s1\", \"s2\"]\n[channels.bridge.sources]\ns1 = \"discord:200000000000000001\"\ns2 = \"slack:C01\"\ns3 = \"discord:1\"\n",
+			want: []string{
+				`config.toml:5:6: channels.bridge.sources.s1: "discord:200000000000000001" needs a [channels.discord] section to ask in`,
+				`config.toml:6:6: channels.bridge.sources.s2: "slack:C01" is not a source like "discord:CHANNEL_ID"`,
+				`config.toml:7:1: channels.bridge.sources.s3: "s3" is not one of [channels.bridge] sessions`,
+				`config.toml:7:6: channels.bridge.sources.s3: "discord:1" needs a [channels.discord] section to ask in`,
+			},
+		},
+		{
+			name: "sources apply to the bridge only",
+			file: "[channels.discord]\ntoken_env = \"T\"\nsources = { s1 = \"discord:2\" }\n",
+			want: []string{
+				`config.toml:3:1: channels.discord.sources: sources does not apply to [channels.discord] (its keys: tools_allow, autonomy, approver_ids, token_env, allowed_user_ids, allowed_channel_ids)`,
 			},
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,8 @@ func FuzzParse(f *testing.F) {
 		"", "=", "[", "[[a]]\n[[a]]\nb = 1", "a.b.c = {d = [1, [2, {e = 3}]]}",
 		"security = {forbidden_paths = [\"x\", 1]}", "\"quoted.key\" = 1", "x = 1979-05-27T07:32:00Z",
 		"[security]\nallowed_domains = [[\"a\"]]", "sandbox.http_ports = [1, 2.5, \"x\"]",
+		"[channels.discord]\n[channels.bridge]\nlisten = \"127.0.0.1:0\"\nsessions = [\"s1\"]\nsources = { s1 = \"discord:2\" }",
+		"[channels.bridge]\nlisten = \"127.0.0.1:0\"\nsessions = [\"s1\"]\n[channels.bridge.sources]\ns1 = \"discord:0\"",
 	} {
 		f.Add([]byte(s))
 	}
@@ -49,6 +52,15 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			return
+		}
+		// a bridge source that parses names a listed session and a
+		// Discord channel of a [channels.discord] that is there
+		for sess, src := range c.Channels[ChannelBridge].Sources {
+			_, discord := c.Channels[ChannelDiscord]
+			id, ok := strings.CutPrefix(src, "discord:")
+			if !slices.Contains(c.Channels[ChannelBridge].Sessions, sess) || !ok || !discordIDRe().MatchString(id) || !discord {
+				t.Fatalf("source %q = %q accepted", sess, src)
+			}
 		}
 		if err := c.Expand(testEnv); err != nil {
 			var errs *Errors

@@ -538,7 +538,7 @@ func (s *source) validateChannel(c *Config, name string) {
 		allowed = []string{"tools_allow"}
 	}
 	for _, k := range tomlNames(reflect.TypeFor[Channel]()) {
-		if s.has(key(k)) && !slices.Contains(allowed, k) {
+		if s.hasUnder(key(k)) && !slices.Contains(allowed, k) {
 			s.errAtKey(key(k), "%s does not apply to [%s] (its keys: %s)", k, base, strings.Join(allowed, ", "))
 		}
 	}
@@ -574,6 +574,7 @@ func (s *source) validateChannel(c *Config, name string) {
 		}
 		ids("sessions", ch.Sessions, sessionRe(), "a session id (letters, digits and . _ : -, at most 128)")
 		ids("approver_ids", ch.ApproverIDs, approverRe(), "an approver id like \"cli:alice\"")
+		s.checkSources(c, key("sources"), ch)
 	case ChannelPlanckClaw:
 		if ch.Dir == "" {
 			s.errAtKey(base, "[%s] needs dir, the directory of the FIFOs", base)
@@ -589,6 +590,24 @@ func (s *source) validateChannel(c *Config, name string) {
 		s.errAtVal(key("token_env"), "%s is not an environment variable name", show(key("token_env"), ch.TokenEnv))
 	}
 	c.Channels[name] = ch
+}
+
+// checkSources checks [channels.bridge] sources: each a listed session,
+// mapped to "discord:CHANNEL_ID" with a [channels.discord] to ask in.
+func (s *source) checkSources(c *Config, path string, ch Channel) {
+	for _, sess := range slices.Sorted(maps.Keys(ch.Sources)) {
+		p := joinKey(path, sess)
+		if !slices.Contains(ch.Sessions, sess) {
+			s.errAtKey(p, "%q is not one of [channels.bridge] sessions", sess)
+		}
+		id, ok := strings.CutPrefix(ch.Sources[sess], ChannelDiscord+":")
+		switch _, discord := c.Channels[ChannelDiscord]; {
+		case !ok || !discordIDRe().MatchString(id):
+			s.errAtVal(p, "%s is not a source like \"discord:CHANNEL_ID\"", show(p, ch.Sources[sess]))
+		case !discord:
+			s.errAtVal(p, "%s needs a [channels.discord] section to ask in", show(p, ch.Sources[sess]))
+		}
+	}
 }
 
 // tomlNames lists the toml names of a struct type's fields.

@@ -21,11 +21,30 @@ type LateApprover struct{ bot atomic.Pointer[Bot] }
 
 // Approve asks on Discord through the Bot, if there is one.
 func (l *LateApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	b := l.bot.Load()
-	if b == nil {
-		return broker.Answer{Result: approvals.StatusTimeout, By: "none"}, errors.New("the discord channel is not running")
+	b, err := l.running()
+	if err != nil {
+		return broker.Answer{Result: approvals.StatusTimeout, By: "none"}, err
 	}
 	return b.Approve(ctx, r)
+}
+
+func (l *LateApprover) running() (*Bot, error) {
+	if b := l.bot.Load(); b != nil {
+		return b, nil
+	}
+	return nil, errors.New("the discord channel is not running")
+}
+
+// AskIn asks r in the Discord channel channelID for another channel's
+// user (requester, like "bridge:s1", names them in the queue); only the
+// Discord approvers decide it. Without a running Bot it answers
+// "timeout".
+func (l *LateApprover) AskIn(ctx context.Context, channelID, requester string, r broker.Request) (broker.Answer, error) {
+	b, err := l.running()
+	if err != nil {
+		return broker.Answer{Result: approvals.StatusTimeout, By: "none"}, err
+	}
+	return b.ask(ctx, channelID, requester, r)
 }
 
 // Open makes the Discord channel of claw serve from the Env built for

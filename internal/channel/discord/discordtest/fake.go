@@ -71,7 +71,9 @@ func New(token string) *Server {
 	mux.HandleFunc("POST /api/v10/channels/{id}/messages", s.handleMessage)
 	mux.HandleFunc("POST /api/v10/channels/{id}/typing", s.handleTyping)
 	mux.HandleFunc("GET /ws", s.handleWS)
-	s.http = httptest.NewServer(mux)
+	// set before it serves: the handlers read it
+	s.http = httptest.NewUnstartedServer(mux)
+	s.http.Start()
 	return s
 }
 
