@@ -23,6 +23,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"memory_search": {Required: []string{"query"}},
 	"ask_user":      {Required: []string{"question"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
+	"plugin":        {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -104,9 +105,11 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("query")
 	case "ask_user":
 		in.str("question")
-	case "tool":
+	case "tool", "plugin":
 		in.str("server")
 		in.str("name")
+		in.str("plugin")
+		in.str("tool")
 		if v, ok := a.Args["args"]; ok {
 			if _, isObj := v.(map[string]any); !isObj && v != nil {
 				in.errorf("argument \"args\" must be an object")
@@ -116,6 +119,23 @@ func BuildInput(a Action, c Context) *Input {
 	in.Paths = dedupe(in.Paths)
 	in.Writes = dedupe(in.Writes)
 	return in
+}
+
+// SetPlugin records what the broker found of the plugin a "plugin" action
+// calls, and adds the reach its manifest declares to the paths the
+// policies judge (read is read, write is read and written), canonical like
+// every other path.
+func (in *Input) SetPlugin(p PluginInfo, read, write []string) {
+	in.Plugin = &p
+	res := &PathResolver{Home: in.Context.Home, Cwd: in.Context.Cwd}
+	for _, r := range read {
+		in.addPath(res, r, false)
+	}
+	for _, w := range write {
+		in.addPath(res, w, true)
+	}
+	in.Paths = dedupe(in.Paths)
+	in.Writes = dedupe(in.Writes)
 }
 
 func copyArgs(m map[string]any) map[string]any {

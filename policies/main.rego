@@ -58,7 +58,7 @@ passphrase_for := data.claw.config.passphrase_for
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool"}
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "tool", "plugin"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -303,6 +303,24 @@ shell_plain if {
 
 base_rank := 1 if input.kind == "tool"
 
+# A plugin tool is judged by the reach its manifest declares, like a file
+# tool: nothing or reads inside the workspace is low (the kernel holds it
+# to them), a write inside or a read outside is medium, a write outside is
+# high.
+base_rank := 2 if {
+	input.kind == "plugin"
+	some p in outside_paths
+	writes[p]
+} else := 1 if {
+	input.kind == "plugin"
+	some _ in outside_paths
+} else := 1 if {
+	input.kind == "plugin"
+	some _ in input.writes
+} else := 0 if {
+	input.kind == "plugin"
+}
+
 command_allowed(c) if c.name in allowed_commands
 
 command_allowed(c) if {
@@ -540,6 +558,11 @@ sandbox_write := write_plan if input.kind == "shell"
 sandbox_write := write_plan if input.kind == "file_write"
 
 sandbox_write := write_plan if input.kind == "edit_file"
+
+sandbox_write := write_plan if {
+	input.kind == "plugin"
+	some _ in input.writes
+}
 
 write_plan := workspace_list if {
 	workspace_only
