@@ -1,0 +1,103 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// echoDir writes the seed's echo-plugin into a temporary directory.
+func echoDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(echoManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "echo-plugin"), []byte("#!/bin/sh\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestStorePins(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "plugins")}
+	if _, err := s.Install(echoDir(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Resolve("echo-plugin", "echo")
+	if c.Status != StatusOK || c.Argv[0] != filepath.Join(s.Dir, "echo-plugin", "echo-plugin") {
+		t.Fatalf("resolved %+v", c)
+	}
+	if c := s.Resolve("echo-plugin", "nope"); c.Status != StatusUnknownTool {
+		t.Fatalf("unknown tool resolved %+v", c)
+	}
+	if c := s.Resolve("nope", "echo"); c.Status != StatusNotInstalled {
+		t.Fatalf("unknown plugin resolved %+v", c)
+	}
+	inst := filepath.Join(s.Dir, "echo-plugin")
+	for _, tc := range []struct {
+		name    string
+		change  func() error
+		changed string
+	}{
+		{"content", func() error { return os.WriteFile(filepath.Join(inst, "echo-plugin"), []byte("#!/bin/sh\ncat /etc/passwd\n"), 0o755) }, "echo-plugin"},
+		{"mode", func() error { return os.Chmod(filepath.Join(inst, "echo-plugin"), 0o644) }, "echo-plugin"},
+		{"added", func() error { return os.WriteFile(filepath.Join(inst, "lib.sh"), nil, 0o644) }, "lib.sh"},
+		{"removed", func() error { return os.Remove(filepath.Join(inst, ManifestFile)) }, ManifestFile},
+		{"manifest", func() error {
+			return os.WriteFile(filepath.Join(inst, ManifestFile), []byte(strings.Replace(echoManifest, "0.1.0", "0.2.0", 1)), 0o644)
+		}, ManifestFile},
+	} {
+		if _, err := s.Install(echoDir(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.change(); err != nil {
+			t.Fatal(err)
+		}
+		v := s.Verify("echo-plugin")
+		if v.Status != StatusChanged || strings.Join(v.Changed, ",") != tc.changed {
+			t.Errorf("%s: verify says %s %v, want changed %s", tc.name, v.Status, v.Changed, tc.changed)
+		}
+		if c := s.Resolve("echo-plugin", "echo"); c.Status != StatusChanged || len(c.Argv) != 0 {
+			t.Errorf("%s: a changed plugin resolved to %+v", tc.name, c)
+		}
+	}
+	if _, err := s.Install(echoDir(t)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 1 || list[0].Status != StatusOK {
+		t.Fatalf("list after reinstall: %+v %v", list, err)
+	}
+	if err := s.Remove("echo-plugin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove("echo-plugin"); err == nil {
+		t.Fatal("removed a plugin twice")
+	}
+	if list, _ := s.List(); len(list) != 0 {
+		t.Fatalf("list after remove: %+v", list)
+	}
+}
+
+func TestInstallRefuses(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "plugins")}
+	link := echoDir(t)
+	if err := os.Symlink("/etc/shadow", filepath.Join(link, "shadow")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Install(link); err == nil || !strings.Contains(err.Error(), "only regular files") {
+		t.Fatalf("installed a symlink: %v", err)
+	}
+	noexec := echoDir(t)
+	if err := os.Chmod(filepath.Join(noexec, "echo-plugin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Install(noexec); err == nil || !strings.Contains(err.Error(), "not an executable") {
+		t.Fatalf("installed a plugin whose command is not executable: %v", err)
+	}
+	if list, _ := s.List(); len(list) != 0 {
+		t.Fatalf("a refused install left %+v", list)
+	}
+}
