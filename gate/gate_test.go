@@ -404,3 +404,36 @@ func TestSymlinkDotDotIsResolvedLikeTheKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginInput: SetPlugin puts the plugin into the input the policies
+// see, its declared reach canonical in paths and writes, and the value
+// given to OPA matches the JSON.
+func TestPluginInput(t *testing.T) {
+	in := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": "echo-plugin", "tool": "echo", "args": map[string]any{"a": 1.0}}}, testContext("supervised"))
+	if len(in.Errors) != 0 || in.Kind != "plugin" {
+		t.Fatalf("input %+v", in)
+	}
+	in.SetPlugin(PluginInfo{Name: "echo-plugin", Tool: "echo", Status: "ok"}, []string{"notes", "~/x/../y"}, []string{"out"})
+	if got := strings.Join(in.Paths, ","); got != "/home/u/ws/notes,/home/u/y,/home/u/ws/out" {
+		t.Fatalf("paths %s", got)
+	}
+	if got := strings.Join(in.Writes, ","); got != "/home/u/ws/out" {
+		t.Fatalf("writes %s", got)
+	}
+	got, err := inputValue(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(in)
+	want, err := ast.ValueFromReader(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compare(want) != 0 {
+		t.Fatalf("inputValue differs from JSON:\n%s", cmp.Diff(want.String(), got.String()))
+	}
+	bad := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": 1.0, "tool": "echo", "args": "x"}}, testContext("supervised"))
+	if len(bad.Errors) != 2 {
+		t.Fatalf("errors %q, want the plugin and args type errors", bad.Errors)
+	}
+}

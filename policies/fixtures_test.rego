@@ -163,10 +163,10 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires, grants_fires,
+	destructive_fires, network_fires, grants_fires, plugins_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet, grants_quiet,
+	destructive_quiet, network_quiet, grants_quiet, plugins_quiet,
 ])
