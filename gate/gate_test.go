@@ -293,19 +293,24 @@ func TestReloadKeepsOldPolicyOnError(t *testing.T) {
 // the JSON tags of Input.
 func TestInputValueMatchesJSON(t *testing.T) {
 	for _, a := range append(benchActions, shellAction("FOO=1 sudo -u x bash -c 'cat a > /tmp/o; ls $(pwd)' | tee b")) {
-		in := BuildInput(a, testContext("full"))
-		got, err := inputValue(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(in)
-		want, err := ast.ValueFromReader(strings.NewReader(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Compare(want) != 0 {
-			t.Fatalf("inputValue differs from JSON for %v:\n%s", a, cmp.Diff(want.String(), got.String()))
-		}
+		valueMatchesJSON(t, BuildInput(a, testContext("full")))
+	}
+}
+
+// valueMatchesJSON fails t when the OPA value of in differs from its JSON.
+func valueMatchesJSON(t *testing.T, in *Input) {
+	t.Helper()
+	got, err := inputValue(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(in)
+	want, err := ast.ValueFromReader(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compare(want) != 0 {
+		t.Fatalf("inputValue differs from JSON for %v:\n%s", in.Action, cmp.Diff(want.String(), got.String()))
 	}
 }
 
@@ -420,18 +425,7 @@ func TestPluginInput(t *testing.T) {
 	if got := strings.Join(in.Writes, ","); got != "/home/u/ws/out" {
 		t.Fatalf("writes %s", got)
 	}
-	got, err := inputValue(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(in)
-	want, err := ast.ValueFromReader(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Compare(want) != 0 {
-		t.Fatalf("inputValue differs from JSON:\n%s", cmp.Diff(want.String(), got.String()))
-	}
+	valueMatchesJSON(t, in)
 	bad := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": 1.0, "tool": "echo", "args": "x"}}, testContext("supervised"))
 	if len(bad.Errors) != 2 {
 		t.Fatalf("errors %q, want the plugin and args type errors", bad.Errors)
