@@ -60,6 +60,12 @@ func newToolListCommand(g *globals) *cobra.Command {
 				}
 				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runnable(k)})
 			}
+			if s, err := pluginStore(g); err == nil {
+				names, descs := pluginTools(s)
+				for i, n := range names {
+					rows = append(rows, row{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
+				}
+			}
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(rows)
 			}
