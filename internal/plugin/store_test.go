@@ -101,3 +101,35 @@ func TestInstallRefuses(t *testing.T) {
 		t.Fatalf("a refused install left %+v", list)
 	}
 }
+
+// BenchmarkResolve is the pin check every plugin call pays: hashing the
+// installed files and decoding the manifest again. "seed" is the
+// echo-plugin (two small files); "1MiB" adds a 1 MiB file.
+//
+//	go test -run '^$' -bench Resolve ./internal/plugin
+func BenchmarkResolve(b *testing.B) {
+	for _, extra := range []int{0, 1 << 20} {
+		name := "seed"
+		if extra > 0 {
+			name = "1MiB"
+		}
+		b.Run(name, func(b *testing.B) {
+			src := b.TempDir()
+			os.WriteFile(filepath.Join(src, ManifestFile), []byte(echoManifest), 0o644)
+			os.WriteFile(filepath.Join(src, "echo-plugin"), []byte("#!/bin/sh\nexec cat\n"), 0o755)
+			if extra > 0 {
+				os.WriteFile(filepath.Join(src, "data.bin"), make([]byte, extra), 0o644)
+			}
+			s := Store{Dir: filepath.Join(b.TempDir(), "plugins")}
+			if _, err := s.Install(src); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if c := s.Resolve("echo-plugin", "echo"); c.Status != StatusOK {
+					b.Fatal(c.Detail)
+				}
+			}
+		})
+	}
+}
