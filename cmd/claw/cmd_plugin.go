@@ -43,6 +43,7 @@ func pluginResolver(s plugin.Store) broker.PluginResolver {
 			Dir:  c.Dir, Argv: c.Argv,
 			Read: c.Reach.Read, Write: c.Reach.Write, Hosts: c.Reach.Hosts,
 			Timeout: c.Tool.TimeoutDuration(),
+			Digest:  c.Digest,
 		}
 	}
 }

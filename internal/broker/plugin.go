@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type PluginCall struct {
 	Hosts []string
 	// Timeout is the tool's own timeout; 0 takes the sandbox's.
 	Timeout time.Duration
+	// Digest identifies the plugin's files as they were checked; the
+	// plugin is checked again right before it runs (after any approval)
+	// and must still have the same.
+	Digest string
 }
 
 // PluginResolver looks up a plugin tool, verifying the plugin against its
@@ -61,6 +66,9 @@ func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc P
 	spec := b.baseSpec("plugin", in, d)
 	if pc.Info.Status != "ok" || len(pc.Argv) == 0 {
 		return spec, errors.New("plugin call without a resolved plugin")
+	}
+	if again := b.cfg.Plugins(pc.Info.Name, pc.Info.Tool); again.Info.Status != "ok" || again.Digest != pc.Digest || !slices.Equal(again.Argv, pc.Argv) {
+		return spec, errors.New("the plugin changed after the gate decided; it did not run")
 	}
 	if len(pc.Hosts) > 0 {
 		return spec, errors.New("network plugins need claw's egress proxy, which this version does not have")

@@ -108,6 +108,21 @@ func TestPluginRefused(t *testing.T) {
 	if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:denied" {
 		t.Fatalf("receipts %s", got)
 	}
+	// changed between the decision (and its approval) and the run
+	r = pluginRig(t, "exec cat\n", PluginCall{Digest: "sha256:a"})
+	calls := 0
+	check := r.b.cfg.Plugins
+	r.b.cfg.Plugins = func(p, tl string) PluginCall {
+		pc := check(p, tl)
+		if calls++; calls > 1 {
+			pc.Digest = "sha256:b"
+		}
+		return pc
+	}
+	out, _ = r.b.Invoke(context.Background(), pluginAction(nil), "")
+	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "changed after the gate decided") {
+		t.Fatalf("plugin changed before the run: %s %v", out.Status, out.Err)
+	}
 	r = pluginRig(t, "exec cat\n", PluginCall{Hosts: []string{"example.com"}})
 	out, _ = r.b.Invoke(context.Background(), pluginAction(nil), "")
 	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "egress proxy") {

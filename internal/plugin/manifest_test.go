@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path"
-		"strings"
+	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"

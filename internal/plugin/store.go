@@ -49,6 +49,7 @@ type Installed struct {
 	Status   string    `json:"status"`
 	Changed  []string  `json:"changed,omitempty"` // files that differ, are missing or were added
 	Manifest *Manifest `json:"manifest,omitempty"`
+	digest   string
 }
 
 func (s Store) dir(name string) string { return filepath.Join(s.Dir, name) }
@@ -192,6 +193,7 @@ func (s Store) Verify(name string) Installed {
 		return in
 	}
 	in.Status = StatusOK
+	in.digest = receipts.Digest(data)
 	return in
 }
 
@@ -203,6 +205,9 @@ type Call struct {
 	Argv   []string // the absolute command
 	Tool   Tool
 	Reach  Reach
+	// Digest is the SHA-256 of the pins the files matched: a second
+	// Resolve with the same Digest found the same files.
+	Digest string
 }
 
 // Resolve verifies the plugin against its pin and finds the tool. Only a
@@ -223,7 +228,7 @@ func (s Store) Resolve(name, tool string) Call {
 			p, _ := commandPath(t.Command)
 			c.Dir = s.dir(name)
 			c.Argv = []string{filepath.Join(c.Dir, filepath.FromSlash(p))}
-			c.Tool, c.Reach = t, in.Manifest.Reach
+			c.Tool, c.Reach, c.Digest = t, in.Manifest.Reach, in.digest
 			return c
 		}
 	}

@@ -29,6 +29,9 @@ func TestStorePins(t *testing.T) {
 	if c.Status != StatusOK || c.Argv[0] != filepath.Join(s.Dir, "echo-plugin", "echo-plugin") {
 		t.Fatalf("resolved %+v", c)
 	}
+	if again := s.Resolve("echo-plugin", "echo"); c.Digest == "" || again.Digest != c.Digest {
+		t.Fatalf("digests %q and %q of the same files", c.Digest, again.Digest)
+	}
 	if c := s.Resolve("echo-plugin", "nope"); c.Status != StatusUnknownTool {
 		t.Fatalf("unknown tool resolved %+v", c)
 	}
@@ -41,7 +44,9 @@ func TestStorePins(t *testing.T) {
 		change  func() error
 		changed string
 	}{
-		{"content", func() error { return os.WriteFile(filepath.Join(inst, "echo-plugin"), []byte("#!/bin/sh\ncat /etc/passwd\n"), 0o755) }, "echo-plugin"},
+		{"content", func() error {
+			return os.WriteFile(filepath.Join(inst, "echo-plugin"), []byte("#!/bin/sh\ncat /etc/passwd\n"), 0o755)
+		}, "echo-plugin"},
 		{"mode", func() error { return os.Chmod(filepath.Join(inst, "echo-plugin"), 0o644) }, "echo-plugin"},
 		{"added", func() error { return os.WriteFile(filepath.Join(inst, "lib.sh"), nil, 0o644) }, "lib.sh"},
 		{"removed", func() error { return os.Remove(filepath.Join(inst, ManifestFile)) }, ManifestFile},
