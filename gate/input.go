@@ -75,6 +75,6 @@ type Input struct {
 type PluginInfo struct {
 	Name   string `json:"name"`
 	Tool   string `json:"tool"`
-	Status string `json:"status"` // ok, changed, not_installed, unknown_tool
+	Status string `json:"status"` // ok, changed, not_installed, unknown_tool, invalid_args
 	Detail string `json:"detail"`
 }

@@ -36,7 +36,21 @@ deny contains r if {
 #   severity: high
 deny contains r if {
 	input.kind == "plugin"
-	not plugin_status in {"ok", "changed"}
+	not plugin_status in {"ok", "changed", "invalid_args"}
+	r := lib.reason(rego.metadata.rule(), plugin_detail)
+}
+
+# METADATA
+# title: Plugin tool arguments do not match its schema
+# description: >-
+#   The arguments fail the JSON Schema the plugin's manifest gives the
+#   tool; the model is told why and nothing runs.
+# custom:
+#   id: plugin.invalid_args
+#   severity: medium
+deny contains r if {
+	input.kind == "plugin"
+	plugin_status == "invalid_args"
 	r := lib.reason(rego.metadata.rule(), plugin_detail)
 }
 

@@ -32,6 +32,12 @@ plugins_fires := {
 		"input": object.remove(plugin("ok", [], []), ["plugin"]),
 		"decision": "deny",
 	},
+	"plugin.invalid_args: arguments fail the tool's schema": {
+		"id": "plugin.invalid_args",
+		"input": at(plugin("invalid_args", [], []), "full"),
+		"decision": "deny",
+		"risk": "medium",
+	},
 	"autonomy.supervised.ask: a plugin that writes in the workspace": {
 		"id": "autonomy.supervised.ask",
 		"input": plugin("ok", ["/home/u/ws/out"], ["/home/u/ws/out"]),
@@ -51,6 +57,16 @@ plugins_quiet := {
 		"input": plugin("ok", [], []),
 		"decision": "allow",
 		"risk": "low",
+	},
+	"plugin.unavailable: invalid arguments are their own rule": {
+		"id": "plugin.unavailable",
+		"input": plugin("invalid_args", [], []),
+		"decision": "deny",
+	},
+	"plugin.invalid_args: arguments that match": {
+		"id": "plugin.invalid_args",
+		"input": plugin("ok", [], []),
+		"decision": "allow",
 	},
 	"plugin.unavailable: reads inside the workspace are low": {
 		"id": "plugin.unavailable",

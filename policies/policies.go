@@ -159,6 +159,7 @@
 //	plugin.changed                 a plugin's files differ from the pins of its install
 //	plugin.unavailable             the plugin is not installed, has no such tool, or
 //	                               was not looked up
+//	plugin.invalid_args            the arguments fail the tool's JSON Schema (medium)
 //
 // Destructive rules (all critical; never a passphrase, never lifted):
 //

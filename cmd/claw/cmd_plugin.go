@@ -36,8 +36,8 @@ func pluginStore(g *globals) (plugin.Store, error) {
 
 // pluginResolver gives the broker the plugin tools of the store.
 func pluginResolver(s plugin.Store) broker.PluginResolver {
-	return func(name, tool string) broker.PluginCall {
-		c := s.Resolve(name, tool)
+	return func(name, tool string, args map[string]any) broker.PluginCall {
+		c := s.Resolve(name, tool, args)
 		return broker.PluginCall{
 			Info: gate.PluginInfo{Status: c.Status, Detail: c.Detail},
 			Dir:  c.Dir, Argv: c.Argv,

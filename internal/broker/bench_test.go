@@ -118,7 +118,7 @@ func BenchmarkPlugin(b *testing.B) {
 			b.Fatal(err)
 		}
 		pc := PluginCall{Info: gate.PluginInfo{Status: "ok"}, Dir: dir, Argv: []string{prog}}
-		r.b.cfg.Plugins = func(string, string) PluginCall { return pc }
+		r.b.cfg.Plugins = func(string, string, map[string]any) PluginCall { return pc }
 		return pluginAction(map[string]any{"msg": "hi"})
 	})
 }

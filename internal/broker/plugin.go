@@ -35,9 +35,9 @@ type PluginCall struct {
 	Digest string
 }
 
-// PluginResolver looks up a plugin tool, verifying the plugin against its
-// pins.
-type PluginResolver func(plugin, tool string) PluginCall
+// PluginResolver looks up a plugin tool, verifies the plugin against its
+// pins, and checks args against the tool's schema.
+type PluginResolver func(plugin, tool string, args map[string]any) PluginCall
 
 // Bounds of a plugin call: its JSON on stdin and on stdout.
 const (
@@ -52,7 +52,8 @@ func (b *Broker) resolvePlugin(a gate.Action, in *gate.Input) PluginCall {
 	tool, _ := a.Args["tool"].(string)
 	pc := PluginCall{Info: gate.PluginInfo{Name: name, Tool: tool, Status: "unresolved", Detail: "no plugins directory is configured"}}
 	if b.cfg.Plugins != nil && len(in.Errors) == 0 {
-		pc = b.cfg.Plugins(name, tool)
+		args, _ := a.Args["args"].(map[string]any)
+		pc = b.cfg.Plugins(name, tool, args)
 		pc.Info.Name, pc.Info.Tool = name, tool
 	}
 	in.SetPlugin(pc.Info, pc.Read, pc.Write)
@@ -67,7 +68,8 @@ func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc P
 	if pc.Info.Status != "ok" || len(pc.Argv) == 0 {
 		return spec, errors.New("plugin call without a resolved plugin")
 	}
-	if again := b.cfg.Plugins(pc.Info.Name, pc.Info.Tool); again.Info.Status != "ok" || again.Digest != pc.Digest || !slices.Equal(again.Argv, pc.Argv) {
+	args, _ := a.Args["args"].(map[string]any)
+	if again := b.cfg.Plugins(pc.Info.Name, pc.Info.Tool, args); again.Info.Status != "ok" || again.Digest != pc.Digest || !slices.Equal(again.Argv, pc.Argv) {
 		return spec, errors.New("the plugin changed after the gate decided; it did not run")
 	}
 	if len(pc.Hosts) > 0 {

@@ -27,7 +27,7 @@ func pluginRig(t *testing.T, script string, pc PluginCall) *rig {
 		pc.Info.Status = "ok"
 	}
 	return newRigWith(t, "supervised", nil, func(c *Config) {
-		c.Plugins = func(string, string) PluginCall { return pc }
+		c.Plugins = func(string, string, map[string]any) PluginCall { return pc }
 	})
 }
 
@@ -112,8 +112,8 @@ func TestPluginRefused(t *testing.T) {
 	r = pluginRig(t, "exec cat\n", PluginCall{Digest: "sha256:a"})
 	calls := 0
 	check := r.b.cfg.Plugins
-	r.b.cfg.Plugins = func(p, tl string) PluginCall {
-		pc := check(p, tl)
+	r.b.cfg.Plugins = func(p, tl string, args map[string]any) PluginCall {
+		pc := check(p, tl, args)
 		if calls++; calls > 1 {
 			pc.Digest = "sha256:b"
 		}

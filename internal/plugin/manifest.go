@@ -37,6 +37,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -89,6 +90,41 @@ func (t Tool) SchemaJSON() json.RawMessage {
 		return json.RawMessage(`{"type":"object"}`)
 	}
 	return b
+}
+
+// resolved is the tool's schema, ready to validate arguments; remote
+// references are refused (nothing is fetched).
+func (t Tool) resolved() (*jsonschema.Resolved, error) {
+	var js jsonschema.Schema
+	if err := json.Unmarshal(t.SchemaJSON(), &js); err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	rs, err := js.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("not a usable JSON Schema: %w", err)
+	}
+	return rs, nil
+}
+
+// ValidateArgs checks a call's arguments against the tool's schema.
+func (t Tool) ValidateArgs(args map[string]any) error {
+	rs, err := t.resolved()
+	if err != nil {
+		return err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	// the instance as JSON decodes it: numbers float64, objects maps
+	b, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	var inst any
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return err
+	}
+	return rs.Validate(inst)
 }
 
 // TimeoutDuration is the tool's timeout; 0 when none is set.
@@ -193,6 +229,9 @@ func (m *Manifest) validate() error {
 		}
 		if len(t.SchemaJSON()) > maxSchemaBytes {
 			return fmt.Errorf("tools[%d].schema: larger than %d bytes", i, maxSchemaBytes)
+		}
+		if _, err := t.resolved(); err != nil {
+			return fmt.Errorf("tools[%d].schema: %w", i, err)
 		}
 		if t.Timeout != "" {
 			d, err := time.ParseDuration(t.Timeout)

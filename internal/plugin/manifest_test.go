@@ -42,6 +42,7 @@ func TestDecodeManifest(t *testing.T) {
 		{"no schema", strings.Replace(echoManifest, "schema = { type = \"object\" }\n", "", 1), "schema: missing"},
 		{"glob reach", echoManifest + "[reach]\nread = [\"*\"]\n", "glob"},
 		{"capability", strings.Replace(echoManifest, `["tool"]`, `["root"]`, 1), "capabilities"},
+		{"remote ref", strings.Replace(echoManifest, `{ type = "object" }`, `{ type = "object", properties = { a = { "$ref" = "https://example.com/s.json" } } }`, 1), "usable JSON Schema"},
 		{"timeout", strings.Replace(echoManifest, "schema =", "timeout = \"1h\"\nschema =", 1), "timeout"},
 	} {
 		_, err := DecodeManifest([]byte(tc.doc))
@@ -79,6 +80,9 @@ func FuzzDecodeManifest(f *testing.F) {
 		for _, tl := range m.Tools {
 			p := path.Clean(tl.Command)
 			if seen[tl.Name] || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || tl.Schema["type"] != "object" {
+				t.Fatalf("accepted tool %+v", tl)
+			}
+			if _, err := tl.resolved(); err != nil {
 				t.Fatalf("accepted tool %+v", tl)
 			}
 			seen[tl.Name] = true

@@ -29,6 +29,7 @@ const (
 	StatusChanged      = "changed"       // a file differs from its pin
 	StatusNotInstalled = "not_installed" // no such plugin
 	StatusUnknownTool  = "unknown_tool"  // the plugin has no such tool
+	StatusInvalidArgs  = "invalid_args"  // the arguments do not match the tool's schema
 )
 
 // Store is the plugins directory ($CLAW_HOME/plugins): one directory per
@@ -210,9 +211,9 @@ type Call struct {
 	Digest string
 }
 
-// Resolve verifies the plugin against its pin and finds the tool. Only a
-// Call with Status StatusOK may run.
-func (s Store) Resolve(name, tool string) Call {
+// Resolve verifies the plugin against its pin, finds the tool and checks
+// args against its schema. Only a Call with Status StatusOK may run.
+func (s Store) Resolve(name, tool string, args map[string]any) Call {
 	in := s.Verify(name)
 	c := Call{Status: in.Status}
 	switch in.Status {
@@ -229,6 +230,9 @@ func (s Store) Resolve(name, tool string) Call {
 			c.Dir = s.dir(name)
 			c.Argv = []string{filepath.Join(c.Dir, filepath.FromSlash(p))}
 			c.Tool, c.Reach, c.Digest = t, in.Manifest.Reach, in.digest
+			if err := t.ValidateArgs(args); err != nil {
+				c.Status, c.Detail = StatusInvalidArgs, fmt.Sprintf("arguments of %s/%s: %v", name, tool, err)
+			}
 			return c
 		}
 	}

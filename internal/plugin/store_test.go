@@ -25,17 +25,17 @@ func TestStorePins(t *testing.T) {
 	if _, err := s.Install(echoDir(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := s.Resolve("echo-plugin", "echo")
+	c := s.Resolve("echo-plugin", "echo", nil)
 	if c.Status != StatusOK || c.Argv[0] != filepath.Join(s.Dir, "echo-plugin", "echo-plugin") {
 		t.Fatalf("resolved %+v", c)
 	}
-	if again := s.Resolve("echo-plugin", "echo"); c.Digest == "" || again.Digest != c.Digest {
+	if again := s.Resolve("echo-plugin", "echo", nil); c.Digest == "" || again.Digest != c.Digest {
 		t.Fatalf("digests %q and %q of the same files", c.Digest, again.Digest)
 	}
-	if c := s.Resolve("echo-plugin", "nope"); c.Status != StatusUnknownTool {
+	if c := s.Resolve("echo-plugin", "nope", nil); c.Status != StatusUnknownTool {
 		t.Fatalf("unknown tool resolved %+v", c)
 	}
-	if c := s.Resolve("nope", "echo"); c.Status != StatusNotInstalled {
+	if c := s.Resolve("nope", "echo", nil); c.Status != StatusNotInstalled {
 		t.Fatalf("unknown plugin resolved %+v", c)
 	}
 	inst := filepath.Join(s.Dir, "echo-plugin")
@@ -64,7 +64,7 @@ func TestStorePins(t *testing.T) {
 		if v.Status != StatusChanged || strings.Join(v.Changed, ",") != tc.changed {
 			t.Errorf("%s: verify says %s %v, want changed %s", tc.name, v.Status, v.Changed, tc.changed)
 		}
-		if c := s.Resolve("echo-plugin", "echo"); c.Status != StatusChanged || len(c.Argv) != 0 {
+		if c := s.Resolve("echo-plugin", "echo", nil); c.Status != StatusChanged || len(c.Argv) != 0 {
 			t.Errorf("%s: a changed plugin resolved to %+v", tc.name, c)
 		}
 	}
@@ -83,6 +83,36 @@ func TestStorePins(t *testing.T) {
 	}
 	if list, _ := s.List(); len(list) != 0 {
 		t.Fatalf("list after remove: %+v", list)
+	}
+}
+
+// TestResolveValidatesArgs: arguments are checked against the tool's
+// schema, numbers as JSON has them whatever Go type they arrive in.
+func TestResolveValidatesArgs(t *testing.T) {
+	src := echoDir(t)
+	schema := `schema = { type = "object", properties = { n = { type = "integer", maximum = 3 } }, required = ["n"], additionalProperties = false }`
+	m := strings.Replace(echoManifest, `schema = { type = "object" }`, schema, 1)
+	if err := os.WriteFile(filepath.Join(src, ManifestFile), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Store{Dir: filepath.Join(t.TempDir(), "plugins")}
+	if _, err := s.Install(src); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"n": 2.0}, StatusOK},
+		{map[string]any{"n": int64(3)}, StatusOK},
+		{map[string]any{"n": 4.0}, StatusInvalidArgs},
+		{map[string]any{"n": "2"}, StatusInvalidArgs},
+		{map[string]any{"n": 1.0, "x": true}, StatusInvalidArgs},
+		{nil, StatusInvalidArgs},
+	} {
+		if c := s.Resolve("echo-plugin", "echo", tc.args); c.Status != tc.want {
+			t.Errorf("args %v: %s (%s), want %s", tc.args, c.Status, c.Detail, tc.want)
+		}
 	}
 }
 
@@ -131,7 +161,7 @@ func BenchmarkResolve(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if c := s.Resolve("echo-plugin", "echo"); c.Status != StatusOK {
+				if c := s.Resolve("echo-plugin", "echo", nil); c.Status != StatusOK {
 					b.Fatal(c.Detail)
 				}
 			}
