@@ -57,4 +57,4 @@ deny contains r if {
 plugin_detail := input.plugin.detail if {
 	is_string(input.plugin.detail)
 	input.plugin.detail != ""
-} else := sprintf("plugin %v: %v", [object.get(input.action.args, "plugin", "(none)"), plugin_status])
+} else := sprintf("plugin %v was not looked up (%v), so it cannot run", [object.get(input.action.args, "plugin", "(none)"), plugin_status])

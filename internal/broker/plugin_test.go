@@ -129,3 +129,32 @@ func TestPluginRefused(t *testing.T) {
 		t.Fatalf("network plugin: %s %v", out.Status, out.Err)
 	}
 }
+
+// TestPluginWrites: a declared write is medium (asked, here approved) and
+// writable; the rest of the workspace stays read-only to the plugin even
+// though a write plan covers the whole workspace.
+func TestPluginWrites(t *testing.T) {
+	requireSandbox(t)
+	r := pluginRig(t, `p=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p')
+if err=$(echo made 2>&1 > "$p"); then echo '{"ok":true}'; else echo "$err" >&2; exit 1; fi
+`, PluginCall{Write: []string{"out"}})
+	approver := &fixedApprover{answer: Answer{Result: "approved", By: "test"}}
+	r.b.cfg.Approver = approver
+	if err := os.Mkdir(filepath.Join(r.ws, "out"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := r.b.Invoke(context.Background(), pluginAction(map[string]any{"path": filepath.Join(r.ws, "out", "f")}), "")
+	if out.Status != StatusOK || out.Decision.Risk != "medium" || len(approver.asked) != 1 {
+		t.Fatalf("declared write: %s risk %s asked %d %+v", out.Status, out.Decision.Risk, len(approver.asked), out.Result.Tool)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.ws, "out", "f")); err != nil || string(b) != "made\n" {
+		t.Fatalf("the declared write did not happen: %q %v", b, err)
+	}
+	out, _ = r.b.Invoke(context.Background(), pluginAction(map[string]any{"path": filepath.Join(r.ws, "elsewhere")}), "")
+	if out.Status != StatusFailed || !strings.Contains(out.Result.Tool.Error, "ermission denied") && !strings.Contains(out.Result.Tool.Error, "Read-only") {
+		t.Fatalf("undeclared write: %s %+v", out.Status, out.Result.Tool)
+	}
+	if _, err := os.Stat(filepath.Join(r.ws, "elsewhere")); err == nil {
+		t.Fatal("the plugin wrote outside its declared reach")
+	}
+}
