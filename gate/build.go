@@ -24,6 +24,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"ask_user":      {Required: []string{"question"}},
 	"yield_to_user": {Optional: []string{"reason"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
+	"plugin":        {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -108,9 +109,11 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("question")
 	case "yield_to_user":
 		in.str("reason")
-	case "tool":
+	case "tool", "plugin":
 		in.str("server")
 		in.str("name")
+		in.str("plugin")
+		in.str("tool")
 		if v, ok := a.Args["args"]; ok {
 			if _, isObj := v.(map[string]any); !isObj && v != nil {
 				in.errorf("argument \"args\" must be an object")
@@ -120,6 +123,23 @@ func BuildInput(a Action, c Context) *Input {
 	in.Paths = dedupe(in.Paths)
 	in.Writes = dedupe(in.Writes)
 	return in
+}
+
+// SetPlugin records what the broker found of the plugin a "plugin" action
+// calls, and adds the reach its manifest declares to the paths the
+// policies judge (read is read, write is read and written), canonical like
+// every other path.
+func (in *Input) SetPlugin(p PluginInfo, read, write []string) {
+	in.Plugin = &p
+	res := &PathResolver{Home: in.Context.Home, Cwd: in.Context.Cwd}
+	for _, r := range read {
+		in.addPath(res, r, false)
+	}
+	for _, w := range write {
+		in.addPath(res, w, true)
+	}
+	in.Paths = dedupe(in.Paths)
+	in.Writes = dedupe(in.Writes)
 }
 
 func copyArgs(m map[string]any) map[string]any {

@@ -295,19 +295,24 @@ func TestReloadKeepsOldPolicyOnError(t *testing.T) {
 // the JSON tags of Input.
 func TestInputValueMatchesJSON(t *testing.T) {
 	for _, a := range append(benchActions, shellAction("FOO=1 sudo -u x bash -c 'cat a > /tmp/o; ls $(pwd)' | tee b"), shellAction("curl -sS https://example.com/x http://[::1]:8080/")) {
-		in := BuildInput(a, testContext("full"))
-		got, err := inputValue(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(in)
-		want, err := ast.ValueFromReader(strings.NewReader(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Compare(want) != 0 {
-			t.Fatalf("inputValue differs from JSON for %v:\n%s", a, cmp.Diff(want.String(), got.String()))
-		}
+		valueMatchesJSON(t, BuildInput(a, testContext("full")))
+	}
+}
+
+// valueMatchesJSON fails t when the OPA value of in differs from its JSON.
+func valueMatchesJSON(t *testing.T, in *Input) {
+	t.Helper()
+	got, err := inputValue(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(in)
+	want, err := ast.ValueFromReader(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compare(want) != 0 {
+		t.Fatalf("inputValue differs from JSON for %v:\n%s", in.Action, cmp.Diff(want.String(), got.String()))
 	}
 }
 
@@ -404,5 +409,27 @@ func TestSymlinkDotDotIsResolvedLikeTheKernel(t *testing.T) {
 		if err != nil || d.Decision != Deny {
 			t.Fatalf("%v: %s %v %v", a, d.Decision, d.RuleIDs(), err)
 		}
+	}
+}
+
+// TestPluginInput: SetPlugin puts the plugin into the input the policies
+// see, its declared reach canonical in paths and writes, and the value
+// given to OPA matches the JSON.
+func TestPluginInput(t *testing.T) {
+	in := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": "echo-plugin", "tool": "echo", "args": map[string]any{"a": 1.0}}}, testContext("supervised"))
+	if len(in.Errors) != 0 || in.Kind != "plugin" {
+		t.Fatalf("input %+v", in)
+	}
+	in.SetPlugin(PluginInfo{Name: "echo-plugin", Tool: "echo", Status: "ok"}, []string{"notes", "~/x/../y"}, []string{"out"})
+	if got := strings.Join(in.Paths, ","); got != "/home/u/ws/notes,/home/u/y,/home/u/ws/out" {
+		t.Fatalf("paths %s", got)
+	}
+	if got := strings.Join(in.Writes, ","); got != "/home/u/ws/out" {
+		t.Fatalf("writes %s", got)
+	}
+	valueMatchesJSON(t, in)
+	bad := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": 1.0, "tool": "echo", "args": "x"}}, testContext("supervised"))
+	if len(bad.Errors) != 2 {
+		t.Fatalf("errors %q, want the plugin and args type errors", bad.Errors)
 	}
 }

@@ -50,7 +50,7 @@ type Input struct {
 	Action  Action `json:"action"`
 	// Kind is the action kind the gate recognised ("shell", "file_read",
 	// "file_write", "edit_file", "file_list", "http", "time",
-	// "memory_search", "tool") or "unknown".
+	// "memory_search", "tool", "plugin") or "unknown".
 	Kind string `json:"kind"`
 	// Parsed is the shell analysis; empty for other kinds.
 	Parsed *shell.Analysis `json:"parsed"`
@@ -69,4 +69,15 @@ type Input struct {
 	// makes the policies deny with rule input.invalid.
 	Errors  []string `json:"errors"`
 	Context Context  `json:"context"`
+	// Plugin is what the broker found of the plugin a "plugin" action
+	// calls; nil for other kinds, and when nobody looked it up.
+	Plugin *PluginInfo `json:"plugin"`
+}
+
+// PluginInfo is an installed plugin as the policies see it.
+type PluginInfo struct {
+	Name   string `json:"name"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"` // ok, changed, not_installed, unknown_tool, invalid_args
+	Detail string `json:"detail"`
 }

@@ -34,6 +34,11 @@ func inputValue(in *Input) (ast.Value, error) {
 			kv("error", ast.StringTerm(in.URL.Error)),
 		)
 	}
+	var plug *ast.Term = ast.NullTerm()
+	if p := in.Plugin; p != nil {
+		plug = obj(kv("name", ast.StringTerm(p.Name)), kv("tool", ast.StringTerm(p.Tool)),
+			kv("status", ast.StringTerm(p.Status)), kv("detail", ast.StringTerm(p.Detail)))
+	}
 	c := in.Context
 	return ast.NewObject(
 		kv("version", ast.IntNumberTerm(in.Version)),
@@ -45,6 +50,7 @@ func inputValue(in *Input) (ast.Value, error) {
 		kv("destinations", destinationsTerm(in.Destinations)),
 		kv("url", u),
 		kv("errors", strs(in.Errors)),
+		kv("plugin", plug),
 		kv("context", obj(
 			kv("autonomy", ast.StringTerm(c.Autonomy)),
 			kv("workspace", ast.StringTerm(c.Workspace)),

@@ -163,12 +163,12 @@ no_failures(failing) if {
 # in main_test.rego and policies_test.go.
 fires := object.union_n([
 	tools_fires, main_fires, paths_fires, commands_fires,
-	destructive_fires, network_fires, grants_fires, reach_fires,
+	destructive_fires, network_fires, grants_fires, reach_fires, plugins_fires,
 ])
 
 quiet := object.union_n([
 	tools_quiet, main_quiet, paths_quiet, commands_quiet,
-	destructive_quiet, network_quiet, grants_quiet, reach_quiet,
+	destructive_quiet, network_quiet, grants_quiet, reach_quiet, plugins_quiet,
 ])
 
 # dest is a canonical destination of a shell action.

@@ -62,7 +62,7 @@ passphrase_for := data.claw.config.passphrase_for
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool"}
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool", "plugin"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -316,6 +316,21 @@ read_in_read_paths(p) if {
 
 base_rank := 1 if input.kind == "tool"
 
+# A plugin tool is judged by the reach its manifest declares, like a file
+# tool: reads and writes the sandbox contains (the workspace, reads under
+# read_paths) are low, since the kernel holds it to them; a read beyond
+# them is medium, a write beyond them high.
+base_rank := 2 if {
+	input.kind == "plugin"
+	some p in beyond_paths
+	writes[p]
+} else := 1 if {
+	input.kind == "plugin"
+	some _ in beyond_paths
+} else := 0 if {
+	input.kind == "plugin"
+}
+
 command_allowed(c) if c.name in allowed_commands
 
 command_allowed(c) if {
@@ -557,6 +572,11 @@ sandbox_write := write_plan if {
 sandbox_write := write_plan if input.kind == "file_write"
 
 sandbox_write := write_plan if input.kind == "edit_file"
+
+sandbox_write := write_plan if {
+	input.kind == "plugin"
+	some _ in input.writes
+}
 
 write_plan := workspace_list if {
 	workspace_only

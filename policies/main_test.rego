@@ -637,12 +637,12 @@ test_tables_are_well_formed if {
 	count(fires) == sum([
 		count(tools_fires), count(main_fires), count(paths_fires),
 		count(commands_fires), count(destructive_fires), count(network_fires),
-		count(grants_fires), count(reach_fires),
+		count(grants_fires), count(reach_fires), count(plugins_fires),
 	])
 	count(quiet) == sum([
 		count(tools_quiet), count(main_quiet), count(paths_quiet),
 		count(commands_quiet), count(destructive_quiet), count(network_quiet),
-		count(grants_quiet), count(reach_quiet),
+		count(grants_quiet), count(reach_quiet), count(plugins_quiet),
 	])
 	every tc in fires {
 		is_string(tc.id)

@@ -107,7 +107,9 @@
 // are medium inside and high outside; http GET or HEAD to an allowed host is
 // low and any other method medium; shell is medium when every command is
 // static and on allowed_commands (or is rm inside the workspace), high
-// otherwise; the generic tool kind is medium. The risk is the maximum of
+// otherwise; the generic tool kind is medium; a plugin tool is judged by
+// the reach its manifest declares: none or reads inside the workspace low,
+// a write inside or a read outside medium, a write outside high. The risk is the maximum of
 // the base risk and the severity of every rule reason. Marks do not raise
 // the base risk: an allowlisted program that runs other code (make,
 // python3 script.py, python3 -c) gets a medium approval reason, so it asks
@@ -182,6 +184,10 @@
 //	proc.control                   killall, pkill, systemctl or service stop/kill/restart
 //	user.invalid_reason            a user policy produced something that is not a reason
 //	passphrase.unavailable         a user policy wants the passphrase but none is set
+//	plugin.changed                 a plugin's files differ from the pins of its install
+//	plugin.unavailable             the plugin is not installed, has no such tool, or
+//	                               was not looked up
+//	plugin.invalid_args            the arguments fail the tool's JSON Schema (medium)
 //
 // Destructive rules (all critical; never a passphrase, never lifted):
 //

@@ -165,7 +165,7 @@ tools_quiet := {
 
 # Every known kind is accepted.
 test_known_kinds_are_not_unknown if {
-	every k in ["shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "tool"] {
+	every k in ["shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "tool", "plugin"] {
 		not "tool.unknown" in ids(decide(kind(k), {}))
 	}
 }

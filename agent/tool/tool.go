@@ -16,6 +16,7 @@
 //	edit_file      replace one exact, unique occurrence of a string  medium
 //	http           GET or POST a URL on an allowed domain            medium
 //	shell          run a command through bash, sandboxed             high
+//	plugin         call a tool of an installed plugin, sandboxed     medium
 //
 // The risk shown here is the tool's nominal risk, for listings. The risk
 // that counts is the gate's, computed for each call from its arguments.
@@ -47,7 +48,7 @@ const MaxArgBytes = 1 << 20
 // Prop is one argument of a tool.
 type Prop struct {
 	Name        string
-	Type        string // string, integer, boolean, object
+	Type        string // string, integer, boolean, object (of strings), json (any object)
 	Description string
 	Required    bool
 }
@@ -91,6 +92,11 @@ var specs = []Spec{
 		{Name: "method", Type: "string", Description: "GET, HEAD or POST"},
 		{Name: "body", Type: "string", Description: "request body for POST"},
 		{Name: "headers", Type: "object", Description: "extra request headers (string values)"},
+	}},
+	{Name: "plugin", Description: "Call a tool of an installed plugin; it runs sandboxed with the reach its manifest declares.", Risk: "medium", Props: []Prop{
+		{Name: "plugin", Type: "string", Description: "the plugin's name", Required: true},
+		{Name: "tool", Type: "string", Description: "the tool's name", Required: true},
+		{Name: "args", Type: "json", Description: "the tool's arguments, a JSON object matching its schema"},
 	}},
 	{Name: "shell", Description: "Run a command with bash in the workspace, inside a sandbox. Output is capped.", Risk: "high", Kind: "shell", Props: []Prop{
 		{Name: "command", Type: "string", Description: "the command line", Required: true},
@@ -158,6 +164,9 @@ func (s Spec) Schema() json.RawMessage {
 	required := []string{}
 	for _, p := range s.Props {
 		pp := prop{Type: p.Type, Description: p.Description}
+		if p.Type == "json" {
+			pp.Type = "object"
+		}
 		if p.Type == "object" {
 			pp.AdditionalProperties = map[string]string{"type": "string"}
 		}
@@ -336,6 +345,13 @@ func convert(p Prop, v any) (any, error) {
 			out[k] = s
 		}
 		return out, nil
+	case "json":
+		// any object, whole: its own schema is the plugin's to check
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%q must be an object, got %s", p.Name, jsonType(v))
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("%q has an unsupported type %q", p.Name, p.Type)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/redact"
 )
 
@@ -172,6 +174,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	if ro.autonomous {
 		tools = append(tools, tool.YieldToUser)
 	}
+	tools = withPlugins(tools, plugin.Store{Dir: filepath.Join(e.home, "plugins")})
 	soul := ""
 	if cfg.Agent.Soul != "" {
 		if b, err := readBounded(cfg.Agent.Soul, 64<<10); err == nil {

@@ -25,7 +25,8 @@ var toolDocs = map[string]string{
 	"time":          "the current time",
 	"memory_search": "search the conversation memory",
 	"ask_user":      "ask the person a question and return the answer",
-	"tool":          "call a tool of an MCP server or plugin",
+	"tool":          "call a tool of an MCP server",
+	"plugin":        "call a tool of an installed plugin, sandboxed (JSON args on stdin)",
 }
 
 func newToolCommand(g *globals) *cobra.Command {
@@ -59,6 +60,12 @@ func newToolListCommand(g *globals) *cobra.Command {
 				}
 				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runnable(k)})
 			}
+			if s, err := pluginStore(g); err == nil {
+				names, descs := pluginTools(s)
+				for i, n := range names {
+					rows = append(rows, row{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
+				}
+			}
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(rows)
 			}
@@ -84,7 +91,7 @@ func newToolListCommand(g *globals) *cobra.Command {
 // are decided by the gate but carried out by the agent runtime).
 func runnable(kind string) bool {
 	switch kind {
-	case "shell", "file_read", "file_write", "edit_file", "file_list", "http":
+	case "shell", "file_read", "file_write", "edit_file", "file_list", "http", "plugin":
 		return true
 	}
 	return false

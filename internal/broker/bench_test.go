@@ -102,3 +102,23 @@ func benchAction(b *testing.B, prestart bool, pause time.Duration, setup func(*r
 	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkPlugin is the same path for a plugin tool (the seed's
+// echo-plugin: sh running cat), with the child started on demand: compare
+// it with FileRead/on-demand in the same run. The resolver is a fixed
+// one; BenchmarkResolve in internal/plugin times the pin check.
+//
+//	go test -run '^$' -bench 'FileRead/on-demand|Plugin' -benchtime 300x ./internal/broker
+func BenchmarkPlugin(b *testing.B) {
+	benchAction(b, false, 0, func(r *rig) gate.Action {
+		dir := b.TempDir()
+		os.Chmod(dir, 0o755)
+		prog := filepath.Join(dir, "echo-plugin")
+		if err := os.WriteFile(prog, []byte("#!/bin/sh\nexec cat\n"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		pc := PluginCall{Info: gate.PluginInfo{Status: "ok"}, Dir: dir, Argv: []string{prog}}
+		r.b.cfg.Plugins = func(string, string, map[string]any) PluginCall { return pc }
+		return pluginAction(map[string]any{"msg": "hi"})
+	})
+}

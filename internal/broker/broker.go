@@ -221,6 +221,10 @@ type Config struct {
 	Grants *grant.Store
 	// GrantExpiry bounds the grants approvers accept (zero: the defaults).
 	GrantExpiry grant.Expiry
+
+	// Plugins resolves the plugin tools "plugin" actions call; nil: every
+	// plugin call is denied (plugin.unavailable).
+	Plugins PluginResolver
 }
 
 // ToolFunc runs one in-process tool. Its result is the tool's JSON
@@ -332,6 +336,10 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
 	in := gate.BuildInput(a, gctx)
+	var plugin PluginCall
+	if in.Kind == "plugin" && !relay {
+		plugin = b.resolvePlugin(a, in)
+	}
 	var (
 		d    gate.Decision
 		gerr error
@@ -516,13 +524,20 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		res = runInProcess(tctx, fn, a.Args)
 		cancel()
 	} else {
-		spec, err = b.spec(a, in, d)
+		if in.Kind == "plugin" {
+			spec, err = b.pluginSpec(a, in, d, plugin)
+		} else {
+			spec, err = b.spec(a, in, d)
+		}
 		if err != nil {
 			out.Err = err
 			return closeWith(StatusError, err.Error())
 		}
 		start = time.Now()
 		res, err = executor.Run(ctx, spec)
+		if err == nil && in.Kind == "plugin" {
+			pluginResult(&res)
+		}
 	}
 	ro := receipts.Outcome{MS: time.Since(start).Milliseconds()}
 	if res.Sandbox.LandlockABI > 0 || res.Sandbox.Seccomp {
@@ -655,22 +670,7 @@ var geteuid = os.Geteuid
 // spec builds the executor's Spec from the decision's sandbox plan.
 func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.Spec, error) {
 	s := b.cfg.Sandbox
-	spec := executor.Spec{
-		Cwd:            in.Context.Cwd,
-		Read:           d.Sandbox.Read,
-		Write:          d.Sandbox.Write,
-		Protect:        d.Sandbox.Protect,
-		Timeout:        s.timeoutFor(a.Tool),
-		MaxOutput:      s.MaxOutput,
-		Limits:         s.Limits,
-		MinLandlockABI: s.MinLandlockABI,
-		Degraded:       s.Degraded,
-	}
-	if geteuid() == 0 {
-		// run_as is for a claw that runs as root; any other claw's actions
-		// keep its own uid (the executor cannot switch it)
-		spec.RunAs = s.RunAs
-	}
+	spec := b.baseSpec(a.Tool, in, d)
 	switch a.Tool {
 	case "shell":
 		cmd, _ := a.Args["command"].(string)
@@ -713,6 +713,29 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		return spec, nil
 	}
 	return spec, fmt.Errorf("tool %q has no executor", a.Tool)
+}
+
+// baseSpec is the part of a Spec every sandboxed tool shares: the
+// decision's sandbox plan and the configured limits.
+func (b *Broker) baseSpec(tool string, in *gate.Input, d gate.Decision) executor.Spec {
+	s := b.cfg.Sandbox
+	spec := executor.Spec{
+		Cwd:            in.Context.Cwd,
+		Read:           d.Sandbox.Read,
+		Write:          d.Sandbox.Write,
+		Protect:        d.Sandbox.Protect,
+		Timeout:        s.timeoutFor(tool),
+		MaxOutput:      s.MaxOutput,
+		Limits:         s.Limits,
+		MinLandlockABI: s.MinLandlockABI,
+		Degraded:       s.Degraded,
+	}
+	if geteuid() == 0 {
+		// run_as is for a claw that runs as root; any other claw's actions
+		// keep its own uid (the executor cannot switch it)
+		spec.RunAs = s.RunAs
+	}
+	return spec
 }
 
 // configList is a list of the gate's config (allowed_domains,

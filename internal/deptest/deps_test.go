@@ -38,6 +38,9 @@ var rules = map[string]rule{
 	"internal/redact": {mayUse: []string{"internal/redact"}},
 	"internal/logx":   {mayUse: []string{"internal/logx", "internal/redact"}},
 	"internal/config": {mayUse: []string{"internal/config"}},
+	"internal/plugin": {mayUse: []string{"internal/plugin", "receipts"}, never: map[string]string{
+		"os/exec": "plugins run only through the broker and the executor's sandbox",
+	}},
 	"internal/approvals": {never: map[string]string{
 		"os/exec":             "approvals route answers; they run nothing",
 		module + "/agent/...": "approvals reach the agent only through the functions they are given",

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/plugin"
+)
+
+func init() { registerCommand("plugin", newPluginCommand) }
+
+func newPluginCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "plugin", Short: "Install, list, verify and remove external-process plugins"}
+	c.AddCommand(newPluginListCommand(g, "list", "List the installed plugins, their tools and whether each is unchanged"),
+		newPluginListCommand(g, "verify", "Check every installed plugin against its pins; exit 4 when one changed"),
+		newPluginInstallCommand(g), newPluginRemoveCommand(g))
+	return c
+}
+
+// pluginStore is the plugins directory of the configured claw home.
+func pluginStore(g *globals) (plugin.Store, error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return plugin.Store{}, err
+	}
+	return plugin.Store{Dir: filepath.Join(e.home, "plugins")}, nil
+}
+
+// pluginResolver gives the broker the plugin tools of the store.
+func pluginResolver(s plugin.Store) broker.PluginResolver {
+	return func(name, tool string, args map[string]any) broker.PluginCall {
+		c := s.Resolve(name, tool, args)
+		return broker.PluginCall{
+			Info: gate.PluginInfo{Status: c.Status, Detail: c.Detail},
+			Dir:  c.Dir, Argv: c.Argv,
+			Read: c.Reach.Read, Write: c.Reach.Write, Hosts: c.Reach.Hosts,
+			Timeout: c.Tool.TimeoutDuration(),
+			Digest:  c.Digest,
+		}
+	}
+}
+
+func newPluginInstallCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "install PATH",
+		Short: "Copy a plugin directory into claw's home and pin every file",
+		Long: `Copy a plugin directory (manifest.toml and its programs) into
+$CLAW_HOME/plugins and pin the SHA-256 of every file. Installing a plugin
+of the same name again replaces it and its pins.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := pluginStore(g)
+			if err != nil {
+				return err
+			}
+			m, err := s.Install(args[0])
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("installing %s: %w", args[0], err), "fix the plugin directory and install it again")
+			}
+			fmt.Fprintf(g.stdout, "installed %s %s (%d tools, pinned)\n", m.Name, m.Version, len(m.Tools))
+			if e, err := loadEnv(g); err == nil && os.Geteuid() == 0 && e.cfg.Sandbox.RunAs != "" && !othersSearch(e.home) {
+				warnf(g.stderr, "plugin tools run as %s, who cannot search the claw home %s", e.cfg.Sandbox.RunAs, e.home)
+				infof(g.stderr, "hint: set [sandbox] run_as = \"\" (uid 0 without capabilities, still confined by Landlock and seccomp) to run them")
+			}
+			return nil
+		},
+	}
+}
+
+// othersSearch reports whether any user may search dir.
+func othersSearch(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.Mode().Perm()&0o001 != 0
+}
+
+func newPluginRemoveCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an installed plugin and its pins",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := pluginStore(g)
+			if err != nil {
+				return err
+			}
+			if err := s.Remove(args[0]); err != nil {
+				return withCode(exitError, err, "see 'claw plugin list'")
+			}
+			fmt.Fprintf(g.stdout, "removed %s\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newPluginListCommand(g *globals, use, short string) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			s, err := pluginStore(g)
+			if err != nil {
+				return err
+			}
+			list, err := s.List()
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("reading the plugins: %w", err))
+			}
+			changed := 0
+			for _, p := range list {
+				if p.Status != plugin.StatusOK {
+					changed++
+				}
+			}
+			if asJSON {
+				if list == nil {
+					list = []plugin.Installed{}
+				}
+				if err := json.NewEncoder(g.stdout).Encode(list); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range list {
+					fmt.Fprintf(g.stdout, "%-20s %-10s %s\n", p.Name, p.Version, pluginLine(p))
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(g.stdout, "no plugins installed (claw plugin install PATH)")
+				}
+			}
+			if use == "verify" && changed > 0 {
+				return withCode(exitVerify, fmt.Errorf("%d plugin(s) changed since they were installed; their tools are disabled", changed), "review the files, then 'claw plugin install PATH' again")
+			}
+			return nil
+		},
+	}
+	addOutputFlag(c, &asJSON)
+	return c
+}
+
+func pluginLine(p plugin.Installed) string {
+	if p.Status != plugin.StatusOK {
+		return "DISABLED " + p.Status + ": " + strings.Join(p.Changed, ", ")
+	}
+	var tools []string
+	for _, t := range p.Manifest.Tools {
+		tools = append(tools, t.Name)
+	}
+	return "ok  tools: " + strings.Join(tools, ", ")
+}
+
+// maxPluginCatalog bounds the plugin catalog in the plugin tool's
+// description.
+const maxPluginCatalog = 16 << 10
+
+// withPlugins gives the model's plugin tool a description that lists the
+// installed, unchanged plugin tools and their schemas, or drops it when
+// there are none.
+func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
+	list, _ := s.List()
+	var b strings.Builder
+	for _, p := range list {
+		if p.Status != plugin.StatusOK {
+			continue
+		}
+		for _, t := range p.Manifest.Tools {
+			fmt.Fprintf(&b, "\n- plugin %q, tool %q: %s Arguments schema: %s", p.Name, t.Name, t.Description, t.SchemaJSON())
+		}
+	}
+	if b.Len() == 0 {
+		return withoutTool(tools, "plugin")
+	}
+	catalog := b.String()
+	if len(catalog) > maxPluginCatalog {
+		catalog = catalog[:maxPluginCatalog] + "\n(more plugin tools are installed than fit here)"
+	}
+	out := append([]tool.Spec(nil), tools...)
+	for i := range out {
+		if out[i].Name == "plugin" {
+			out[i].Description += " Installed:" + catalog
+		}
+	}
+	return out
+}
+
+// pluginTools are the installed, unchanged plugin tools for claw tool list.
+func pluginTools(s plugin.Store) (names, descs []string) {
+	list, _ := s.List()
+	for _, p := range list {
+		if p.Status != plugin.StatusOK {
+			continue
+		}
+		for _, t := range p.Manifest.Tools {
+			names = append(names, p.Name+"/"+t.Name)
+			descs = append(descs, t.Description)
+		}
+	}
+	return names, descs
+}
