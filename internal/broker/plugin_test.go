@@ -130,8 +130,8 @@ func TestPluginRefused(t *testing.T) {
 	}
 }
 
-// TestPluginWrites: a declared write is medium (asked, here approved) and
-// writable; the rest of the workspace stays read-only to the plugin even
+// TestPluginWrites: a declared write in the workspace is low (the sandbox
+// holds the plugin to it: it runs without asking) and writable; the rest of the workspace stays read-only to the plugin even
 // though a write plan covers the whole workspace.
 func TestPluginWrites(t *testing.T) {
 	requireSandbox(t)
@@ -144,7 +144,7 @@ if err=$(echo made 2>&1 > "$p"); then echo '{"ok":true}'; else echo "$err" >&2; 
 		t.Fatal(err)
 	}
 	out, _ := r.b.Invoke(context.Background(), pluginAction(map[string]any{"path": filepath.Join(r.ws, "out", "f")}), "")
-	if out.Status != StatusOK || out.Decision.Risk != "medium" || len(approver.asked) != 1 {
+	if out.Status != StatusOK || out.Decision.Risk != "low" || len(approver.asked) != 0 {
 		t.Fatalf("declared write: %s risk %s asked %d %+v", out.Status, out.Decision.Risk, len(approver.asked), out.Result.Tool)
 	}
 	if b, err := os.ReadFile(filepath.Join(r.ws, "out", "f")); err != nil || string(b) != "made\n" {
