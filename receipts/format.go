@@ -20,7 +20,8 @@ const Version = 2
 
 // Version1 is the first body version: a body without the action's
 // arguments (Action.Args), a decision's grant (Decision.Grant), a
-// channel's user (User) or a grant_added / grant_revoked receipt.
+// channel's user (User), a workflow's run and step (Run, Step) or a
+// grant_added / grant_revoked receipt.
 const Version1 = 1
 
 // MaxLineBytes bounds one receipt line. Longer lines are rejected by the
@@ -78,7 +79,11 @@ type Body struct {
 	Channel      string `json:"channel,omitempty"`
 	// User (version 2) is who the channel acted for (a bridge session, a
 	// Discord user id, a FIFO's channel id), as the channel names them.
-	User       string       `json:"user,omitempty"`
+	User string `json:"user,omitempty"`
+	// Run and Step (version 2) name the workflow run (a `claw sop` run)
+	// and its step that took the action.
+	Run        string       `json:"run,omitempty"`
+	Step       string       `json:"step,omitempty"`
 	Action     *Action      `json:"action,omitempty"`
 	Decision   *Decision    `json:"decision,omitempty"`
 	Approval   *Approval    `json:"approval,omitempty"`
@@ -206,7 +211,8 @@ type Grant struct {
 // version 2 field, [Version1] otherwise.
 func (b *Body) Version() int {
 	switch {
-	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "":
+	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "",
+		b.Run != "", b.Step != "":
 		return Version
 	case b.Action != nil && (b.Action.Args != "" || b.Action.ArgsRedacted || b.Action.ArgsOmitted != ""):
 		return Version

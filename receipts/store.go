@@ -74,6 +74,7 @@ type Ref struct {
 	Conversation string
 	Channel      string
 	User         string
+	Run, Step    string // the workflow run and step, when a workflow acts
 }
 
 // Log is an open receipt log. All methods are safe for concurrent use, and
@@ -269,19 +270,19 @@ func (l *Log) Append(ctx context.Context, b Body) (Entry, error) {
 // before the action runs and does not run the action if it fails.
 func (l *Log) Decision(ctx context.Context, ref Ref, a Action, d Decision) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeDecision, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, Action: &a, Decision: &d})
+		Channel: ref.Channel, User: ref.User, Run: ref.Run, Step: ref.Step, Action: &a, Decision: &d})
 }
 
 // Approval records a human's answer (approved, rejected, timeout).
 func (l *Log) Approval(ctx context.Context, ref Ref, a Approval) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeApproval, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, Approval: &a})
+		Channel: ref.Channel, User: ref.User, Run: ref.Run, Step: ref.Step, Approval: &a})
 }
 
 // Outcome closes an action.
 func (l *Log) Outcome(ctx context.Context, ref Ref, o Outcome) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeOutcome, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, Outcome: &o})
+		Channel: ref.Channel, User: ref.User, Run: ref.Run, Step: ref.Step, Outcome: &o})
 }
 
 // Estop records the emergency stop being engaged or cleared.

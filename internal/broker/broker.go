@@ -326,6 +326,9 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	c := b.cfg
 	id := receipts.NewActionID()
 	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx)))}
+	if run, step := RunStepFrom(ctx); run != "" || step != "" {
+		ref.Run, ref.Step = userLabel(run), userLabel(step)
+	}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
