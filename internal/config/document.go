@@ -36,6 +36,13 @@ func (d *Document) Problem(path, format string, args ...any) {
 	d.errs = append(d.errs, &Error{File: d.src.name, Line: p.line, Col: p.col, Key: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+// KeyProblem records a problem with the key at path itself (an unknown
+// key), positioned where the key is written.
+func (d *Document) KeyProblem(path, format string, args ...any) {
+	p := d.src.keyPos(path)
+	d.errs = append(d.errs, &Error{File: d.src.name, Line: p.line, Col: p.col, Key: path, Msg: fmt.Sprintf(format, args...)})
+}
+
 // Err returns every recorded problem in file order (at most 100) as an [*Errors], or
 // nil when there is none.
 func (d *Document) Err() error {

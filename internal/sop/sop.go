@@ -133,7 +133,7 @@ func (d *decoder) sop(t map[string]any) *SOP {
 		switch k {
 		case "name", "description", "steps":
 		default:
-			d.doc.Problem(k, "unknown key (want name, description, steps)")
+			d.doc.KeyProblem(k, "unknown key (want name, description, steps)")
 		}
 	}
 	s.Name = d.str(t, "", "name", true)
@@ -177,7 +177,7 @@ func (d *decoder) step(path string, t map[string]any, seen map[string]int, i int
 		switch k {
 		case "id", "kind", "tool", "args", "prompt", "on_failure":
 		default:
-			d.doc.Problem(path+"."+k, "unknown key (want id, kind, tool, args, prompt, on_failure)")
+			d.doc.KeyProblem(path+"."+k, "unknown key (want id, kind, tool, args, prompt, on_failure)")
 		}
 	}
 	st.ID = d.str(t, path, "id", true)
@@ -278,9 +278,11 @@ func (d *decoder) str(t map[string]any, path, key string, required bool) string 
 		return ""
 	}
 	s, ok := v.(string)
-	if !ok {
+	switch {
+	case !ok:
 		d.doc.Problem(p, "must be a string")
-		return ""
+	case s == "" && required:
+		d.doc.Problem(p, "must not be empty")
 	}
 	return s
 }
