@@ -81,7 +81,7 @@ func newStore(t *testing.T) (*Store, string) {
 	return st, path
 }
 
-func daily(t *testing.T) (*SOP, []byte) {
+func daily(t testing.TB) (*SOP, []byte) {
 	src := readDaily(t)
 	p, err := Decode(src, "SOP.toml", known)
 	if err != nil {
