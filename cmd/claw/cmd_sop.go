@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -331,6 +332,13 @@ func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approve
 	return cl, nil
 }
 
+// processAlive reports whether a process with that pid exists (signal 0;
+// EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 func ttyOrNobody(g *globals) broker.Approver {
 	if a := newTTYApprover(g); a != nil {
 		return a
@@ -371,12 +379,16 @@ func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open fun
 		Steps:  &sopSteps{rt: rt},
 		Estop:  func() bool { _, err := os.Lstat(estop); return !errors.Is(err, fs.ErrNotExist) },
 		Redact: rt.Redact,
+		PID:    os.Getpid(),
+		Alive:  processAlive,
 		OnStep: func(r *sop.Run, i int) {
 			s := r.Steps[i]
 			fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
 		},
 	}
-	if err := rn.Run(ctx, p, r); err != nil {
+	if err := rn.Run(ctx, p, r); errors.Is(err, sop.ErrBusy) {
+		return withCode(exitError, fmt.Errorf("run %s: %w", r.ID, err), "wait for it, or cancel it with 'claw sop cancel "+r.ID+"'")
+	} else if err != nil {
 		return withCode(exitError, err, "the run is saved: see 'claw sop status "+r.ID+"'")
 	}
 	fmt.Fprintf(g.stdout, "%s %s\n", r.ID, r.State)

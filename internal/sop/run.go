@@ -47,6 +47,11 @@ type Runner struct {
 	Poll time.Duration
 	// OnStep, when set, is told each step as it starts and ends.
 	OnStep func(r *Run, i int)
+	// PID and Alive, when Alive is set, make a run one process's at a
+	// time: Run claims it for PID first (see [Store.Claim]) and fails
+	// with ErrBusy while another live process holds it.
+	PID   int
+	Alive func(pid int) bool
 }
 
 // ErrCancelled is the cause of a run's context once the run is cancelled.
@@ -63,6 +68,12 @@ const maxPrevious = 64 << 10
 func (rn *Runner) Run(ctx context.Context, p *SOP, r *Run) error {
 	if len(r.Steps) != len(p.Steps) {
 		return fmt.Errorf("run %s has %d steps, its SOP %d", r.ID, len(r.Steps), len(p.Steps))
+	}
+	if rn.Alive != nil {
+		if err := rn.Store.Claim(ctx, r.ID, rn.PID, rn.Alive); err != nil {
+			return err
+		}
+		defer rn.Store.Release(context.WithoutCancel(ctx), r.ID, rn.PID)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -2,6 +2,7 @@ package sop
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,5 +292,37 @@ func TestOpenStoreNeedsDatabase(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("created %s: %v", path, err)
+	}
+}
+
+// TestRunClaimed: a run held by a live process is not run by another; one
+// held by a process that died (killed mid-run) is taken over, and a run
+// that ends is released.
+func TestRunClaimed(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t)
+	p, src := daily(t)
+	r, _ := st.Create(ctx, p, src)
+	if err := st.Claim(ctx, r.ID, 100, func(int) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	steps := &scripted{}
+	alive := func(pid int) bool { return pid == 100 }
+	err := (&Runner{Store: st, Steps: steps, PID: 200, Alive: alive}).Run(ctx, p, r)
+	if !errors.Is(err, ErrBusy) || steps.called() != "" {
+		t.Fatalf("ran a run another live process holds: %v, calls %q", err, steps.called())
+	}
+	dead := func(int) bool { return false }
+	if err := (&Runner{Store: st, Steps: steps, PID: 200, Alive: dead}).Run(ctx, p, r); err != nil {
+		t.Fatal(err)
+	}
+	if steps.called() != "list,summarize,approval,write" {
+		t.Fatalf("calls %q", steps.called())
+	}
+	if err := st.Claim(ctx, r.ID, 300, func(int) bool { return true }); err != nil {
+		t.Fatalf("a finished run is still held: %v", err)
+	}
+	if err := st.Claim(ctx, "run-nope", 1, dead); !errors.Is(err, ErrNoRun) {
+		t.Fatalf("Claim of an unknown run: %v", err)
 	}
 }

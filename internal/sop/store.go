@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS sop_runs (
 	state   TEXT NOT NULL,
 	next    INTEGER NOT NULL,
 	error   TEXT NOT NULL DEFAULT '',
+	pid     INTEGER NOT NULL DEFAULT 0, -- the process running it, 0: none
 	started INTEGER NOT NULL,
 	updated INTEGER NOT NULL
 );
@@ -197,6 +198,41 @@ func (s *Store) SetState(ctx context.Context, id, state string) error {
 		return fmt.Errorf("%w: %s", ErrNoRun, id)
 	}
 	return nil
+}
+
+// ErrBusy is returned by Claim for a run another live process runs.
+var ErrBusy = errors.New("run is being run by another process")
+
+// Claim makes pid the process that runs the run: it fails with ErrBusy
+// while another process that alive reports running holds it (a process
+// that died, killed mid-run, holds nothing).
+func (s *Store) Claim(ctx context.Context, id string, pid int, alive func(int) bool) error {
+	var holder int
+	err := s.db.QueryRowContext(ctx, `SELECT pid FROM sop_runs WHERE id = ?`, id).Scan(&holder)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", ErrNoRun, id)
+	}
+	if err != nil {
+		return fmt.Errorf("reading run %s: %w", id, err)
+	}
+	if holder != 0 && holder != pid && alive(holder) {
+		return fmt.Errorf("%w (pid %d)", ErrBusy, holder)
+	}
+	// compare and swap: a process that claimed it since loses us the race
+	res, err := s.db.ExecContext(ctx, `UPDATE sop_runs SET pid = ? WHERE id = ? AND pid = ?`, pid, id, holder)
+	if err != nil {
+		return fmt.Errorf("claiming run %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%w: %s", ErrBusy, id)
+	}
+	return nil
+}
+
+// Release gives up pid's claim on the run.
+func (s *Store) Release(ctx context.Context, id string, pid int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sop_runs SET pid = 0 WHERE id = ? AND pid = ?`, id, pid)
+	return err
 }
 
 // State is a run's state as saved.
