@@ -430,7 +430,8 @@ func (s *sopSteps) Tool(ctx context.Context, run, step, tool string, args map[st
 
 func (s *sopSteps) Approve(ctx context.Context, run, step, prompt string) (sop.Outcome, error) {
 	a := gate.Action{Tool: "sop_approval", Args: map[string]any{"run": run, "step": step, "prompt": prompt}}
-	out, err := s.rt.Broker.Relay(broker.WithRunStep(ctx, run, step), a, "")
+	why := gate.Reason{ID: "sop.approval_step", Severity: "medium", Msg: "an approval step of an SOP waits for a person: " + prompt}
+	out, err := s.rt.Broker.Confirm(broker.WithRunStep(ctx, run, step), a, "", why)
 	return sopOutcome(out, err, func(res *sop.Outcome) {
 		if out.Approval != nil {
 			res.Output = out.Approval.Result + " by " + out.Approval.By

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/clawsec/claw/gate"
@@ -28,7 +29,9 @@ func TestRunStepRecorded(t *testing.T) {
 	} {
 		invoke := r.b.Invoke
 		if a.relay {
-			invoke = r.b.Relay
+			invoke = func(ctx context.Context, act gate.Action, conv string) (*Outcome, error) {
+				return r.b.Confirm(ctx, act, conv, gate.Reason{ID: "sop.approval_step", Msg: "go on?"})
+			}
 		}
 		out, err := invoke(ctx, a.action, "")
 		if err != nil || out.Status != StatusOK {
@@ -37,6 +40,9 @@ func TestRunStepRecorded(t *testing.T) {
 		bs := r.bodies(t, out.ActionID)
 		if got := types(bs); got != a.want {
 			t.Fatalf("%s: receipts %s, want %s", a.action.Tool, got, a.want)
+		}
+		if a.relay && (bs[0].Decision == nil || strings.Join(bs[0].Decision.Reasons, ",") != "sop.approval_step") {
+			t.Fatalf("the question's decision receipt lacks its reason: %+v", bs[0].Decision)
 		}
 		for _, b := range bs {
 			if b.Run != "run-1" || b.Step != "list" || b.V != 2 {
