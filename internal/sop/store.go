@@ -48,7 +48,7 @@ type Run struct {
 	Error   string      `json:"error,omitempty"`
 	Started time.Time   `json:"started"`
 	Updated time.Time   `json:"updated"`
-	Steps   []StepState `json:"steps"`
+	Steps   []StepState `json:"steps,omitempty"`
 	// Source is the SOP file the run started with; a resumed run follows
 	// it, not the file as it is now.
 	Source []byte `json:"-"`
