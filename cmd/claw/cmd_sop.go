@@ -353,16 +353,28 @@ func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open fun
 	if err != nil {
 		return err
 	}
+	// The run tables are made before the memory store opens the file
+	// when it exists: SQLite connections opened earlier may keep the
+	// schema they saw (see claw memory clear).
+	st, closeStore, err := openSOPStore(g)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "sop", approver)
 	if err != nil {
+		if st != nil {
+			closeStore()
+		}
 		return err
 	}
 	defer rt.Close()
-	st, err := sop.OpenStore(rt.Memory.Path())
-	if err != nil {
-		return withCode(exitError, err)
+	if st == nil { // the first run: the memory store made the file
+		if st, err = sop.OpenStore(rt.Memory.Path()); err != nil {
+			return withCode(exitError, err)
+		}
+		closeStore = func() { st.Close() }
 	}
-	defer st.Close()
+	defer closeStore()
 	r, err := open(st)
 	if err != nil {
 		return err
@@ -596,4 +608,22 @@ func openSOPStore(g *globals) (*sop.Store, func(), error) {
 		return nil, nil, withCode(exitError, err)
 	}
 	return st, func() { st.Close() }, nil
+}
+
+// clearSOPRuns deletes every run kept in the memory database (none when
+// there is no database yet).
+func clearSOPRuns(ctx context.Context, g *globals) (int, error) {
+	st, closeStore, err := openSOPStore(g)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closeStore()
+	n, err := st.Clear(ctx)
+	if err != nil {
+		return 0, withCode(exitError, err)
+	}
+	return n, nil
 }

@@ -293,6 +293,26 @@ func (s *Store) List(ctx context.Context, limit int) ([]*Run, error) {
 	return out, rows.Err()
 }
 
+// Clear deletes every run and returns how many there were (claw memory
+// clear: the runs keep steps' outputs, which are memory too).
+func (s *Store) Clear(ctx context.Context) (int, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sop_steps`); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sop_runs`)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("clearing the runs: %w", err)
+	}
+	return int(n), nil
+}
+
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
