@@ -38,7 +38,9 @@
 // and the grant that turned an ask into an allow (decision.grant); to
 // any receipt of a channel, the user it acted for (user: a bridge
 // session, a Discord user id, a FIFO's channel id); to the receipts
-// of an action an autonomous run took, the run's id (autonomous_run); and the
+// of an action an autonomous run took, the run's id (autonomous_run); to
+// any receipt of a workflow's action, its run and step ids (run, step: a
+// `claw sop` run and the id of the step that took the action); and the
 // types grant_added and grant_revoked with a grant object {id, by,
 // channel, expires, scope}. The writer stamps each body with the lowest
 // version that can hold it ([Body.Version]), so bodies without the new

@@ -28,6 +28,9 @@ func TestBodyVersions(t *testing.T) {
 		{"v2 grant_added", `{"v":2,"log":"claw/h/1","seq":1,"ts":"2026-11-22T02:31:00.123456Z","type":"grant_added","grant":{"id":"g-1","by":"cli"},` + prev, true},
 		{"v2 autonomous run", `{"v":2,` + head + `"autonomous_run":"run_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, true},
 		{"v1 autonomous run", `{"v":1,` + head + `"autonomous_run":"run_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, false},
+		{"v2 with run and step", `{"v":2,` + head + `"run":"r-1","step":"write","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, true},
+		{"v1 with a run", `{"v":1,` + head + `"run":"r-1","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, false},
+		{"v1 with a step", `{"v":1,` + head + `"step":"write","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, false},
 		{"v3", `{"v":3,` + head + prev, false},
 	}
 	for _, tt := range tests {
@@ -48,6 +51,8 @@ func TestBodyVersions(t *testing.T) {
 		{receipts.Body{Type: receipts.TypeGrantRevoked, Grant: &receipts.Grant{ID: "g"}}, 2},
 		{receipts.Body{Type: receipts.TypeEstop, Estop: &receipts.Estop{}}, 1},
 		{receipts.Body{Type: receipts.TypeOutcome, AutonomousRun: "run_1", Outcome: &receipts.Outcome{Status: "ok"}}, 2},
+		{receipts.Body{Type: receipts.TypeOutcome, Run: "r-1"}, 2},
+		{receipts.Body{Type: receipts.TypeOutcome, Step: "list"}, 2},
 	} {
 		if got := b.body.Version(); got != b.want {
 			t.Errorf("%s: Version() = %d, want %d", strings.TrimSpace(string(b.body.Type)), got, b.want)

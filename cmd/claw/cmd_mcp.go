@@ -93,11 +93,22 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 	if o.approvalsFrom == "" {
 		return nil, nil
 	}
+	cl, err := daemonApprover(g, o.approvalsFrom, o.tokenFile, "mcp")
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// daemonApprover is the approvals client of the daemon at target
+// (unix:/path/claw.sock or http://127.0.0.1:PORT), with the token read
+// from tokenFile (default [serve].token_file), asking as requester.
+func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
 	// A malformed or non-loopback target is a usage error, before any file.
-	if _, err := approvals.NewClient(o.approvalsFrom, "-"); err != nil {
+	if _, err := approvals.NewClient(target, "-"); err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	path := o.tokenFile
+	path := tokenFile
 	if path == "" {
 		e, err := loadEnv(g)
 		if err != nil {
@@ -109,11 +120,11 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 	if err != nil {
 		return nil, withCode(exitError, err, "run 'claw init' to create the token file, or pass --token-file")
 	}
-	cl, err := approvals.NewClient(o.approvalsFrom, token)
+	cl, err := approvals.NewClient(target, token)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	cl.Requester = "mcp"
+	cl.Requester = requester
 	return cl, nil
 }
 

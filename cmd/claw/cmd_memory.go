@@ -272,8 +272,9 @@ func newMemoryClearCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "clear --yes",
 		Short: "Delete every stored conversation",
-		Long: `Delete every conversation and message, rebuild the search index and vacuum
-the file, so the deleted text is gone from disk. There is no undo, so it
+		Long: `Delete every conversation and message (and every 'claw sop' run, with its
+steps' outputs), rebuild the search index and vacuum the file, so the
+deleted text is gone from disk. There is no undo, so it
 needs --yes. Receipts are not touched: they are evidence, not memory.
 
 EXIT STATUS
@@ -283,6 +284,12 @@ EXIT STATUS
 			if !yes {
 				return withCode(exitUsage, errors.New("claw memory clear deletes every conversation and needs --yes"),
 					"run 'claw memory clear --yes'")
+			}
+			// the runs first: tables made by another connection after the
+			// memory's opened would hide "messages" from its index rebuild
+			runs, err := clearSOPRuns(c.Context(), g)
+			if err != nil {
+				return err
 			}
 			st, _, err := openMemory(g, true)
 			if errors.Is(err, errNoMemory) {
@@ -297,10 +304,10 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitError, err)
 			}
-			if err := st.Clear(c.Context()); err != nil {
+			if err := st.Clear(c.Context()); err != nil { // and vacuums what the runs held
 				return withCode(exitError, err)
 			}
-			infof(g.stderr, "cleared %s from %s", configPlural(len(convs), "conversation"), st.Path())
+			infof(g.stderr, "cleared %s and %s from %s", configPlural(len(convs), "conversation"), configPlural(runs, "SOP run"), st.Path())
 			return nil
 		},
 	}

@@ -284,7 +284,7 @@ var ErrNoReceipt = errors.New("receipt could not be written")
 
 // Invoke takes one action through the path.
 func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
-	return b.invoke(ctx, a, conversation, false)
+	return b.invoke(ctx, a, conversation, nil)
 }
 
 // Relay takes a question about an action claw does not run (a bridge
@@ -297,8 +297,18 @@ func (b *Broker) Invoke(ctx context.Context, a gate.Action, conversation string)
 // claw's, and claw's sandbox will not hold it. Outcome.Status says what
 // to answer: StatusOK is allow, anything else deny.
 func (b *Broker) Relay(ctx context.Context, a gate.Action, conversation string) (*Outcome, error) {
-	return b.invoke(ctx, a, conversation, true)
+	return b.invoke(ctx, a, conversation, &permissionRequest)
 }
+
+// Confirm is [Broker.Relay] for a question claw itself asks a person
+// rather than a channel's client (an SOP's approval step: go on?), with
+// reason as the decision's reason instead of channel.permission_request.
+func (b *Broker) Confirm(ctx context.Context, a gate.Action, conversation string, reason gate.Reason) (*Outcome, error) {
+	return b.invoke(ctx, a, conversation, &reason)
+}
+
+// permissionRequest is the reason of a relayed question.
+var permissionRequest = gate.Reason{ID: RulePermissionRequest, Severity: "medium", Msg: "a channel's client asks to run a tool of its own"}
 
 // RulePermissionRequest is the rule id of a relayed question (see
 // [Broker.Relay]); RuleToolNotAllowed denies a tool outside
@@ -309,9 +319,9 @@ const (
 )
 
 // relayDecision is the decision behind a relayed question.
-func (b *Broker) relayDecision(estop bool) gate.Decision {
+func (b *Broker) relayDecision(estop bool, reason gate.Reason) gate.Decision {
 	d := gate.Decision{Decision: gate.Ask, Risk: "unknown", PolicyDigest: b.cfg.Gate.Digest(),
-		Reasons: []gate.Reason{{ID: RulePermissionRequest, Severity: "medium", Msg: "a channel's client asks to run a tool of its own"}}}
+		Reasons: []gate.Reason{reason}}
 	if estop {
 		d.Decision = gate.Deny
 		d.Reasons = append(d.Reasons, gate.Reason{ID: "estop", Severity: "critical", Msg: "the emergency stop is engaged"})
@@ -327,25 +337,30 @@ func notAllowed(d gate.Decision, tool string) gate.Decision {
 	return d
 }
 
-func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay bool) (*Outcome, error) {
+// invoke takes a through the path; a relayed question (relay, its
+// reason, not nil) skips the gate and the executor.
+func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
 	c := b.cfg
 	id := receipts.NewActionID()
 	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx))),
 		AutonomousRun: userLabel(agent.RunFrom(ctx))}
+	if run, step := RunStepFrom(ctx); run != "" || step != "" {
+		ref.Run, ref.Step = userLabel(run), userLabel(step)
+	}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
 	in := gate.BuildInput(a, gctx)
 	var plugin PluginCall
-	if in.Kind == "plugin" && !relay {
+	if in.Kind == "plugin" && relay == nil {
 		plugin = b.resolvePlugin(a, in)
 	}
 	var (
 		d    gate.Decision
 		gerr error
 	)
-	if relay {
-		d = b.relayDecision(estop)
+	if relay != nil {
+		d = b.relayDecision(estop, *relay)
 	} else {
 		decideStart := time.Now()
 		d, gerr = c.Gate.DecideInput(ctx, in)
@@ -428,7 +443,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
 		req.Args = shownArgs(argsJSON, c.Redact)
 	}
-	if d.Decision == gate.Ask && !relay { // a relayed question is never granted ahead
+	if d.Decision == gate.Ask && relay == nil { // a relayed question is never granted ahead
 		req.Proposal = b.propose(in)
 	}
 	switch d.Decision {
@@ -514,7 +529,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		err   error
 		start = time.Now()
 	)
-	if relay {
+	if relay != nil {
 		res = runInProcess(ctx, relayed, nil)
 	} else if fn, ok := c.InProcess[a.Tool]; ok {
 		tctx, cancel := ctx, context.CancelFunc(func() {})

@@ -90,7 +90,12 @@ func (s *source) index() {
 			base := s.keyPath("", e.Key())
 			table = fmt.Sprintf("%s[%d]", base, arrays[base])
 			arrays[base]++
-			s.recordKey(table, s.keys[base])
+			// each element is where its own [[header]] is written
+			at := s.keys[base]
+			for it := e.Key(); it.Next(); {
+				at = s.at(int(it.Node().Raw.Offset))
+			}
+			s.recordKey(table, at)
 		case unstable.KeyValue:
 			s.keyValue(table, e, 0)
 		}

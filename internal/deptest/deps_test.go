@@ -59,6 +59,9 @@ var rules = map[string]rule{
 		module + "/internal/serve":     "channels are given what they need by claw serve",
 		module + "/agent/provider/...": "a channel reaches the agent only through Env.Chat",
 	}},
+	"internal/sop": {mayUse: []string{"internal/sop", "internal/config"}, never: map[string]string{
+		"os/exec": "a workflow acts only through the broker, by the Steps it is given",
+	}},
 	"internal/hook": {never: map[string]string{
 		"os/exec":                   "the agent runs the tool, not the hook",
 		"net/http":                  "the hook never reaches the network",

@@ -1,0 +1,629 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/sop"
+)
+
+func init() { registerCommand("sop", newSOPCommand) }
+
+// sopOptions are the flags of the sop commands.
+type sopOptions struct {
+	actionOptions
+	approvalsFrom string
+	tokenFile     string
+	asJSON        bool
+}
+
+func newSOPCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "sop",
+		Short: "Run standard operating procedures: workflows of tool, agent and approval steps",
+		Long: `An SOP is a file WORKSPACE/sops/NAME/SOP.toml: a name, a description and
+[[steps]] of kind tool (a tool call through the gate, the sandbox and the
+receipts), agent (one turn of claw's agent) or approval (a human says go
+on). A run's state is saved in the memory database after every step, so a
+run whose claw was killed resumes where it stopped ('claw sop resume RUN').
+Every action of a run is receipted with the run and step ids.`,
+	}
+	c.AddCommand(newSOPListCommand(g), newSOPValidateCommand(g), newSOPRunCommand(g),
+		newSOPStatusCommand(g), newSOPResumeCommand(g), newSOPCancelCommand(g))
+	return c
+}
+
+// sopTool reports whether a tool can be an SOP tool step's: the tools the
+// broker itself carries out.
+func sopTool(name string) bool {
+	return runnable(name) || name == "time" || name == "memory_search"
+}
+
+// sopDir is WORKSPACE/sops of the config (or --workspace).
+func sopDir(g *globals, o *actionOptions) (string, error) {
+	ws := o.workspace
+	if ws == "" {
+		e, err := loadEnv(g)
+		if err != nil {
+			return "", err
+		}
+		ws = e.cfg.WorkspaceDir
+	}
+	ws, err := canonicalDir(ws)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(ws, "sops"), nil
+}
+
+// loadSOP reads and validates WORKSPACE/sops/NAME/SOP.toml.
+func loadSOP(dir, name string) (*sop.SOP, []byte, error) {
+	if !sop.ValidName(name) {
+		return nil, nil, usageErrorf("%q is not an SOP name (lower-case letters, digits, - and _)", name)
+	}
+	path := filepath.Join(dir, name, "SOP.toml")
+	data, err := readBounded(path, sop.MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, withCode(exitError, fmt.Errorf("%w: %s", sop.ErrNotFound, path), "see 'claw sop list'")
+	}
+	if err != nil {
+		return nil, nil, withCode(exitError, err)
+	}
+	p, err := sop.Decode(data, path, sopTool)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Name != name {
+		return nil, nil, withCode(exitError, fmt.Errorf("%s: name %q is not its directory's %q", path, p.Name, name))
+	}
+	return p, data, nil
+}
+
+func newSOPListCommand(g *globals) *cobra.Command {
+	o := &sopOptions{}
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the SOPs of the workspace",
+		Long: `List WORKSPACE/sops/*/SOP.toml: name, steps and description; an SOP that
+does not validate is listed as invalid.
+
+EXIT STATUS
+  0 listed, 1 error, 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dir, err := sopDir(g, &o.actionOptions)
+			if err != nil {
+				return err
+			}
+			names, err := sopNames(dir)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			type row struct {
+				Name        string `json:"name"`
+				Steps       int    `json:"steps"`
+				Description string `json:"description"`
+				Valid       bool   `json:"valid"`
+			}
+			rows := []row{}
+			for _, n := range names {
+				p, _, err := loadSOP(dir, n)
+				if err != nil {
+					rows = append(rows, row{Name: n, Description: "invalid: see 'claw sop validate " + n + "'"})
+					continue
+				}
+				rows = append(rows, row{n, len(p.Steps), p.Description, true})
+			}
+			if o.asJSON {
+				return writeConfigJSON(g, map[string]any{"sops": rows})
+			}
+			if len(rows) == 0 {
+				infof(g.stderr, "no SOPs in %s", dir)
+			}
+			for _, r := range rows {
+				fmt.Fprintf(g.stdout, "%-20s %2d steps  %s\n", r.Name, r.Steps, sanitize(r.Description))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory (default from config)")
+	addOutputFlag(c, &o.asJSON)
+	return c
+}
+
+// sopNames are the directories of dir that hold an SOP.toml, sorted.
+func sopNames(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "SOP.toml")); err == nil && e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func newSOPValidateCommand(g *globals) *cobra.Command {
+	o := &sopOptions{}
+	c := &cobra.Command{
+		Use:   "validate [NAME...]",
+		Short: "Check SOP files and report every problem in them",
+		Long: `Check WORKSPACE/sops/NAME/SOP.toml (every SOP without NAME) strictly: syntax,
+unknown keys, types, step kinds, unique step ids, known tools ('claw tool
+list'), content_from naming an earlier step, on_failure abort or continue.
+Every problem is reported at once, one per line, as FILE:LINE:COL: KEY:
+MESSAGE.
+
+  claw sop validate daily-check
+
+EXIT STATUS
+  0 valid, 1 invalid or missing, 2 usage.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := sopDir(g, &o.actionOptions)
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				if names, err = sopNames(dir); err != nil {
+					return withCode(exitError, err)
+				}
+				if len(names) == 0 {
+					return withCode(exitError, fmt.Errorf("no SOPs in %s", dir), "write one as "+filepath.Join(dir, "NAME", "SOP.toml"))
+				}
+			}
+			bad := 0
+			for _, n := range names {
+				_, _, err := loadSOP(dir, n)
+				var errs *config.Errors
+				switch {
+				case err == nil:
+					fmt.Fprintf(g.stdout, "ok: %s\n", n)
+					continue
+				case errors.As(err, &errs):
+					for _, e := range errs.List {
+						fmt.Fprintln(g.stderr, sanitize(e.Error()))
+					}
+				default:
+					var ce *codeError
+					if errors.As(err, &ce) && ce.code == exitUsage {
+						return err
+					}
+					fmt.Fprintln(g.stderr, "claw: "+sanitize(err.Error()))
+				}
+				bad++
+			}
+			if bad > 0 {
+				return withCode(exitError, fmt.Errorf("%d of %d SOPs are invalid", bad, len(names)))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory (default from config)")
+	return c
+}
+
+const sopRunExit = `
+EXIT STATUS
+  0 the run finished, 1 a step failed (on_failure = "abort") or error,
+  2 usage, 3 stopped by the emergency stop, 6 waiting at an approval that
+  nobody could be asked for (no 'claw serve' and no terminal): approve it
+  later with 'claw sop resume RUN'.`
+
+func newSOPRunCommand(g *globals) *cobra.Command {
+	o := &sopOptions{}
+	c := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run an SOP",
+		Long: `Run WORKSPACE/sops/NAME/SOP.toml step by step. Tool steps go through the gate,
+the approvals, the sandbox and the receipts like any tool call; agent steps
+run one turn of claw's agent; an approval step waits for a human: through
+the approvals queue of a running 'claw serve' (its socket, or
+--approvals-from), else on this terminal. The run id is printed first;
+the run's state is saved after every step.
+
+  claw sop run daily-check
+` + sopRunExit,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := sopDir(g, &o.actionOptions)
+			if err != nil {
+				return err
+			}
+			p, src, err := loadSOP(dir, args[0])
+			if err != nil {
+				var errs *config.Errors
+				if errors.As(err, &errs) {
+					return withCode(exitError, err, "see 'claw sop validate "+args[0]+"'")
+				}
+				return err
+			}
+			return runSOP(c.Context(), g, o, p, func(st *sop.Store) (*sop.Run, error) { return st.Create(c.Context(), p, src) })
+		},
+	}
+	o.addRunFlags(c)
+	return c
+}
+
+func newSOPResumeCommand(g *globals) *cobra.Command {
+	o := &sopOptions{}
+	c := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Resume a run where it stopped",
+		Long: `Resume a run that waits at an approval, was stopped, failed, or whose claw
+was killed: from the step it was on, with the SOP as it was when the run
+started. A step whose process died while it ran runs again.
+
+  claw sop resume RUN
+` + sopRunExit,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runSOP(c.Context(), g, o, nil, func(st *sop.Store) (*sop.Run, error) {
+				r, err := st.Get(c.Context(), args[0])
+				if errors.Is(err, sop.ErrNoRun) {
+					return nil, withCode(exitError, err, "see 'claw sop status'")
+				}
+				if err == nil && !r.Resumable() {
+					return nil, withCode(exitError, fmt.Errorf("run %s is %s", r.ID, r.State))
+				}
+				return r, err
+			})
+		},
+	}
+	o.addRunFlags(c)
+	return c
+}
+
+func (o *sopOptions) addRunFlags(c *cobra.Command) {
+	o.actionOptions.addFlags(c.Flags())
+	o.keys.addFlags(c)
+	c.Flags().StringVar(&o.approvalsFrom, "approvals-from", "", "ask approvals through this running 'claw serve': unix:/path/claw.sock or http://127.0.0.1:PORT (default its socket, when it is running)")
+	c.Flags().StringVar(&o.tokenFile, "token-file", "", "the daemon's bearer token file (default [serve].token_file)")
+}
+
+// sopApprover is the daemon's approvals queue (--approvals-from, or the
+// configured socket when a daemon answers on it), else the terminal, else
+// nobody.
+func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approver, error) {
+	target := o.approvalsFrom
+	if target == "" {
+		e, err := loadEnv(g)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(e.cfg.Serve.Socket); err != nil || fi.Mode()&fs.ModeSocket == 0 {
+			return ttyOrNobody(g), nil
+		}
+		target = "unix:" + e.cfg.Serve.Socket
+	}
+	cl, err := daemonApprover(g, target, o.tokenFile, "sop")
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cl.Pending(pctx); err != nil {
+		if o.approvalsFrom != "" {
+			return nil, withCode(exitError, fmt.Errorf("the daemon at %s does not answer: %w", target, err), "start it with 'claw serve'")
+		}
+		return ttyOrNobody(g), nil // a socket left behind by a daemon that died
+	}
+	infof(g.stderr, "approvals go to the daemon at %s", target)
+	return cl, nil
+}
+
+// processAlive reports whether a process with that pid exists (signal 0;
+// EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func ttyOrNobody(g *globals) broker.Approver {
+	if a := newTTYApprover(g); a != nil {
+		return a
+	}
+	return nil
+}
+
+// runSOP opens the runtime and the run store, gets the run from open and
+// runs it to its end or its next stop.
+func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open func(*sop.Store) (*sop.Run, error)) error {
+	approver, err := sopApprover(ctx, g, o)
+	if err != nil {
+		return err
+	}
+	// The run tables are made before the memory store opens the file
+	// when it exists: SQLite connections opened earlier may keep the
+	// schema they saw (see claw memory clear).
+	st, closeStore, err := openSOPStore(g)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "sop", approver)
+	if err != nil {
+		if st != nil {
+			closeStore()
+		}
+		return err
+	}
+	defer rt.Close()
+	if st == nil { // the first run: the memory store made the file
+		if st, err = sop.OpenStore(rt.Memory.Path()); err != nil {
+			return withCode(exitError, err)
+		}
+		closeStore = func() { st.Close() }
+	}
+	defer closeStore()
+	r, err := open(st)
+	if err != nil {
+		return err
+	}
+	if p == nil { // a resumed run follows the SOP it started with
+		if p, err = sop.Decode(r.Source, r.SOP+"/SOP.toml (as the run started)", sopTool); err != nil {
+			return withCode(exitError, err)
+		}
+	}
+	fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP)
+	estop := filepath.Join(rt.Env.home, "ESTOP")
+	rn := &sop.Runner{
+		Store:  st,
+		Steps:  &sopSteps{rt: rt},
+		Estop:  func() bool { _, err := os.Lstat(estop); return !errors.Is(err, fs.ErrNotExist) },
+		Redact: rt.Redact,
+		PID:    os.Getpid(),
+		Alive:  processAlive,
+		OnStep: func(r *sop.Run, i int) {
+			s := r.Steps[i]
+			fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
+		},
+	}
+	if err := rn.Run(ctx, p, r); errors.Is(err, sop.ErrBusy) {
+		return withCode(exitError, fmt.Errorf("run %s: %w", r.ID, err), "wait for it, or cancel it with 'claw sop cancel "+r.ID+"'")
+	} else if err != nil {
+		return withCode(exitError, err, "the run is saved: see 'claw sop status "+r.ID+"'")
+	}
+	fmt.Fprintf(g.stdout, "%s %s\n", r.ID, r.State)
+	switch r.State {
+	case sop.StateDone:
+		return nil
+	case sop.StateWaiting:
+		return withCode(exitNeedsHuman, fmt.Errorf("run %s waits for an approval and nobody could be asked", r.ID),
+			"start 'claw serve' (or use a terminal) and run 'claw sop resume "+r.ID+"'")
+	case sop.StateStopped:
+		return withCode(exitDenied, fmt.Errorf("run %s: %s", r.ID, r.Error), "clear it with 'claw estop --clear', then 'claw sop resume "+r.ID+"'")
+	case sop.StateCancelled:
+		return withCode(exitError, fmt.Errorf("run %s was cancelled", r.ID))
+	}
+	return withCode(exitError, fmt.Errorf("run %s: %s", r.ID, sanitize(r.Error)), "see 'claw sop status "+r.ID+"'; fix the cause and 'claw sop resume "+r.ID+"'")
+}
+
+func sanitizeSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + sanitizeClip(s, 200) + ")"
+}
+
+// sopSteps carries out steps through the runtime's broker and agent.
+type sopSteps struct{ rt *agentRuntime }
+
+func (s *sopSteps) Tool(ctx context.Context, run, step, tool string, args map[string]any) (sop.Outcome, error) {
+	out, err := s.rt.Broker.Invoke(broker.WithRunStep(ctx, run, step), gate.Action{Tool: tool, Args: args}, "")
+	return sopOutcome(out, err, func(res *sop.Outcome) {
+		if r := out.Result; r != nil {
+			res.Output = string(r.Stdout)
+			if r.Tool != nil && r.Tool.Payload != nil {
+				res.Output = string(r.Tool.Payload)
+			}
+		}
+	})
+}
+
+func (s *sopSteps) Approve(ctx context.Context, run, step, prompt string) (sop.Outcome, error) {
+	a := gate.Action{Tool: "sop_approval", Args: map[string]any{"run": run, "step": step, "prompt": prompt}}
+	why := gate.Reason{ID: "sop.approval_step", Severity: "medium", Msg: "an approval step of an SOP waits for a person: " + prompt}
+	out, err := s.rt.Broker.Confirm(broker.WithRunStep(ctx, run, step), a, "", why)
+	return sopOutcome(out, err, func(res *sop.Outcome) {
+		if out.Approval != nil {
+			res.Output = out.Approval.Result + " by " + out.Approval.By
+		}
+	})
+}
+
+func (s *sopSteps) Agent(ctx context.Context, run, step, message string) (sop.Outcome, error) {
+	res, err := s.rt.Agent.Turn(broker.WithRunStep(ctx, run, step), agent.TurnRequest{NewConversation: true, Message: message})
+	if errors.Is(err, broker.ErrNoReceipt) {
+		return sop.Outcome{}, err
+	}
+	if err != nil {
+		return sop.Outcome{Status: sop.OutcomeFailed, Error: err.Error()}, nil
+	}
+	for _, tc := range res.ToolCalls {
+		if tc.Status == broker.StatusEstop {
+			return sop.Outcome{Status: sop.OutcomeStopped, Output: res.Reply, Error: "the emergency stop is engaged"}, nil
+		}
+	}
+	return sop.Outcome{Status: sop.OutcomeOK, Output: res.Reply}, nil
+}
+
+// sopOutcome maps a broker outcome to a step's; ok fills in the output of
+// a step that succeeded.
+func sopOutcome(out *broker.Outcome, err error, ok func(*sop.Outcome)) (sop.Outcome, error) {
+	if out == nil || out.Status == broker.StatusError {
+		if err == nil {
+			err = errors.New("the broker failed")
+		}
+		return sop.Outcome{}, err
+	}
+	res := sop.Outcome{ActionID: out.ActionID}
+	switch out.Status {
+	case broker.StatusOK:
+		res.Status = sop.OutcomeOK
+		ok(&res)
+		return res, nil
+	case broker.StatusNeedsApproval:
+		res.Status = sop.OutcomeWaiting
+	case broker.StatusEstop:
+		res.Status = sop.OutcomeStopped
+	default:
+		res.Status = sop.OutcomeFailed
+	}
+	res.Error = out.Status
+	if out.Err != nil {
+		res.Error += ": " + out.Err.Error()
+	} else if r := out.Result; r != nil && r.Tool != nil && r.Tool.Error != "" {
+		res.Error += ": " + r.Tool.Error
+	}
+	return res, nil
+}
+
+func newSOPStatusCommand(g *globals) *cobra.Command {
+	o := &sopOptions{}
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "status [RUN]",
+		Short: "Show the recent runs, or one run step by step",
+		Long: `Without RUN, list the 20 most recent runs, newest first: id, SOP, state,
+the step it is at. With RUN, show each of its steps: status, action id and
+error. -q prints only the ids of the listed runs.
+
+EXIT STATUS
+  0 shown, 1 error (no such run), 2 usage.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, closeStore, err := openSOPStore(g)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			if len(args) == 0 {
+				runs, err := st.List(c.Context(), 20)
+				if err != nil {
+					return withCode(exitError, err)
+				}
+				if o.asJSON {
+					return writeConfigJSON(g, map[string]any{"runs": nonNilRuns(runs)})
+				}
+				for _, r := range runs {
+					if quiet {
+						fmt.Fprintln(g.stdout, r.ID)
+						continue
+					}
+					fmt.Fprintf(g.stdout, "%s  %-16s %-9s step %d  %s\n", r.ID, r.SOP, r.State, r.Next+1, r.Updated.Local().Format(time.DateTime))
+				}
+				return nil
+			}
+			r, err := st.Get(c.Context(), args[0])
+			if err != nil {
+				return withCode(exitError, err, "see 'claw sop status'")
+			}
+			if o.asJSON {
+				return writeConfigJSON(g, r)
+			}
+			fmt.Fprintf(g.stdout, "run %s of %s: %s%s\n", r.ID, r.SOP, r.State, sanitizeSuffix(r.Error))
+			for i, s := range r.Steps {
+				fmt.Fprintf(g.stdout, "  %d %-16s %-8s %s%s\n", i+1, s.ID, s.Status, s.ActionID, sanitizeSuffix(s.Error))
+			}
+			return nil
+		},
+	}
+	addOutputFlag(c, &o.asJSON)
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the run ids")
+	return c
+}
+
+func nonNilRuns(r []*sop.Run) []*sop.Run {
+	if r == nil {
+		return []*sop.Run{}
+	}
+	return r
+}
+
+func newSOPCancelCommand(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cancel RUN",
+		Short: "Cancel a run",
+		Long: `Cancel a run: it will not resume. A claw running it stops before its next
+step, and a wait for an approval ends.
+
+EXIT STATUS
+  0 cancelled, 1 error (no such run, or it already finished), 2 usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, closeStore, err := openSOPStore(g)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			r, err := st.Get(c.Context(), args[0])
+			if err != nil {
+				return withCode(exitError, err, "see 'claw sop status'")
+			}
+			if !r.Resumable() {
+				return withCode(exitError, fmt.Errorf("run %s is already %s", r.ID, r.State))
+			}
+			if err := st.SetState(c.Context(), r.ID, sop.StateCancelled); err != nil {
+				return withCode(exitError, err)
+			}
+			fmt.Fprintf(g.stdout, "%s %s\n", r.ID, sop.StateCancelled)
+			return nil
+		},
+	}
+	return c
+}
+
+// openSOPStore opens the run store in the configured memory database.
+func openSOPStore(g *globals) (*sop.Store, func(), error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := e.cfg.Agent.MemoryDB
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, withCode(exitError, fmt.Errorf("no runs yet: %w", err), "start one with 'claw sop run NAME'")
+	}
+	st, err := sop.OpenStore(path)
+	if err != nil {
+		return nil, nil, withCode(exitError, err)
+	}
+	return st, func() { st.Close() }, nil
+}
+
+// clearSOPRuns deletes every run kept in the memory database (none when
+// there is no database yet).
+func clearSOPRuns(ctx context.Context, g *globals) (int, error) {
+	st, closeStore, err := openSOPStore(g)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closeStore()
+	n, err := st.Clear(ctx)
+	if err != nil {
+		return 0, withCode(exitError, err)
+	}
+	return n, nil
+}
