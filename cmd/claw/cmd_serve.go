@@ -411,6 +411,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
 		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
+	hooks := &hookService{g: g, log: rlog}
+	if err := hooks.load(ctx); err != nil {
+		return err
+	}
 	pub := signer.PublicKey()
 	check := executor.Check()
 
@@ -426,6 +430,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Log:               rlog,
 		Logger:            log,
 		Deliver:           serveDeliver(chans),
+		Hook:              hooks.answer,
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
 			defer ref.wg.Done()
@@ -479,6 +484,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			}
 			next, err := open(ctx)
 			if err != nil {
+				return "", err
+			}
+			if err := hooks.load(ctx); err != nil {
+				next.Close()
 				return "", err
 			}
 			if err := chans.reload(ctx); err != nil {
