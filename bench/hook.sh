@@ -35,6 +35,6 @@ CLAW_HOOK_DEBUG=1 "$out/claw" hook claude-code <"$out/read.json" 2>&1 >/dev/null
 echo "kernel $(uname -r), $(nproc) CPUs"
 "$out/procs" -n "${1:-100}" \
 	-c "claw version||$out/claw version" \
-	-c "claw hook, claw serve running (the daemon decides)|$out/read.json|$out/claw hook claude-code" \
+	"${base[@]}" \
 	-c "claw hook --no-daemon (in process)|$out/read.json|$out/claw hook claude-code --no-daemon" \
-	"${base[@]}"
+	-c "claw hook, claw serve running (the daemon decides)|$out/read.json|$out/claw hook claude-code"
