@@ -412,9 +412,11 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
 	hooks := &hookService{g: g, log: rlog}
-	if err := hooks.load(ctx); err != nil {
+	swapHooks, err := hooks.load(ctx)
+	if err != nil {
 		return err
 	}
+	swapHooks()
 	pub := signer.PublicKey()
 	check := executor.Check()
 
@@ -486,7 +488,8 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return "", err
 			}
-			if err := hooks.load(ctx); err != nil {
+			swapHooks, err := hooks.load(ctx)
+			if err != nil {
 				next.Close()
 				return "", err
 			}
@@ -494,6 +497,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 				next.Close()
 				return "", err
 			}
+			swapHooks()
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},

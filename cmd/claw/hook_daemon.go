@@ -140,25 +140,27 @@ type hookService struct {
 	grants *grant.Store
 }
 
-// load compiles the policies of the config now in force; on error the
-// previous engine stays.
-func (h *hookService) load(ctx context.Context) error {
+// load compiles the policies of the config now in force and returns the
+// function that puts them in force, so that a reload that fails later
+// leaves the previous ones.
+func (h *hookService) load(ctx context.Context) (swap func(), err error) {
 	e, err := loadEnv(&globals{home: h.g.home, config: h.g.config, stderr: io.Discard})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	id, err := configID(e.home, e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.e, h.id, h.eng, h.grants = e, id, eng, grant.Open(filepath.Join(e.home, grant.FileName))
-	return nil
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.e, h.id, h.eng, h.grants = e, id, eng, grant.Open(filepath.Join(e.home, grant.FileName))
+	}, nil
 }
 
 // answer decides one hook call exactly as `claw hook` does in process.
