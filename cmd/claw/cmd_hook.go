@@ -56,6 +56,16 @@ type hookOptions struct {
 	deadline       time.Duration
 	workspace      string
 	passphraseFile string
+	noDaemon       bool
+}
+
+// hookExit maps a hook's exit status to the command's: answered,
+// or blocked (never 1, which agents take as "let the tool run").
+func hookExit(code int) error {
+	if code != hook.ExitAnswered {
+		return silentExit(hook.ExitBlock)
+	}
+	return nil
 }
 
 func newHookAgentCommand(g *globals, f hook.Format, agent string) *cobra.Command {
@@ -67,6 +77,11 @@ func newHookAgentCommand(g *globals, f hook.Format, agent string) *cobra.Command
 input, decides the tool call with the gate, records a decision receipt in
 the receipt log (channel "` + string(f) + `"), and answers.
 ` + formatHelp(f) + `
+When a claw serve of the same user, claw home and effective config is
+running, the decision and its receipt are made there (it answers on its
+unix socket, checked to belong to this user, with its token); when none
+answers, or its answer is not well formed, the hook decides in process.
+
 Malformed input, an input larger than 1 MiB, a gate error, a receipt that
 cannot be written, the deadline (--deadline) or an internal error block
 the tool call: exit 2, with the reason on standard error.
@@ -83,6 +98,26 @@ EXIT STATUS
 				}
 				o.trusted[t] = true
 			}
+			if o.deadline <= 0 {
+				o.deadline = hook.DefaultDeadline
+			}
+			// One deadline for the whole call, the daemon's try included.
+			ctx, cancel := context.WithTimeout(c.Context(), o.deadline)
+			defer cancel()
+			event, complete, stdin := readEvent(ctx, g.stdin)
+			if !o.noDaemon && complete {
+				if a, ok := askDaemon(ctx, g, o, f, event); ok {
+					if a.Exit == hook.ExitBlock {
+						io.WriteString(g.stderr, a.Stderr)
+						return hookExit(a.Exit)
+					}
+					if _, err := io.WriteString(g.stdout, a.Stdout); err != nil {
+						fmt.Fprintf(g.stderr, "claw: blocked: failed to write the answer: %v\n", err)
+						return hookExit(hook.ExitBlock)
+					}
+					return nil
+				}
+			}
 			r := hook.Runner{
 				Format:   f,
 				Deadline: o.deadline,
@@ -95,15 +130,13 @@ EXIT STATUS
 					return openHookGuard(ctx, &quiet, o)
 				},
 			}
-			if code := r.Run(c.Context(), g.stdin, g.stdout, g.stderr); code != hook.ExitAnswered {
-				return silentExit(hook.ExitBlock)
-			}
-			return nil
+			return hookExit(r.Run(ctx, stdin, g.stdout, g.stderr))
 		},
 	}
 	c.Flags().DurationVar(&o.deadline, "deadline", hook.DefaultDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
 	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
 	c.Flags().StringSliceVar(&o.trust, "trust-tool", nil, "allow this agent tool that claw has no equivalent for, e.g. TodoWrite (repeatable; recorded in every receipt it allows)")
+	c.Flags().BoolVar(&o.noDaemon, "no-daemon", false, "decide in this process even when a claw serve of the same config is running")
 	c.Flags().StringVar(&o.passphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
 	return c
 }
@@ -134,10 +167,6 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 	if err != nil {
 		return nil, nil, err
 	}
-	autonomy := e.cfg.Security.Autonomy
-	if autonomy != config.AutonomyReadonly && autonomy != config.AutonomySupervised && autonomy != config.AutonomyFull {
-		return nil, nil, fmt.Errorf("autonomy %q in the config is not one of readonly, supervised, full", autonomy)
-	}
 	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
 	if err != nil {
 		return nil, nil, err
@@ -153,19 +182,35 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 			return nil, nil, err
 		}
 	}
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the receipt log: %w", err)
+	}
+	gd, err := hookGuard(e, o, eng, log)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return gd, func() { log.Close() }, nil
+}
+
+// hookGuard is the guard of one hook call, in a hook process or in claw
+// serve.
+func hookGuard(e *env, o *hookOptions, eng *gate.Engine, log *receipts.Log) (*hook.Guard, error) {
+	autonomy := e.cfg.Security.Autonomy
+	if autonomy != config.AutonomyReadonly && autonomy != config.AutonomySupervised && autonomy != config.AutonomyFull {
+		return nil, fmt.Errorf("autonomy %q in the config is not one of readonly, supervised, full", autonomy)
+	}
 	ws := e.cfg.WorkspaceDir
 	if o.workspace != "" {
 		ws = o.workspace
 	}
-	if ws, err = canonicalDir(ws); err != nil {
-		return nil, nil, err
+	ws, err := canonicalDir(ws)
+	if err != nil {
+		return nil, err
 	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return nil, nil, fmt.Errorf("workspace %s is not a directory", ws)
-	}
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the receipt log: %w", err)
+		return nil, fmt.Errorf("workspace %s is not a directory", ws)
 	}
 	return &hook.Guard{
 		Trusted:   o.trusted,
@@ -175,7 +220,7 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 		Workspace: ws,
 		Home:      e.userDir,
 		EstopFile: filepath.Join(e.home, "ESTOP"),
-	}, func() { log.Close() }, nil
+	}, nil
 }
 
 // loadHookSigner reads the receipt signing key like loadReceiptSigner,

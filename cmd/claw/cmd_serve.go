@@ -411,6 +411,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
 		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
+	hooks := &hookService{g: g, log: rlog}
+	swapHooks, err := hooks.load(ctx)
+	if err != nil {
+		return err
+	}
+	swapHooks()
 	pub := signer.PublicKey()
 	check := executor.Check()
 
@@ -426,6 +432,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Log:               rlog,
 		Logger:            log,
 		Deliver:           serveDeliver(chans),
+		Hook:              hooks.answer,
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
 			defer ref.wg.Done()
@@ -481,10 +488,16 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return "", err
 			}
+			swapHooks, err := hooks.load(ctx)
+			if err != nil {
+				next.Close()
+				return "", err
+			}
 			if err := chans.reload(ctx); err != nil {
 				next.Close()
 				return "", err
 			}
+			swapHooks()
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},

@@ -489,3 +489,42 @@ func oneLine(s string) string {
 		return r
 	}, s)
 }
+
+// CheckAnswer reports whether out (standard output), with exit status
+// code, is an answer a Runner of format f could have given: exit 0 with a
+// rendered decision (or nothing, a Codex allow), or exit 2 with nothing. It is how an answer decided
+// elsewhere (by claw serve) is checked before it is passed on.
+func CheckAnswer(f Format, code int, out string) error {
+	switch code {
+	case ExitBlock:
+		if out != "" {
+			return errors.New("a block with an answer")
+		}
+		return nil
+	case ExitAnswered:
+	default:
+		return fmt.Errorf("exit status %d is not an answer", code)
+	}
+	if f == Codex && out == "" {
+		return nil
+	}
+	var o claudeOutput
+	if err := json.Unmarshal([]byte(out), &o); err != nil {
+		return errors.New("not an answer of the agent's format")
+	}
+	// Only the bytes render writes: no key spelt otherwise, no field
+	// more, no second line.
+	if b, err := json.Marshal(o); err != nil || string(b)+"\n" != out {
+		return errors.New("not an answer as claw writes it")
+	}
+	h := o.HookSpecificOutput
+	switch {
+	case h.HookEventName != "PreToolUse":
+		return fmt.Errorf("answer for event %q", h.HookEventName)
+	case f == Codex && h.PermissionDecision != gate.Deny:
+		return fmt.Errorf("codex answer %q: only denials are printed", h.PermissionDecision)
+	case h.PermissionDecision != gate.Allow && h.PermissionDecision != gate.Ask && h.PermissionDecision != gate.Deny:
+		return fmt.Errorf("answer %q", h.PermissionDecision)
+	}
+	return nil
+}

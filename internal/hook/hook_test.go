@@ -658,6 +658,9 @@ func FuzzRun(f *testing.F) {
 		r := &Runner{Format: format, Deadline: time.Minute, Open: shared}
 		var stdout, stderr bytes.Buffer
 		code := r.Run(context.Background(), bytes.NewReader(fx.expand(in)), &stdout, &stderr)
+		if err := CheckAnswer(format, code, stdout.String()); err != nil {
+			t.Fatalf("CheckAnswer refuses the runner's own answer (exit %d, %q): %v", code, stdout.String(), err)
+		}
 		switch code {
 		case ExitBlock:
 			if stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "claw: blocked: ") {
@@ -682,6 +685,88 @@ func FuzzRun(f *testing.F) {
 			}
 		default:
 			t.Fatalf("exit %d", code)
+		}
+	})
+}
+
+func TestCheckAnswer(t *testing.T) {
+	answer := func(d string) string {
+		return `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + d + `","permissionDecisionReason":"claw: x"}}` + "\n"
+	}
+	for _, c := range []struct {
+		f    Format
+		code int
+		out  string
+		ok   bool
+	}{
+		{ClaudeCode, ExitAnswered, answer("allow"), true},
+		{ClaudeCode, ExitAnswered, answer("ask"), true},
+		{ClaudeCode, ExitAnswered, answer("deny"), true},
+		{Codex, ExitAnswered, answer("deny"), true},
+		{Codex, ExitAnswered, "", true},
+		{ClaudeCode, ExitBlock, "", true},
+		{Codex, ExitBlock, "", true},
+
+		{ClaudeCode, ExitAnswered, "", false},
+		{ClaudeCode, 1, answer("deny"), false},
+		{ClaudeCode, -1, "", false},
+		{ClaudeCode, ExitBlock, answer("allow"), false},
+		{Codex, ExitAnswered, answer("allow"), false},
+		{Codex, ExitAnswered, answer("ask"), false},
+		{ClaudeCode, ExitAnswered, answer("Allow"), false},
+		{ClaudeCode, ExitAnswered, answer("passphrase"), false},
+		{ClaudeCode, ExitAnswered, strings.TrimSuffix(answer("allow"), "\n"), false},
+		{ClaudeCode, ExitAnswered, answer("allow") + answer("deny"), false},
+		{ClaudeCode, ExitAnswered, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","permissionDecision":"allow"}}` + "\n", false},
+		{ClaudeCode, ExitAnswered, `{"decision":"approve"}` + "\n", false},
+		{ClaudeCode, ExitAnswered, "allow\n", false},
+		{ClaudeCode, ExitAnswered, " " + answer("allow"), false},
+		{ClaudeCode, ExitAnswered, strings.Replace(answer("allow"), "permissionDecision\"", "PermissionDecision\"", 1), false},
+		{ClaudeCode, ExitAnswered, strings.Replace(answer("allow"), `}}`, `,"x":1}}`, 1), false},
+	} {
+		err := CheckAnswer(c.f, c.code, c.out)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckAnswer(%s, %d, %q) = %v, want ok %v", c.f, c.code, c.out, err, c.ok)
+		}
+	}
+}
+
+// FuzzCheckAnswer: an answer it accepts is one the agent reads as exactly
+// allow, ask or deny (Codex: deny or nothing), or a block.
+func FuzzCheckAnswer(f *testing.F) {
+	f.Add(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"r"}}`+"\n", 0, false)
+	f.Add("", 0, true)
+	f.Add("", 2, false)
+	f.Fuzz(func(t *testing.T, out string, code int, codex bool) {
+		format := ClaudeCode
+		if codex {
+			format = Codex
+		}
+		if CheckAnswer(format, code, out) != nil {
+			return
+		}
+		if code == ExitBlock {
+			if out != "" {
+				t.Fatalf("block accepted with output %q", out)
+			}
+			return
+		}
+		if code != ExitAnswered {
+			t.Fatalf("exit %d accepted", code)
+		}
+		if out == "" {
+			if !codex {
+				t.Fatal("empty claude-code answer accepted")
+			}
+			return
+		}
+		var o map[string]map[string]any
+		if err := json.Unmarshal([]byte(out), &o); err != nil || strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
+			t.Fatalf("accepted answer is not one JSON line: %q", out)
+		}
+		d, _ := o["hookSpecificOutput"]["permissionDecision"].(string)
+		if d != "allow" && d != "ask" && d != "deny" || codex && d != "deny" {
+			t.Fatalf("accepted decision %q (codex %v) in %q", d, codex, out)
 		}
 	})
 }

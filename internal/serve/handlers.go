@@ -43,6 +43,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("POST /reload", s.handleReload)
 	mux.HandleFunc("POST /channels/{name}/messages", s.handleChannelMessage)
+	mux.HandleFunc("POST /hook/{format}", s.handleHook)
 	s.cfg.Queue.Routes(mux, s.cfg.MaxBodyBytes)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")

@@ -133,6 +133,9 @@ type Config struct {
 	// /channels/{name}/messages); nil answers 503. An error wrapping
 	// ErrNotFound is answered 404.
 	Deliver func(ctx context.Context, channel string, m ChannelMessage) error
+	// Hook decides agent hook calls (POST /hook/{format}); nil answers 503
+	// and `claw hook` decides in process.
+	Hook HookFunc
 }
 
 // ChannelMessage is the body of POST /channels/{name}/messages.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# claw hook as Claude Code runs it, one whole process per tool call: with
+# a claw serve of the same config running (the daemon decides), and in
+# process (--no-daemon), next to `claw version` (the start-up floor), in
+# one interleaved run. CLAW_BASE=REV adds the hook built from revision REV
+# (in process: it has no daemon path).
+# Usage: [CLAW_BASE=REV] bench/hook.sh [rounds]   (default 100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+go build -trimpath -o "$out/claw" ./cmd/claw
+go build -o "$out/procs" ./bench/procs
+base=()
+if [ -n "${CLAW_BASE:-}" ]; then
+	mkdir -p "$out/base-src"
+	git archive "$CLAW_BASE" | tar -x -C "$out/base-src"
+	(cd "$out/base-src" && go build -trimpath -o "$out/claw-base" ./cmd/claw)
+	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code")
+fi
+export CLAW_HOME="$out/home"
+mkdir -p "$out/ws"
+"$out/claw" init --workspace "$out/ws" >/dev/null 2>&1
+cat >"$out/read.json" <<'JSON'
+{"session_id":"s1","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"notes.txt"},"tool_use_id":"toolu_1"}
+JSON
+"$out/claw" serve >"$out/serve.log" 2>&1 &
+pid=$!
+"$out/claw" serve call --wait 60s GET /health >/dev/null
+cd "$out/ws"
+# the daemon must be the one answering, or the row means nothing
+CLAW_HOOK_DEBUG=1 "$out/claw" hook claude-code <"$out/read.json" 2>&1 >/dev/null | grep -q '^claw: answered by claw serve$' ||
+	{ echo "hook.sh: the daemon did not answer" >&2; exit 1; }
+echo "kernel $(uname -r), $(nproc) CPUs"
+"$out/procs" -n "${1:-100}" \
+	-c "claw version||$out/claw version" \
+	"${base[@]}" \
+	-c "claw hook --no-daemon (in process)|$out/read.json|$out/claw hook claude-code --no-daemon" \
+	-c "claw hook, claw serve running (the daemon decides)|$out/read.json|$out/claw hook claude-code"

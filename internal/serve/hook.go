@@ -1,0 +1,176 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// HookRequest is one agent hook call handed to the daemon by `claw hook`
+// (POST /hook/{format}): the event as the agent wrote it and the hook's
+// own options.
+type HookRequest struct {
+	Format string
+	// Config identifies the claw home and config the caller runs with
+	// (ConfigID); the daemon answers only when it runs with the same.
+	Config    string
+	Workspace string   // the hook's --workspace, or ""
+	Trusted   []string // the hook's --trust-tool names
+	Deadline  time.Duration
+	Event     []byte
+}
+
+// HookAnswer is what the hook process prints and exits with.
+type HookAnswer struct {
+	Exit   int    `json:"exit"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+}
+
+// HookFunc decides one hook call in the daemon. An error wrapping
+// ErrOtherConfig is answered 409: the caller decides in process.
+type HookFunc func(ctx context.Context, r HookRequest) (HookAnswer, error)
+
+// ErrOtherConfig marks a hook request made with another claw home or
+// config than the daemon's.
+var ErrOtherConfig = errors.New("the daemon runs with another config")
+
+// Headers of POST /hook/{format}.
+const (
+	hookConfigHeader    = "X-Claw-Config"
+	hookWorkspaceHeader = "X-Claw-Workspace"
+	hookTrustHeader     = "X-Claw-Trust-Tool"
+	hookDeadlineHeader  = "X-Claw-Deadline-Ms"
+)
+
+func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Hook == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "this daemon does not answer hooks")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "the event is larger than the daemon takes")
+		return
+	}
+	ms, err := strconv.ParseInt(r.Header.Get(hookDeadlineHeader), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(time.Hour/time.Millisecond) {
+		writeError(w, http.StatusBadRequest, "bad_request", "missing or bad "+hookDeadlineHeader)
+		return
+	}
+	req := HookRequest{Format: r.PathValue("format"), Config: r.Header.Get(hookConfigHeader),
+		Workspace: r.Header.Get(hookWorkspaceHeader), Deadline: time.Duration(ms) * time.Millisecond, Event: body}
+	if t := r.Header.Get(hookTrustHeader); t != "" {
+		req.Trusted = strings.Split(t, ",")
+	}
+	a, err := s.cfg.Hook(r.Context(), req)
+	switch {
+	case errors.Is(err, ErrOtherConfig):
+		writeError(w, http.StatusConflict, "other_config", err.Error())
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "hook", "the daemon could not answer the hook")
+	default:
+		writeJSON(w, http.StatusOK, a)
+	}
+}
+
+// ErrPeer marks a socket served by another user than the caller.
+var ErrPeer = errors.New("the socket's server runs as another user")
+
+// maxHookAnswer bounds the daemon's answer read by AskHook.
+const maxHookAnswer = 64 << 10
+
+// AskHook sends one hook call to the daemon on the unix socket. It checks
+// the peer's uid (SO_PEERCRED) is wantUID before it sends the token. Any
+// error means the daemon did not answer: the caller decides in process.
+// The answer is returned as the daemon wrote it; the caller checks it.
+func AskHook(ctx context.Context, socket, token string, wantUID int, r HookRequest) (HookAnswer, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return HookAnswer{}, err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	if err := checkPeer(c.(*net.UnixConn), wantUID); err != nil {
+		return HookAnswer{}, err
+	}
+	used := false
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(context.Context, string, string) (net.Conn, error) {
+		if used {
+			return nil, errors.New("one connection per hook call")
+		}
+		used = true
+		return c, nil
+	}}
+	defer tr.CloseIdleConnections()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://claw/hook/"+r.Format, bytes.NewReader(r.Event))
+	if err != nil {
+		return HookAnswer{}, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+token)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set(hookConfigHeader, r.Config)
+	hr.Header.Set(hookDeadlineHeader, strconv.FormatInt(r.Deadline.Milliseconds(), 10))
+	if r.Workspace != "" {
+		hr.Header.Set(hookWorkspaceHeader, r.Workspace)
+	}
+	if len(r.Trusted) > 0 {
+		hr.Header.Set(hookTrustHeader, strings.Join(r.Trusted, ","))
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(hr)
+	if err != nil {
+		return HookAnswer{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxHookAnswer+1))
+	if err != nil {
+		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
+	}
+	if len(b) > maxHookAnswer {
+		return HookAnswer{}, errors.New("the daemon's answer is too large")
+	}
+	var a HookAnswer
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return HookAnswer{}, fmt.Errorf("the daemon's answer is not a hook answer: %w", err)
+	}
+	return a, nil
+}
+
+// checkPeer compares the uid of the process serving c with want.
+func checkPeer(c *net.UnixConn, want int) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("reading the socket's peer: %w", cerr)
+	}
+	if int(cred.Uid) != want {
+		return fmt.Errorf("%w (uid %d)", ErrPeer, cred.Uid)
+	}
+	return nil
+}
