@@ -91,8 +91,9 @@ type Policy struct {
 	ForbiddenCommands        []string `json:"forbidden_commands"`
 	AllowedCommands          []string `json:"allowed_commands"`
 	AllowedDomains           []string `json:"allowed_domains"`
-	AllowedRegistries        []string `json:"allowed_registries"`  // package managers' default registries
-	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"` // non-public ranges shell network may reach
+	AllowedRegistries        []string `json:"allowed_registries"`   // package managers' default registries
+	AllowPrivateCIDRs        []string `json:"allow_private_cidrs"`  // non-public ranges shell network may reach
+	WorkspaceExecAllow       []string `json:"workspace_exec_allow"` // workspace-relative paths exempt from persist.workspace_exec
 	PassphraseEnabled        bool     `json:"passphrase_enabled"`
 	PassphraseFor            []string `json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `json:"allow_privilege_escalation"`
@@ -294,6 +295,7 @@ func configData(opts Options) map[string]any {
 		"allowed_domains":            list(p.AllowedDomains),
 		"allowed_registries":         list(p.AllowedRegistries),
 		"allow_private_cidrs":        list(p.AllowPrivateCIDRs),
+		"workspace_exec_allow":       list(p.WorkspaceExecAllow),
 		"passphrase_enabled":         p.PassphraseEnabled,
 		"passphrase_for":             list(p.PassphraseFor),
 		"allow_privilege_escalation": p.AllowPrivilegeEscalation,

@@ -591,12 +591,24 @@ write_plan := workspace_list if {
 # configuration): an action that may write the workspace must find them
 # read-only, since Landlock cannot carve them out of the granted tree. The
 # executor keeps those that exist read-only with a bind mount. They are
-# relative to the workspace; Go makes them absolute.
+# relative to the workspace; Go makes them absolute. One that
+# workspace_exec_allow covers, or that holds a path it lists, is left
+# writable: the bind mount cannot make one file inside it writable.
 default sandbox_protect := []
 
-sandbox_protect := protect_rel if {
+sandbox_protect := [p |
+	some p in protect_rel
+	not protect_lifted(p)
+] if {
 	ws_valid
 	input.kind in {"shell", "file_write", "edit_file"}
+}
+
+protect_lifted(p) if exec_granted(p)
+
+protect_lifted(p) if {
+	some g in object.get(data.claw.config, "workspace_exec_allow", [])
+	path_covers(p, g)
 }
 
 protect_rel := [

@@ -237,6 +237,8 @@
 //	                               find -delete, git clean -f
 //	net.sends                      data sent or remote state changed: an upload,
 //	                               a POST, a push, a publish, a raw connection
+//	persist.workspace_exec_allowed a write to a file persist.workspace_exec names
+//	                               that [security] workspace_exec_allow lists
 //
 // Outcome reasons (why the combination came out as it did):
 //

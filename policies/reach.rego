@@ -491,7 +491,40 @@ exec_write_msgs contains sprintf("writing %s changes what runs outside the sandb
 	some p in writes
 	exec_file_candidate(p)
 	exec_file(p)
+	not exec_granted(substring(p, count(ws_slash), -1))
 }
+
+# METADATA
+# title: Granted workspace file that runs code outside the sandbox
+# description: >-
+#   A write to a workspace file that runs code outside the sandbox later,
+#   which [security] workspace_exec_allow lists: its reach leaves the
+#   sandbox, so supervised asks and full allows.
+# custom:
+#   id: persist.workspace_exec_allowed
+#   severity: medium
+supervised_ask contains r if {
+	some p in writes
+	exec_file_candidate(p)
+	exec_file(p)
+	exec_granted(substring(p, count(ws_slash), -1))
+	r := lib.reason(rego.metadata.rule(), sprintf("writing %s, which workspace_exec_allow lists, changes what runs outside the sandbox later", [p]))
+}
+
+# exec_granted(rel): [security] workspace_exec_allow lists rel, relative
+# to the workspace, or a directory holding it: the user lets the agent
+# write that file (or tree) although it runs code outside the sandbox. A
+# listed path covers what is under it and nothing else: a parent
+# directory, a sibling or the same name elsewhere in the workspace stays
+# denied.
+exec_granted(rel) if {
+	some g in object.get(data.claw.config, "workspace_exec_allow", [])
+	path_covers(g, rel)
+}
+
+path_covers(g, rel) if g == rel
+
+path_covers(g, rel) if startswith(rel, concat("", [g, "/"]))
 
 # exec_file_candidate(p) is a cheap test before the patterns: every one
 # names a dot file or directory, or mise.toml.
@@ -532,7 +565,8 @@ git_exec_key(k) if regex.match(`^(alias|filter|diff|merge|pager|credential|gpg|b
 #   .gitmodules, .envrc, .npmrc, .yarnrc, .cargo/config.toml, .vscode/,
 #   .idea/, .claude/, .mcp.json, .codex/, .husky/ and the like; git config
 #   of a key that runs a program (core.hooksPath, core.fsmonitor,
-#   core.sshCommand, filters, diff drivers, aliases); direnv allow.
+#   core.sshCommand, filters, diff drivers, aliases); direnv allow. A path
+#   [security] workspace_exec_allow lists (and what is under it) is exempt.
 # custom:
 #   id: persist.workspace_exec
 #   severity: high

@@ -7,6 +7,8 @@ full(cmds) := at(sh(cmds), "full")
 
 via(cm, v) := object.union(cm, {"via": [v]})
 
+granted := {"workspace_exec_allow": [".vscode/settings.json", ".envrc", ".claude"]}
+
 reach_fires := {
 	"priv.identity: chmod u+s": {"id": "priv.identity", "input": full([cmd(["chmod", "u+s", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
 	"priv.identity: chmod =4755": {"id": "priv.identity", "input": full([cmd(["chmod", "=4755", "x"], [], ["/home/u/ws/x"])]), "decision": "deny"},
@@ -33,6 +35,12 @@ reach_fires := {
 	"persist.workspace_exec: git config core.hooksPath": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "core.hooksPath", "h"], [], [])]), "decision": "deny"},
 	"persist.workspace_exec: git config filter": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "filter.x.clean", "sh"], [], [])]), "decision": "deny"},
 	"persist.workspace_exec: direnv allow": {"id": "persist.workspace_exec", "input": full([cmd(["direnv", "allow"], [], [])]), "decision": "deny"},
+	"persist.workspace_exec_allowed: listed file asks at supervised": {"id": "persist.workspace_exec_allowed", "input": at(write("file_write", ["/home/u/ws/.vscode/settings.json"]), "supervised"), "config": granted, "decision": "ask"},
+	"persist.workspace_exec_allowed: listed .envrc by the shell asks": {"id": "persist.workspace_exec_allowed", "input": at(sh([object.union(cmd(["tee", ".envrc"], [], ["/home/u/ws/.envrc"]), {"writes": ["/home/u/ws/.envrc"]})]), "supervised"), "config": granted, "decision": "ask"},
+	"persist.workspace_exec: sibling of a listed file": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.vscode/tasks.json"]), "full"), "config": granted, "decision": "deny"},
+	"persist.workspace_exec: parent of a listed file": {"id": "persist.workspace_exec", "input": full([object.union(cmd(["mv", "x", ".vscode"], [], ["/home/u/ws/x", "/home/u/ws/.vscode"]), {"writes": ["/home/u/ws/.vscode"]})]), "config": granted, "decision": "deny"},
+	"persist.workspace_exec: listed name in a subdirectory": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/sub/.envrc"]), "full"), "config": granted, "decision": "deny"},
+	"persist.workspace_exec: git hook beside a listed file": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.git/hooks/pre-commit"]), "full"), "config": granted, "decision": "deny"},
 	"cred.printer: git credential fill": {"id": "cred.printer", "input": full([cmd(["git", "credential", "fill"], [], [])]), "decision": "deny"},
 	"cred.printer: gh auth token": {"id": "cred.printer", "input": full([cmd(["gh", "auth", "token"], [], [])]), "decision": "deny"},
 	"cred.printer: aws configure get": {"id": "cred.printer", "input": full([cmd(["aws", "configure", "get", "aws_secret_access_key"], [], [])]), "decision": "deny"},
@@ -60,6 +68,9 @@ reach_quiet := {
 	"persist.workspace_exec: source file": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/src/main.go"]), "full"), "decision": "allow"},
 	"persist.workspace_exec: .gitignore": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.gitignore"]), "full"), "decision": "allow"},
 	"persist.workspace_exec: git config user.email": {"id": "persist.workspace_exec", "input": full([cmd(["git", "config", "user.email", "a@b"], [], [])]), "decision": "allow"},
+	"persist.workspace_exec: listed file at full": {"id": "persist.workspace_exec", "input": at(write("file_write", ["/home/u/ws/.vscode/settings.json"]), "full"), "config": granted, "decision": "allow"},
+	"persist.workspace_exec: under a listed directory": {"id": "persist.workspace_exec", "input": at(write("edit_file", ["/home/u/ws/.claude/commands/x.md"]), "full"), "config": granted, "decision": "allow"},
+	"persist.workspace_exec_allowed: not listed": {"id": "persist.workspace_exec_allowed", "input": at(write("file_write", ["/home/u/ws/src/main.go"]), "supervised"), "config": granted, "decision": "allow"},
 	"cred.printer: git status": {"id": "cred.printer", "input": full([cmd(["git", "status"], [], [])]), "decision": "allow"},
 	"cred.printer: gh pr list": {"id": "cred.printer", "input": full([cmd(["gh", "pr", "list"], [], [])]), "decision": "allow"},
 	"cred.printer: kubectl config view": {"id": "cred.printer", "input": full([cmd(["kubectl", "config", "view"], [], [])]), "decision": "allow"},
@@ -92,5 +103,17 @@ test_reach_programs_cover_the_rules if {
 	}
 	every n, _ in data.claw.gate.exec_options {
 		n in data.claw.gate.exec_option_names
+	}
+}
+
+# A listed path leaves the sandbox's read-only mounts, and so does a
+# protected directory holding one; the other protected paths stay.
+test_sandbox_protect_lifts_listed_paths if {
+	got := decide(write("file_write", ["/home/u/ws/a"]), granted).sandbox.protect
+	every p in [".vscode", ".envrc", ".claude"] {
+		not p in got
+	}
+	every p in [".git/hooks", ".git/config", ".npmrc", ".mcp.json"] {
+		p in got
 	}
 }

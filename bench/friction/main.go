@@ -174,7 +174,8 @@ func policyOf(c *config.Config) gate.Policy {
 		WorkspaceOnly: s.WorkspaceOnly, ForbiddenPaths: nn(s.ForbiddenPaths), ReadPaths: nn(s.ReadPaths),
 		ForbiddenCommands: nn(s.ForbiddenCommands), AllowedCommands: nn(s.AllowedCommands), AllowedDomains: nn(s.AllowedDomains),
 		AllowedRegistries: nn(s.AllowedRegistries), AllowPrivateCIDRs: nn(s.AllowPrivateCIDRs),
-		PassphraseFor: nn(s.PassphraseFor), AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
+		WorkspaceExecAllow: nn(s.WorkspaceExecAllow),
+		PassphraseFor:      nn(s.PassphraseFor), AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
 	}
 }
 

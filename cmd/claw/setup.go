@@ -50,6 +50,7 @@ func policyFromConfig(c *config.Config) gate.Policy {
 		AllowedDomains:           nonNil(s.AllowedDomains),
 		AllowedRegistries:        nonNil(s.AllowedRegistries),
 		AllowPrivateCIDRs:        nonNil(s.AllowPrivateCIDRs),
+		WorkspaceExecAllow:       nonNil(s.WorkspaceExecAllow),
 		PassphraseEnabled:        s.PassphraseHash != "",
 		PassphraseFor:            nonNil(s.PassphraseFor),
 		AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,

@@ -52,8 +52,9 @@ type Security struct {
 	ForbiddenCommands        []string `toml:"forbidden_commands" json:"forbidden_commands"`
 	AllowedCommands          []string `toml:"allowed_commands" json:"allowed_commands"`
 	AllowedDomains           []string `toml:"allowed_domains" json:"allowed_domains"`
-	AllowedRegistries        []string `toml:"allowed_registries" json:"allowed_registries"`   // package managers' default registries, for those managers only
-	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"` // non-public ranges the egress proxy may reach
+	AllowedRegistries        []string `toml:"allowed_registries" json:"allowed_registries"`     // package managers' default registries, for those managers only
+	AllowPrivateCIDRs        []string `toml:"allow_private_cidrs" json:"allow_private_cidrs"`   // non-public ranges the egress proxy may reach
+	WorkspaceExecAllow       []string `toml:"workspace_exec_allow" json:"workspace_exec_allow"` // workspace files that run code outside the sandbox the agent may still write
 	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
@@ -255,6 +256,7 @@ func Default(home string) *Config {
 			PassphraseHash:           "",
 			PassphraseFor:            []string{"high"},
 			AllowPrivateCIDRs:        []string{},
+			WorkspaceExecAllow:       []string{},
 			AllowPrivilegeEscalation: false,
 			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},

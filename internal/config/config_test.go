@@ -317,6 +317,22 @@ allow_private_cidrs = ["127.0.0.0/8", "10.1.2.3/8", "0.0.0.0/0", "localhost", ":
 			},
 		},
 		{
+			name: "workspace exec allow",
+			file: `[security]
+workspace_exec_allow = [".vscode/settings.json", "/etc/x", "../x", "a/../../b", "", ".", "./.envrc", ".vscode/*", "~/.envrc", ".envrc"]
+`,
+			want: []string{
+				`config.toml:2:50: security.workspace_exec_allow[1]: "/etc/x" is not relative to the workspace; write a path like ".vscode/settings.json"`,
+				`config.toml:2:60: security.workspace_exec_allow[2]: "../x" leaves the workspace with ..`,
+				`config.toml:2:68: security.workspace_exec_allow[3]: "a/../../b" leaves the workspace with ..`,
+				`config.toml:2:81: security.workspace_exec_allow[4]: must not be empty`,
+				`config.toml:2:85: security.workspace_exec_allow[5]: "." names the whole workspace; list the files that may run code outside the sandbox`,
+				`config.toml:2:90: security.workspace_exec_allow[6]: "./.envrc" is not a clean path; write ".envrc"`,
+				`config.toml:2:102: security.workspace_exec_allow[7]: ".vscode/*" is a pattern; list each path literally (a directory covers what is under it)`,
+				`config.toml:2:115: security.workspace_exec_allow[8]: "~/.envrc" is not relative to the workspace; write a path like ".vscode/settings.json"`,
+			},
+		},
+		{
 			name: "paths",
 			file: `workspace_dir = ""
 [security]

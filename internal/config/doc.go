@@ -29,8 +29,9 @@
 // durations and sizes, negative or out-of-range numbers, allowed_domains
 // entries that are not a host name, "*.host" or "*", allow_private_cidrs
 // entries that are not a masked CIDR prefix or an address (or that open
-// every address), relative paths,
-// passphrase_for entries that are neither a risk level nor a rule id, and
+// every address), relative paths, workspace_exec_allow entries that are
+// not a clean path inside the workspace (absolute, ~ or $VAR, "..", ".",
+// a pattern, empty), passphrase_for entries that are neither a risk level nor a rule id, and
 // provider headers named like a credential (Authorization, api-key, any
 // name with auth, token, secret, key, password, cookie or session in it):
 // a key comes only from the environment variable api_key_env names.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
@@ -66,6 +67,7 @@ func (s *source) validate(c *Config) {
 			}
 		}
 	}
+	s.checkWorkspacePaths("security.workspace_exec_allow", sec.WorkspaceExecAllow)
 	if s.has("security.passphrase_hash") && sec.PassphraseHash != "" {
 		if msg := checkPHC(sec.PassphraseHash); msg != "" {
 			// Never echo the value: it is a secret.
@@ -318,13 +320,51 @@ func (s *source) checkPath(path, v string, pattern bool) {
 	if !s.has(path) {
 		return
 	}
-	if msg := pathForm(v, pattern); msg != "" {
-		if v == "" {
-			s.errAtVal(path, "%s", msg)
-			return
-		}
+	s.errForm(path, v, pathForm(v, pattern))
+}
+
+// errForm reports msg, what is wrong with the form of value v at path, if
+// any; an empty value is not shown.
+func (s *source) errForm(path, v, msg string) {
+	switch {
+	case msg == "":
+	case v == "":
+		s.errAtVal(path, "%s", msg)
+	default:
 		s.errAtVal(path, "%s %s", show(path, v), msg)
 	}
+}
+
+// checkWorkspacePaths checks a list of paths relative to the workspace:
+// each names one file or directory in it, literally and cleanly.
+func (s *source) checkWorkspacePaths(path string, vs []string) {
+	if !s.has(path) {
+		return
+	}
+	for i, v := range vs {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		s.errForm(p, v, workspacePathForm(v))
+	}
+}
+
+func workspacePathForm(v string) string {
+	switch {
+	case v == "":
+		return "must not be empty"
+	case strings.ContainsRune(v, 0):
+		return "contains a NUL byte"
+	case strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~"), strings.HasPrefix(v, "$"):
+		return "is not relative to the workspace; write a path like \".vscode/settings.json\""
+	case strings.ContainsAny(v, "*?[{\\"):
+		return "is a pattern; list each path literally (a directory covers what is under it)"
+	case slices.Contains(strings.Split(v, "/"), ".."):
+		return "leaves the workspace with .."
+	case v == ".":
+		return "names the whole workspace; list the files that may run code outside the sandbox"
+	case path.Clean(v) != v:
+		return fmt.Sprintf("is not a clean path; write %q", path.Clean(v))
+	}
+	return ""
 }
 
 func pathForm(v string, pattern bool) string {

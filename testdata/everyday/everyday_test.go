@@ -43,14 +43,15 @@ func TestEverydayAtSupervised(t *testing.T) {
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			pol := gate.Policy{
-				WorkspaceOnly:     s.WorkspaceOnly,
-				ForbiddenPaths:    s.ForbiddenPaths,
-				ReadPaths:         s.ReadPaths,
-				ForbiddenCommands: s.ForbiddenCommands,
-				AllowedCommands:   s.AllowedCommands,
-				AllowedDomains:    v.domains,
-				AllowedRegistries: s.AllowedRegistries,
-				PassphraseFor:     s.PassphraseFor,
+				WorkspaceOnly:      s.WorkspaceOnly,
+				ForbiddenPaths:     s.ForbiddenPaths,
+				ReadPaths:          s.ReadPaths,
+				ForbiddenCommands:  s.ForbiddenCommands,
+				AllowedCommands:    s.AllowedCommands,
+				AllowedDomains:     v.domains,
+				AllowedRegistries:  s.AllowedRegistries,
+				PassphraseFor:      s.PassphraseFor,
+				WorkspaceExecAllow: s.WorkspaceExecAllow,
 			}
 			decideAll(t, cases, pol)
 		})
