@@ -411,7 +411,7 @@ func upstreamError(cmd string, res executor.Result, err error) error {
 	case errors.As(err, &se):
 		return withCode(exitSetupFailed, fmt.Errorf("the MCP server %q was not started: %w", cmd, err))
 	case errors.Is(err, executor.ErrNotFound):
-		return withCode(exitNotFound, fmt.Errorf("the MCP server %q: %w", cmd, err), "grant its directory with --read, or give its absolute path")
+		return withCode(exitNotFound, fmt.Errorf("the MCP server was not started: %w", err), "grant its directory with --read, or give its absolute path")
 	}
 	return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", cmd, err), "check the command and its reach (--read, --write); its own messages are above")
 }
