@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,39 @@ func TestStartRefuses(t *testing.T) {
 		t.Errorf("err = %v, want ErrNotFound", err)
 	}
 	absent(t, marker)
+}
+
+// BenchmarkStartRoundTrip is a started command that echoes one line back
+// over its streams and ends (cat), paired with the anchor: Run of the same
+// command with the line as Spec.Stdin, alternating.
+func BenchmarkStartRoundTrip(b *testing.B) {
+	if err := Check().Require(0); err != nil {
+		b.Skip(err)
+	}
+	var r, s []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := Run(context.Background(), Spec{Argv: []string{"cat"}, Stdin: []byte("ping\n")}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		p, err := Start(context.Background(), Spec{Argv: []string{"cat"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintln(p.Stdin, "ping")
+		if line, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || line != "ping\n" {
+			b.Fatalf("%q %v", line, err)
+		}
+		p.Stdin.Close()
+		if _, err := p.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		r, s = append(r, t1.Sub(t0)), append(s, t2.Sub(t1))
+	}
+	med := func(v []time.Duration) float64 { slices.Sort(v); return float64(v[len(v)/2]) / 1e6 }
+	b.ReportMetric(med(r), "run-ms")
+	b.ReportMetric(med(s), "start-ms")
+	b.ReportMetric(0, "ns/op")
 }
