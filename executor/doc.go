@@ -27,6 +27,15 @@
 // confinement, exactly like a command: a bug in a tool is contained the
 // same way.
 //
+// # Streams
+//
+// [Start] runs a command the same way, through the same child and
+// confinement, but returns at once with its standard input and output as
+// streams ([Process]), for a long-running server that speaks a protocol
+// over them (claw mcp proxy's upstream). A zero Timeout there means no
+// wall-clock limit: the context ends it. [Process.Wait] returns the Result
+// Run would have.
+//
 // # The child
 //
 // Run starts a child process cloned into new user, PID, mount, IPC, UTS

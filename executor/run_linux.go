@@ -273,7 +273,7 @@ func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, st, err := launch(ctx, l, m, cfg, nil, 4096, nil, false)
+	res, st, err := launch(ctx, l, m, cfg, stdio{}, 4096, nil, false)
 	if err != nil {
 		return probeResult{}, err
 	}
@@ -378,6 +378,14 @@ func retryable(res Result, err error) bool {
 var errStart = errors.New("cannot start the sandbox")
 
 func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
+	return runStdio(ctx, s, sup, stdio{})
+}
+
+// runStdio is runWith with the command's standard input and output
+// streamed through std (see [Start]) instead of taken from s.Stdin and only
+// captured.
+func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, error) {
+	noDeadline := std.streamed() && s.Timeout == 0
 	min := s.MinLandlockABI
 	if min <= 0 {
 		min = DefaultMinLandlockABI
@@ -434,11 +442,12 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 			cfg.Dir = s.Write[0]
 		}
 	}
-	var stdin []byte
 	switch s.Tool {
 	case "", ToolShell:
 		cfg.Argv = s.Argv
-		stdin = s.Stdin
+		if !std.streamed() {
+			std.in = bytes.NewReader(s.Stdin)
+		}
 	default:
 		t, err := toolLauncher(l, s.Tool)
 		if err != nil {
@@ -446,7 +455,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		}
 		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
 		cfg.Exe = t.path
-		stdin = s.Args
+		std.in = bytes.NewReader(s.Args)
 		// The cgo-free helper can confine every one of its threads and
 		// run the tool itself, without starting a second program.
 		cfg.InProcess = !t.self && t == l && cfg.MountProc && sup.Seccomp && sup.LandlockABI > 0
@@ -482,7 +491,12 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	var cancel context.CancelFunc
+	if noDeadline {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+	}
 	defer cancel()
 	maxOut := s.MaxOutput
 	if s.Tool != "" && s.Tool != ToolShell {
@@ -495,7 +509,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 	)
 	if p != nil {
 		cg = p.cg
-		res, st, err = p.run(ctx, cfg, stdin, maxOut)
+		res, st, err = p.run(ctx, cfg, std, maxOut)
 		p = nil
 	} else {
 		if k := jobCgroups(); k.version != "" {
@@ -508,7 +522,7 @@ func runWith(ctx context.Context, s Spec, sup Support) (Result, error) {
 		if eg != nil {
 			extra = []*os.File{eg.child}
 		}
-		res, st, err = launch(ctx, l, sup.ns, cfg, stdin, maxOut, cg, s.Net.On(), extra...)
+		res, st, err = launch(ctx, l, sup.ns, cfg, std, maxOut, cg, s.Net.On(), extra...)
 	}
 	if eg != nil {
 		res.Egress = eg.close()
@@ -580,7 +594,7 @@ func parseTool(out []byte) *ToolResult {
 }
 
 // launch starts the child with the config, feeds it, waits, and collects.
-func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin []byte, maxOut int64, cg *jobCgroup, netOn bool, extra ...*os.File) (Result, *child.Status, error) {
+func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std stdio, maxOut int64, cg *jobCgroup, netOn bool, extra ...*os.File) (Result, *child.Status, error) {
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -588,7 +602,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, stdin 
 	if err != nil {
 		return Result{}, nil, err
 	}
-	return p.run(ctx, cfg, stdin, maxOut)
+	return p.run(ctx, cfg, std, maxOut)
 }
 
 // proc is a started child that waits for its config on its config pipe:
@@ -760,13 +774,13 @@ var earlyReturns atomic.Int64
 // was killed (a process outside a PID namespace may keep the pipes open).
 const outputGrace = 500 * time.Millisecond
 
-// run hands the child its config and stdin, waits for it, and collects
+// run hands the child its config and standard input, waits for it, and collects
 // what happened. The action is over when the child has exited, or, when
 // it stayed init, as soon as it reported the command's exit with no other
 // process left in its namespace and both output streams reached their
 // end: the child is then killed and reaped in the background, and its
 // namespace's teardown is not waited for.
-func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut int64) (Result, *child.Status, error) {
+func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int64) (Result, *child.Status, error) {
 	var res Result
 	defer p.cfgW.Close()
 	cfgData, err := json.Marshal(cfg)
@@ -781,12 +795,13 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut 
 		p.cfgW.Close()
 	}()
 	go func() {
-		if len(stdin) > 0 {
-			p.stdinW.Write(stdin) // fails with EPIPE when the command does not read it all
+		if std.in != nil {
+			// fails with EPIPE when the command does not read it all
+			io.Copy(p.stdinW, std.in)
 		}
 		p.stdinW.Close()
 	}()
-	copyOut := func(dst *capture, src *os.File) <-chan struct{} {
+	copyOut := func(dst io.Writer, src *os.File) <-chan struct{} {
 		done := make(chan struct{})
 		go func() {
 			io.Copy(dst, src)
@@ -794,7 +809,7 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, stdin []byte, maxOut 
 		}()
 		return done
 	}
-	outDone, errDone := copyOut(p.stdout, p.outR), copyOut(p.stderr, p.errR)
+	outDone, errDone := copyOut(std.tee(p.stdout), p.outR), copyOut(p.stderr, p.errR)
 
 	// the setup line ("ready", "probe" or a failure) and, when the child
 	// stayed init, the command's "exit" line or a later failure

@@ -32,3 +32,8 @@ var ErrNotFound = errors.New("command not found")
 type SetupError struct{ Stage, Msg string }
 
 func (e *SetupError) Error() string { return "sandbox setup failed at " + e.Stage + ": " + e.Msg }
+
+// runStdio refuses off Linux: there is no sandbox to run in.
+func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, error) {
+	return Result{}, fmt.Errorf("%w: %s is not Linux", ErrUnavailable, runtime.GOOS)
+}

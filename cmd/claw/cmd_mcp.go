@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,6 +24,7 @@ import (
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/mcpgate"
 	"github.com/clawsec/claw/internal/serve"
+	"github.com/clawsec/claw/receipts"
 )
 
 func init() {
@@ -206,31 +207,40 @@ EXIT STATUS
 
 func newMCPProxyCommand(g *globals) *cobra.Command {
 	var (
-		o    mcpOptions
-		name string
+		o                 mcpOptions
+		name, runAs       string
+		read, write, envs []string
+		hosts             []string
+		cpu               uint64
 	)
 	c := &cobra.Command{
-		Use:   "proxy [--name N] -- COMMAND [ARG...]",
-		Short: "Put claw's gate in front of a third-party MCP server",
-		Long: `Start the MCP server COMMAND, list its tools and offer each one as N__TOOL
-over standard input and output. Every call is a claw action of kind "tool"
-with arguments {server: N, name: TOOL, args: {...}}: gate, receipts and
-approval first, then the call is forwarded. Results are rebuilt from their
-content only (no upstream _meta), bounded in size.
+		Use:   "proxy [--name N] [--read P] [--write P] -- COMMAND [ARG...]",
+		Short: "Put claw's gate and sandbox around a third-party MCP server",
+		Long: `Start the MCP server COMMAND in claw's sandbox, list its tools and offer
+each one as N__TOOL over standard input and output. Every call is a claw
+action of kind "tool" with arguments {server: N, name: TOOL, args: {...}}:
+gate, receipts and approval first, then the call is forwarded. Results are
+rebuilt from their content only (no upstream _meta), bounded in size.
+
+The server runs for the whole session under Landlock, seccomp and
+namespaces, like every sandboxed action: it reads the system directories,
+the workspace, COMMAND's own file and the --read paths; it writes only the
+--write paths and a private home and TMPDIR; it has no network unless
+--allow-host names destinations, reached through claw's egress proxy. Its
+environment is the sandbox's allowlist plus --env. A kernel that cannot
+confine it means it does not start (exit 5). Its standard error is shown
+when it exits.
 
 Each tool's description and input schema are pinned by hash in
 $CLAW_HOME/mcp-pins.json the first time they are seen. A tool whose
 definition changes is disabled until 'claw mcp pin N TOOL' approves it.
 
-The upstream server runs as you, outside the sandbox, with claw's
-environment minus CLAW_* variables and the providers' API key variables;
-its standard error passes through.
-
-  claw mcp proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  claw mcp proxy --name notes --read ~/notes -- node server.mjs ~/notes
 
 EXIT STATUS
   0 the client closed the connection, 1 error (e.g. the server did not
-  start), 2 usage.`,
+  start), 2 usage, 5 the sandbox is unavailable, 126 the sandbox could not
+  be set up, 127 COMMAND not found.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if c.ArgsLenAtDash() != 0 {
@@ -259,48 +269,71 @@ EXIT STATUS
 			}
 			log := logx.FromEnv(g.stderr)
 
-			cmd := exec.Command(args[0], args[1:]...)
-			cmd.Stderr = g.stderr
-			var keyVars []string
-			if e, err := loadEnv(q); err == nil {
-				for _, pr := range e.cfg.Providers {
-					if pr.APIKeyEnv != "" {
-						keyVars = append(keyVars, pr.APIKeyEnv)
-					}
-				}
-			}
-			cmd.Env = upstreamEnv(os.Environ(), keyVars)
-			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
-			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			up, err := cl.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
-			cancel()
-			if err != nil {
-				return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", args[0], err), "check the command; its own messages are above")
-			}
-			var closing atomic.Bool
-			defer func() {
-				closing.Store(true)
-				up.Close()
-			}()
-			go func() {
-				// The upstream's death is logged; calls then fail as tool errors.
-				up.Wait()
-				if ctx.Err() == nil && !closing.Load() {
-					warnf(g.stderr, "mcp proxy: the upstream server %s exited; its tools now fail", server)
-				}
-			}()
-
-			p := mcpgate.NewProxy(server, up, pins)
+			var (
+				p    *mcpgate.Proxy // made once the upstream runs
+				sb   broker.Sandbox
+				ws   string
+				rlog *receipts.Log
+			)
 			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
 				cfg.Channel = "mcp"
 				cfg.Approver = ap
-				cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward, "time": mcpgate.TimeTool}
-				p.Log, p.Channel = cfg.Log, cfg.Channel
+				forward := func(ctx context.Context, a map[string]any) (json.RawMessage, error) { return p.Forward(ctx, a) }
+				cfg.InProcess = map[string]broker.ToolFunc{"tool": forward, "time": mcpgate.TimeTool}
+				sb, ws, rlog = cfg.Sandbox, cfg.Workspace, cfg.Log
 			})
 			if err != nil {
 				return err
 			}
 			defer closeLog()
+			spec := upstreamSpec(args, sb, ws, abs(read), abs(write), envs, hosts, cpu)
+			spec.RunAs = runAs
+			if !c.Flags().Changed("run-as") {
+				spec.RunAs = ownerRunAs(g, spec.Write)
+			}
+			upCtx, stopUp := context.WithCancel(ctx)
+			defer stopUp()
+			proc, err := executor.Start(upCtx, spec)
+			if err != nil {
+				return upstreamError(args[0], executor.Result{}, err)
+			}
+			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
+			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			up, err := cl.Connect(cctx, &mcp.IOTransport{Reader: proc.Stdout, Writer: proc.Stdin}, nil)
+			cancel()
+			if err != nil {
+				stopUp()
+				res, werr := proc.Wait()
+				g.stderr.Write(res.Stderr)
+				if werr == nil {
+					werr = fmt.Errorf("no MCP session (exit status %d): %w", res.ExitCode, err)
+				}
+				return upstreamError(args[0], res, werr)
+			}
+			var closing atomic.Bool
+			exited := make(chan struct{})
+			defer func() {
+				closing.Store(true)
+				up.Close() // end of input: the server may exit by itself
+				select {
+				case <-exited:
+				case <-time.After(3 * time.Second):
+					stopUp()
+					<-exited
+				}
+			}()
+			go func() {
+				// The upstream's death is logged; calls then fail as tool errors.
+				defer close(exited)
+				res, err := proc.Wait()
+				if ctx.Err() == nil && !closing.Load() {
+					g.stderr.Write(res.Stderr)
+					warnf(g.stderr, "mcp proxy: the upstream server %s exited (status %d%s); its tools now fail", server, res.ExitCode, errSuffix(err))
+				}
+			}()
+
+			p = mcpgate.NewProxy(server, up, pins)
+			p.Log, p.Channel = rlog, "mcp"
 			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log, Conversation: mcpConversation(server)})
 			if err != nil {
 				return withCode(exitError, err)
@@ -309,33 +342,91 @@ EXIT STATUS
 		},
 	}
 	o.addFlags(c)
-	c.Flags().StringVar(&name, "name", "", "server name, the prefix of the exported tools (default the command's base name)")
+	f := c.Flags()
+	f.StringVar(&name, "name", "", "server name, the prefix of the exported tools (default the command's base name)")
+	f.StringArrayVar(&read, "read", nil, "let the server read (and execute) `PATH` (repeatable; the workspace always)")
+	f.StringArrayVar(&write, "write", nil, "let the server read and write `PATH` (repeatable; default nothing but its private home)")
+	f.StringArrayVar(&envs, "env", nil, "pass `NAME` from the environment to the server, or set NAME=VALUE (secret-looking names are refused)")
+	f.StringArrayVar(&hosts, "allow-host", nil, "let the server connect to `HOST:PORT` through claw's egress proxy (repeatable; default no network)")
+	f.Uint64Var(&cpu, "cpu", 3600, "CPU `SECONDS` the server may use over the whole session")
+	f.StringVar(&runAs, "run-as", "", "when root, run the server as this `USER` or uid (default: [sandbox] run_as when it owns every --write path, else uid 0 without capabilities)")
 	return c
+}
+
+// upstreamSpec is the sandbox of a proxied MCP server: the broker's PATH
+// and limits, read access to the workspace, to the command's own file and
+// to read, write access to write, network only to hosts through the
+// egress proxy, and no wall-clock limit (the session ends it).
+func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env, hosts []string, cpu uint64) executor.Spec {
+	s := executor.Spec{
+		Argv:           argv,
+		Cwd:            ws,
+		Read:           slices.Concat([]string{ws}, sb.PathRead, read),
+		Write:          write,
+		Limits:         sb.Limits,
+		MinLandlockABI: sb.MinLandlockABI,
+	}
+	s.Limits.CPUSeconds = cpu
+	path := executor.DefaultPath
+	if len(sb.Path) > 0 {
+		path = strings.Join(sb.Path, ":")
+	}
+	s.Env = append([]string{"PATH=" + path}, env...)
+	if exe, err := lookPathIn(argv[0], path); err == nil {
+		s.Read = append(s.Read, exe)
+	}
+	if len(hosts) > 0 {
+		s.Net.Egress = &executor.Egress{Hosts: hosts}
+	}
+	return s
+}
+
+// lookPathIn resolves cmd as the sandbox will, in the directories of path,
+// to its canonical file.
+func lookPathIn(cmd, path string) (string, error) {
+	if !strings.Contains(cmd, "/") {
+		for _, d := range filepath.SplitList(path) {
+			if fi, err := os.Stat(filepath.Join(d, cmd)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				cmd = filepath.Join(d, cmd)
+				break
+			}
+		}
+	}
+	if !filepath.IsAbs(cmd) {
+		return "", fmt.Errorf("%s: not found", cmd)
+	}
+	return filepath.EvalSymlinks(cmd)
+}
+
+// upstreamError maps a failure to start the proxied server to claw's exit
+// status: 5 no sandbox, 2 a bad grant, 126 the sandbox could not be set
+// up, 127 not found, else 1.
+func upstreamError(cmd string, res executor.Result, err error) error {
+	var se *executor.SetupError
+	switch {
+	case errors.Is(err, executor.ErrUnavailable):
+		return withCode(exitSandbox, fmt.Errorf("the MCP server %q was not started: %w", cmd, err), "run 'claw doctor' to see what this kernel supports")
+	case errors.Is(err, executor.ErrInvalidSpec):
+		return withCode(exitUsage, err)
+	case errors.As(err, &se):
+		return withCode(exitSetupFailed, fmt.Errorf("the MCP server %q was not started: %w", cmd, err))
+	case errors.Is(err, executor.ErrNotFound):
+		return withCode(exitNotFound, fmt.Errorf("the MCP server was not started: %w", err), "grant its directory with --read, or give its absolute path")
+	}
+	return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", cmd, err), "check the command and its reach (--read, --write); its own messages are above")
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 // mcpConversation names the receipts of one MCP session, so that an audit
 // can group them: mcp:NAME:START-PID.
 func mcpConversation(name string) string {
 	return fmt.Sprintf("mcp:%s:%s-%d", name, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
-}
-
-// upstreamEnv is the environment of a proxied server: claw's own, without
-// claw's settings (key passphrase file, home, log mode) and without the
-// model providers' API keys (the variables named in keyVars).
-func upstreamEnv(env, keyVars []string) []string {
-	drop := map[string]bool{}
-	for _, k := range keyVars {
-		drop[k] = true
-	}
-	out := env[:0:0]
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "CLAW_") || drop[name] {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 func newMCPPinCommand(g *globals) *cobra.Command {

@@ -196,11 +196,12 @@ func TestBinaryApprovalsFrom(t *testing.T) {
 
 func TestBinaryProxyWithGoUpstream(t *testing.T) {
 	// claw mcp serve is the upstream here: a proxy in front of claw
-	// itself needs nothing but claw. CLAW_* variables do not reach the
-	// upstream, hence --home.
+	// itself needs nothing but claw. It runs in the sandbox, where only
+	// the sandbox's environment reaches it, hence --home, and where it
+	// writes its receipts, hence --write.
 	h := newHome(t)
 	var stderr bytes.Buffer
-	cs := h.session(t, &stderr, "mcp", "proxy", "--autonomy", "full", "--name", "inner", "--", h.bin, "--home", h.dir, "mcp", "serve")
+	cs := h.session(t, &stderr, "mcp", "proxy", "--autonomy", "full", "--name", "inner", "--write", h.dir, "--", h.bin, "--home", h.dir, "mcp", "serve")
 	tools := listed(t, cs)
 	if tools["inner__time"] == nil || tools["inner__shell"] == nil {
 		t.Fatalf("tools %v\n%s", tools, stderr.String())
@@ -292,7 +293,7 @@ func TestNodeClientProxy(t *testing.T) {
 	nodeBin, _ := exec.LookPath("node")
 	upstream := filepath.Join(dir, "upstream.mjs")
 	calls := `[{"name":"up__echo","arguments":{"msg":"hi"}},{"name":"up__delete_everything"}]`
-	proxy := []string{"mcp", "proxy", "--autonomy", "full", "--name", "up", "--", nodeBin, upstream}
+	proxy := []string{"mcp", "proxy", "--autonomy", "full", "--name", "up", "--read", dir, "--env", "ECHO_DESC", "--", nodeBin, upstream}
 
 	out, stderr := h.node(t, nil, calls, proxy...)
 	if strings.Join(out.Tools, ",") != "up__delete_everything,up__echo" {
@@ -341,6 +342,37 @@ func TestNodeClientProxy(t *testing.T) {
 	// Three calls went through the broker; the refused call of the
 	// disabled tool has its own deny receipts.
 	if got := h.receiptCounts(t); got["decision"] != 4 || got["outcome"] != 4 {
+		t.Fatalf("receipts %v", got)
+	}
+}
+
+// The proxied server runs in the sandbox: it reads what it was granted,
+// and a read outside its reach fails in the kernel, with the gate allowing
+// the call (autonomy full, a tool the policy has no rule for).
+func TestNodeUpstreamSandboxed(t *testing.T) {
+	h := newHome(t)
+	_, dir := node(t)
+	nodeBin, _ := exec.LookPath("node")
+	granted, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(granted, "note.txt"), []byte("granted-note"), 0o644)
+	secret := filepath.Join(outside, "secret.txt")
+	os.WriteFile(secret, []byte("outside-secret"), 0o644)
+	calls, _ := json.Marshal([]map[string]any{
+		{"name": "up__read_file", "arguments": map[string]any{"path": filepath.Join(granted, "note.txt")}},
+		{"name": "up__read_file", "arguments": map[string]any{"path": secret}},
+	})
+	out, stderr := h.node(t, []string{"UPSTREAM_READ=1"}, string(calls), "mcp", "proxy", "--autonomy", "full", "--name", "up",
+		"--read", dir, "--read", granted, "--env", "UPSTREAM_READ", "--", nodeBin, filepath.Join(dir, "upstream.mjs"))
+	if len(out.Calls) != 2 {
+		t.Fatalf("%+v\n%s", out, stderr)
+	}
+	if c := out.Calls[0]; c.IsError || c.Text != "granted-note" {
+		t.Errorf("granted read: %+v\n%s", c, stderr)
+	}
+	if c := out.Calls[1]; !c.IsError || !strings.Contains(c.Text, "EACCES") || strings.Contains(c.Raw, "outside-secret") {
+		t.Errorf("read outside the reach: %+v", c)
+	}
+	if got := h.receiptCounts(t); got["decision"] != 2 || got["outcome"] != 2 {
 		t.Fatalf("receipts %v", got)
 	}
 }
