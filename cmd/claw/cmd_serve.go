@@ -58,6 +58,10 @@ Channels: every [channels.bridge], [channels.planckclaw] or
 daemon, with its own tools_allow, autonomy and approver_ids; GET /status
 lists them (see docs/channels.md).
 
+Autonomous runs: POST /autonomous starts 'claw agent --autonomous' in a
+conversation of the daemon, bounded by [autonomous]; GET, POST
+/autonomous/ID/message and DELETE follow and steer it (see docs/serve.md).
+
 Signals: SIGHUP reloads the config and policies, channels included (after
 their Rego tests pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
 let running requests finish (10 s), write a final checkpoint and exit 0.
