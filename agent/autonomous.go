@@ -103,6 +103,8 @@ type Autonomous struct {
 
 // RunRequest starts an autonomous run.
 type RunRequest struct {
+	// Run is the run's id ("run_" and 16 hex digits); empty: a new one.
+	Run             string
 	Conversation    string
 	NewConversation bool
 	// Task is the person's first message: the first turn, Engaged. Empty
@@ -218,7 +220,10 @@ const estopPoll = 100 * time.Millisecond
 // nil or closed) ends when the model yields.
 func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) RunResult {
 	c.defaults()
-	res := RunResult{Run: newRunID(), Conversation: r.Conversation}
+	res := RunResult{Run: r.Run, Conversation: r.Conversation}
+	if res.Run == "" {
+		res.Run = newRunID()
+	}
 	ctx = WithRun(ctx, res.Run)
 	log := a.log.With("run", res.Run)
 	log.Info("autonomous run started", "event", "autonomous_started", "max_turns", c.MaxTurns,

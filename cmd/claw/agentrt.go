@@ -28,15 +28,18 @@ import (
 // agentRuntime is everything one channel's agent needs: the broker (the
 // one path), the provider, the memory store and the loop.
 type agentRuntime struct {
-	Agent    *agent.Agent
-	Broker   *broker.Broker
-	Memory   *memory.Store
-	Provider provider.Provider
-	Env      *env
-	Redact   func(string) string
-	Channel  string
-	Autonomy string
-	Work     string // the canonical workspace
+	Agent *agent.Agent
+	// Autonomous is the agent of autonomous runs in the daemon: Agent's
+	// tools and yield_to_user (runtimeOptions.autonomousAgent), or nil.
+	Autonomous *agent.Agent
+	Broker     *broker.Broker
+	Memory     *memory.Store
+	Provider   provider.Provider
+	Env        *env
+	Redact     func(string) string
+	Channel    string
+	Autonomy   string
+	Work       string // the canonical workspace
 
 	closers []func()
 }
@@ -62,6 +65,9 @@ type runtimeOptions struct {
 	log *slog.Logger
 	// autonomous offers the yield_to_user tool (claw agent --autonomous).
 	autonomous bool
+	// autonomousAgent builds agentRuntime.Autonomous besides Agent, whose
+	// catalog stays without yield_to_user (claw serve).
+	autonomousAgent bool
 	// prestart keeps a sandbox child started ahead of the next action
 	// (long-lived channels: the REPL and the daemon).
 	prestart bool
@@ -122,7 +128,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			}
 			return memorySearchTool(ctx, store, args)
 		}
-		if ro.autonomous {
+		if ro.autonomous || ro.autonomousAgent {
 			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
 		if ro.askUser != nil {
@@ -187,7 +193,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	if model == "mock" {
 		model = ""
 	}
-	ag, err := agent.New(agent.Config{
+	acfg := agent.Config{
 		Provider:         p,
 		Memory:           store,
 		Invoker:          b.Agent(),
@@ -201,11 +207,18 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		HistoryMessages:  cfg.Agent.HistoryMessages,
 		HistoryBudget:    cfg.Agent.HistoryBudget,
 		Log:              ro.log,
-	})
+	}
+	ag, err := agent.New(acfg)
 	if err != nil {
 		return fail(err)
 	}
 	rt.Agent = ag
+	if ro.autonomousAgent {
+		acfg.Tools = append(slices.Clone(tools), tool.YieldToUser)
+		if rt.Autonomous, err = agent.New(acfg); err != nil {
+			return fail(err)
+		}
+	}
 	ro.log.Info("channel started", logx.Event(logx.EventChannelStarted), slog.String("channel", channel),
 		slog.String("autonomy", rt.Autonomy), slog.Int("tools", len(tools)))
 	return rt, nil

@@ -29,9 +29,14 @@ func operatorRun(t *testing.T, home string, args ...string) (stdout, stderr stri
 // runClaw runs the claw command line in-process on g's streams with home as
 // the claw home and returns its exit status.
 func runClaw(g *globals, home string, args ...string) int {
+	return runClawContext(context.Background(), g, home, args...)
+}
+
+// runClawContext is runClaw until ctx ends (a daemon's SIGTERM).
+func runClawContext(ctx context.Context, g *globals, home string, args ...string) int {
 	root := newRootCommand(g)
 	root.SetArgs(append([]string{"--home", home}, args...))
-	err := root.ExecuteContext(context.Background())
+	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if isCobraUsage(err) {
 			err = withCode(exitUsage, err)

@@ -58,6 +58,10 @@ Channels: every [channels.bridge], [channels.planckclaw] or
 daemon, with its own tools_allow, autonomy and approver_ids; GET /status
 lists them (see docs/channels.md).
 
+Autonomous runs: POST /autonomous starts 'claw agent --autonomous' in a
+conversation of the daemon, bounded by [autonomous]; GET, POST
+/autonomous/ID/message and DELETE follow and steer it (see docs/serve.md).
+
 Signals: SIGHUP reloads the config and policies, channels included (after
 their Rego tests pass; otherwise the running ones stay), SIGTERM or SIGINT stop accepting,
 let running requests finish (10 s), write a final checkpoint and exit 0.
@@ -374,6 +378,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	open := func(ctx context.Context) (*agentRuntime, error) {
 		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) {
 			ro.log = log
+			ro.autonomousAgent = true
 			ro.prestart = true
 			ro.onDecision = func(d time.Duration) {
 				if m := metrics.Load(); m != nil {
@@ -441,11 +446,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 			if err != nil {
 				return serve.ChatResult{}, chatErr(err)
 			}
-			out := serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: []serve.ToolCall{}}
-			for _, c := range res.ToolCalls {
-				out.ToolCalls = append(out.ToolCalls, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
-			}
-			return out, nil
+			return serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: serveToolCalls(res.ToolCalls)}, nil
+		},
+		Autonomous: func(ctx context.Context, r serve.AutoRequest) serve.AutoResult {
+			ref := holder.acquire()
+			defer ref.wg.Done()
+			return serveAutonomous(ctx, ref.rt, r)
 		},
 		Resolve: func(ctx context.Context, id string) (string, error) {
 			ref := holder.acquire()
@@ -550,6 +556,41 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	infof(g.stderr, "stopped")
 	return nil
+}
+
+// serveToolCalls is what a turn's tool calls did, for the daemon's API.
+func serveToolCalls(calls []agent.ToolRecord) []serve.ToolCall {
+	out := []serve.ToolCall{}
+	for _, c := range calls {
+		out = append(out, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
+	}
+	return out
+}
+
+// serveAutonomous is an autonomous run of the daemon (POST /autonomous):
+// bounded by [autonomous] (max_turns only lowered by the request), stopped
+// by the emergency stop however it is engaged, its actions waiting in the
+// approvals queue when the policy asks.
+func serveAutonomous(ctx context.Context, rt *agentRuntime, r serve.AutoRequest) serve.AutoResult {
+	c := autonomousBounds(rt, func() bool { return r.Estopped() || rt.Broker.Estopped() })
+	limit := c.MaxTurns
+	if limit <= 0 {
+		limit = agent.DefaultMaxTurns
+	}
+	if r.MaxTurns > 0 {
+		c.MaxTurns = min(r.MaxTurns, limit)
+	}
+	res := rt.Autonomous.RunAutonomous(ctx, c, agent.RunRequest{
+		Run: r.Run, Conversation: r.Conversation, NewConversation: r.NewConversation, Task: r.Task, User: r.User,
+		OnTurn: func(t agent.RunTurn) {
+			turn := serve.AutoTurn{N: t.N, Next: t.Next.String(), Conversation: t.Result.Conversation, ToolCalls: serveToolCalls(t.Result.ToolCalls)}
+			if t.Err != nil {
+				turn.Error = rt.Redact(t.Err.Error())
+			}
+			r.OnTurn(turn)
+		},
+	})
+	return serve.AutoResult{Conversation: res.Conversation, Turns: res.Turns, ToolCalls: res.ToolCalls, State: res.State, Stop: res.Stop}
 }
 
 // serveCall sends one request to the daemon at target.

@@ -26,10 +26,16 @@
 //	GET    /approvals …                  the approvals API, see package approvals
 //	POST   /channels/{name}/messages     {"session","request_id","content","meta"} → 202 {"request_id"}:
 //	                                     a message for a session of a channel (the bridge's inbound_message)
+//	POST   /autonomous                   {"task","conversation"|"new_conversation",["max_turns"]} → 201 {"run","conversation"}
+//	GET    /autonomous[/{id}]            a run's state, turns, tool calls and stop reason (or all runs)
+//	POST   /autonomous/{id}/message      {"message"} → 202: the person's message preempts the run
+//	DELETE /autonomous/{id}              stop the run; answers its final status
 //	GET    /metrics                      Prometheus text format
 //
 // Turns of one conversation are serialized; different conversations run
-// concurrently.
+// concurrently. An autonomous run owns its conversation: one run per
+// conversation, and /chat in it is refused (409). The emergency stop, a
+// successful reload and the shutdown stop every run.
 //
 // # Lifecycle
 //

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,6 +97,121 @@ func FuzzChatBody(f *testing.F) {
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.Reply != want.Message ||
 			got.Conversation != want.Conversation || got.ToolCalls == nil || len(got.ToolCalls) != 0 {
 			t.Fatalf("answer %s to %q: %+v %v", w.Body, body, got, err)
+		}
+	})
+}
+
+// FuzzAutonomousBody sends arbitrary bodies to POST /autonomous. The
+// answer is one JSON value: 413 exactly when the body is over the bound;
+// otherwise 201 exactly when the body is one strict JSON object with a
+// task that is not blank, a conversation id of at most 128 printable
+// bytes (or new_conversation), and max_turns in 0..10000, and then one
+// run started with that task, conversation and bound, under the id the
+// answer names; otherwise 400 with an error code, and no run started.
+func FuzzAutonomousBody(f *testing.F) {
+	f.Add([]byte(`{"conversation":"c1","task":"do it"}`))
+	f.Add([]byte(`{"task":"do it","new_conversation":true,"max_turns":3}`))
+	f.Add([]byte(`{"task":"do it"}`))
+	f.Add([]byte(`{"conversation":"c1","task":"x","max_turns":-1}`))
+	f.Add([]byte(`{"conversation":"c1","task":"x","max_turns":10001}`))
+	f.Add([]byte(`{"conversation":"c1","task":"x","max_turns":1.5}`))
+	f.Add([]byte(`{"conversation":"\u0000","task":"x"}`))
+	f.Add([]byte(`{"conversation":"c","task":" \t"}`))
+	f.Add([]byte(`{"conversation":"c","task":"x","extra":1}`))
+	f.Add([]byte(`{"conversation":"c","task":"x"}{}`))
+	f.Add([]byte(`{"conversation":"c","task":"` + strings.Repeat("a", 1100) + `"}`))
+	const maxBody = 1024
+	dir := f.TempDir()
+	priv, _ := receipts.GenerateKey(receipts.Ed25519)
+	signer, _ := receipts.NewSigner(priv)
+	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer log.Close()
+	var (
+		mu   sync.Mutex
+		runs []AutoRequest
+	)
+	srv, err := New(Config{Home: dir, Token: token, MaxBodyBytes: maxBody, Queue: approvals.NewQueue(time.Minute), Log: log,
+		Autonomous: func(_ context.Context, r AutoRequest) AutoResult {
+			mu.Lock()
+			runs = append(runs, r)
+			mu.Unlock()
+			return AutoResult{Conversation: r.Conversation, Stop: "yielded", State: "resting"}
+		}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.Handler()
+	do := func(method, path string, body []byte) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		mu.Lock()
+		runs = nil
+		mu.Unlock()
+		w := do("POST", "/autonomous", body)
+		if !json.Valid(w.Body.Bytes()) || w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%d %q for %q: not a JSON answer", w.Code, w.Body.String(), body)
+		}
+		var want autoBody
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		okBody := json.Valid(body) && dec.Decode(&want) == nil && !dec.More() &&
+			strings.TrimSpace(want.Task) != "" && len(want.Task) <= maxChannelMessage &&
+			len(want.Conversation) <= 128 && (want.Conversation != "" || want.NewConversation) &&
+			!strings.ContainsFunc(want.Conversation, func(r rune) bool { return r < 0x20 || r == 0x7f }) &&
+			want.MaxTurns >= 0 && want.MaxTurns <= 10000
+		switch {
+		case len(body) > maxBody:
+			if w.Code != http.StatusRequestEntityTooLarge {
+				t.Fatalf("%d for a body of %d bytes", w.Code, len(body))
+			}
+		case okBody:
+			if w.Code != http.StatusCreated {
+				t.Fatalf("%d %s for %q", w.Code, w.Body, body)
+			}
+		default:
+			if w.Code != http.StatusBadRequest {
+				t.Fatalf("%d %s for %q", w.Code, w.Body, body)
+			}
+		}
+		if !srv.waitRuns(time.Minute) {
+			t.Fatal("the run did not end")
+		}
+		mu.Lock()
+		got := runs
+		mu.Unlock()
+		if w.Code != http.StatusCreated {
+			var e struct {
+				Error approvals.APIError `json:"error"`
+			}
+			if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code == "" || e.Error.Message == "" || len(got) != 0 {
+				t.Fatalf("%d %s for %q, %d runs", w.Code, w.Body, body, len(got))
+			}
+			return
+		}
+		var started struct{ Run, Conversation string }
+		if err := json.Unmarshal(w.Body.Bytes(), &started); err != nil {
+			t.Fatal(err)
+		}
+		conv := want.Conversation
+		if want.NewConversation {
+			conv = ""
+		}
+		if len(got) != 1 || got[0].Run != started.Run || got[0].Task != want.Task || got[0].Conversation != conv ||
+			got[0].NewConversation != want.NewConversation || got[0].MaxTurns != want.MaxTurns || started.Conversation != conv {
+			t.Fatalf("body %q started %+v, answered %+v", body, got, started)
+		}
+		st := do("GET", "/autonomous/"+started.Run, nil)
+		var s AutoStatus
+		if st.Code != http.StatusOK || json.Unmarshal(st.Body.Bytes(), &s) != nil || s.Running || s.Stop != "yielded" || s.Conversation != conv {
+			t.Fatalf("status of %s: %d %s", started.Run, st.Code, st.Body)
 		}
 	})
 }

@@ -44,6 +44,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reload", s.handleReload)
 	mux.HandleFunc("POST /channels/{name}/messages", s.handleChannelMessage)
 	mux.HandleFunc("POST /hook/{format}", s.handleHook)
+	mux.HandleFunc("POST /autonomous", s.handleAutoStart)
+	mux.HandleFunc("GET /autonomous", s.handleAutoList)
+	mux.HandleFunc("GET /autonomous/{id}", s.handleAutoStatus)
+	mux.HandleFunc("POST /autonomous/{id}/message", s.handleAutoMessage)
+	mux.HandleFunc("DELETE /autonomous/{id}", s.handleAutoStop)
 	s.cfg.Queue.Routes(mux, s.cfg.MaxBodyBytes)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
@@ -133,14 +138,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := b.Conversation
-	if key != "" && !b.NewConversation && s.cfg.Resolve != nil {
-		full, err := s.cfg.Resolve(r.Context(), key)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			writeError(w, http.StatusNotFound, "not_found", "no such conversation")
+	if key != "" && !b.NewConversation {
+		full, ok := s.resolve(w, r, key)
+		if !ok {
 			return
-		case err != nil:
-			writeError(w, http.StatusInternalServerError, "internal", "failed to find the conversation")
+		}
+		s.runMu.Lock()
+		run := s.runningIn(full)
+		s.runMu.Unlock()
+		if run != nil {
+			writeError(w, http.StatusConflict, "conflict", "an autonomous run works in this conversation: POST /autonomous/"+run.status().Run+"/message")
 			return
 		}
 		key = full

@@ -136,6 +136,9 @@ type Config struct {
 	// Hook decides agent hook calls (POST /hook/{format}); nil answers 503
 	// and `claw hook` decides in process.
 	Hook HookFunc
+	// Autonomous runs an autonomous run (POST /autonomous); nil answers
+	// 503.
+	Autonomous AutoFunc
 }
 
 // ChannelMessage is the body of POST /channels/{name}/messages.
@@ -160,6 +163,14 @@ type Server struct {
 
 	verifyMu   sync.Mutex
 	verifiedAt time.Time
+
+	// autonomous runs, by id; runOrder is their start order
+	runMu      sync.Mutex
+	runs       map[string]*autoRun
+	runOrder   []string
+	runsClosed bool
+	runWG      sync.WaitGroup
+	runCtx     context.Context
 
 	ready chan struct{} // closed once listening
 	addrs []net.Addr
@@ -198,7 +209,8 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{cfg: cfg, metrics: newMetrics(), log: cfg.Logger, convs: map[string]*convLock{}, ready: make(chan struct{})}
+	s := &Server{cfg: cfg, metrics: newMetrics(), log: cfg.Logger, convs: map[string]*convLock{}, ready: make(chan struct{}),
+		runs: map[string]*autoRun{}, runCtx: context.Background()}
 	// No approval while the stop is engaged, whoever asked for it.
 	cfg.Queue.Stopped = s.estopEngaged
 	s.handler = s.routes()
@@ -375,6 +387,9 @@ func (s *Server) ServeListeners(ctx context.Context, lns ...net.Listener) error 
 	case serveErr = <-errc:
 	}
 	s.log.Info("shutting down", "event", "serve_stop")
+	// Autonomous runs end first: their running actions are cancelled, and
+	// their last receipts written before the final checkpoint.
+	s.stopRuns(errRunShutdown, true)
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	err := hs.Shutdown(sctx)
 	cancel()
@@ -382,6 +397,9 @@ func (s *Server) ServeListeners(ctx context.Context, lns ...net.Listener) error 
 		// Requests still running: cancel them, then close.
 		cancelBase()
 		hs.Close()
+	}
+	if !s.waitRuns(s.cfg.ShutdownTimeout) {
+		s.log.Warn("autonomous runs did not stop in time", "event", "autonomous_shutdown_timeout")
 	}
 	if _, cerr := s.cfg.Log.Checkpoint(context.Background()); cerr != nil {
 		return fmt.Errorf("failed to write the final checkpoint: %w", cerr)
@@ -414,6 +432,9 @@ func (s *Server) Reload(ctx context.Context) (digest string, err error) {
 		return digest, err
 	}
 	s.log.Info("policies reloaded", "event", "policy_loaded", "digest", digest)
+	// A run holds the runtime it started on: it must not go on under the
+	// policies that were just replaced.
+	s.stopRuns(errRunReload, false)
 	return digest, nil
 }
 
