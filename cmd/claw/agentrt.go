@@ -37,6 +37,7 @@ type agentRuntime struct {
 	Channel  string
 	Autonomy string
 	Work     string // the canonical workspace
+	model    string // the model asked of Provider ("": its default)
 
 	closers []func()
 }
@@ -125,6 +126,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		if ro.autonomous {
 			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
+		c.InProcess["delegate"] = delegateTool(rt, ro.log)
 		if ro.askUser != nil {
 			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 				q, _ := args["question"].(string)
@@ -187,6 +189,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	if model == "mock" {
 		model = ""
 	}
+	rt.model = model
 	ag, err := agent.New(agent.Config{
 		Provider:         p,
 		Memory:           store,
@@ -221,7 +224,8 @@ func toolTimeouts(cfg *config.Config, flag time.Duration) map[string]time.Durati
 	if flag > 0 {
 		shell, http, other = flag, flag, flag
 	}
-	m := map[string]time.Duration{"shell": shell, "http": http, "ask_user": cfg.Security.ApprovalTimeout.Duration}
+	m := map[string]time.Duration{"shell": shell, "http": http, "ask_user": cfg.Security.ApprovalTimeout.Duration,
+		"delegate": delegateTimeout(flag)}
 	for _, t := range tool.Names() {
 		if _, ok := m[t]; !ok {
 			m[t] = other
