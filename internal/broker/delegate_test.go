@@ -3,8 +3,11 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/receipts"
@@ -134,5 +137,40 @@ func TestNarrower(t *testing.T) {
 	}
 	if got := narrowerTools([]string{"a"}, []string{"c"}); got == nil || len(got) != 0 {
 		t.Errorf("disjoint lists give %v, want an empty, not nil, list", got)
+	}
+}
+
+// TestDelegationEstop: the emergency stop reaches a sub-agent: its action
+// in flight is stopped (receipted under the parent action), and so is the
+// delegate call, whose context the sub-agent's turn runs in.
+func TestDelegationEstop(t *testing.T) {
+	r := newRig(t, "full", nil)
+	var (
+		cause  error
+		status string
+	)
+	r.b.cfg.InProcess = map[string]ToolFunc{
+		// the sub-agent's long action: the stop is engaged while it runs
+		"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+			if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+				return nil, err
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(30 * time.Second):
+			}
+			return nil, ctx.Err()
+		},
+		"delegate": delegating(Delegation{}, func(ctx context.Context) {
+			status, _ = childOutcome(t, r, ctx, gate.Action{Tool: "time", Args: map[string]any{}}, ActionIDFrom(ctx))
+			cause = context.Cause(ctx)
+		}),
+	}
+	out, err := r.b.Invoke(context.Background(), gate.Action{Tool: "delegate", Args: map[string]any{"task": "t"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != StatusEstop || !errors.Is(cause, ErrEstop) || out.Status != StatusEstop {
+		t.Fatalf("the sub-agent's action %q, its context's end %v, the delegate call %q; want the estop in all", status, cause, out.Status)
 	}
 }
