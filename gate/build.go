@@ -25,6 +25,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"yield_to_user": {Optional: []string{"reason"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
 	"plugin":        {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
+	"delegate":      {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -109,6 +110,11 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("question")
 	case "yield_to_user":
 		in.str("reason")
+	case "delegate":
+		in.str("task")
+		in.str("autonomy")
+		in.str("tools")
+		in.str("provider")
 	case "tool", "plugin":
 		in.str("server")
 		in.str("name")

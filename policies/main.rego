@@ -62,7 +62,7 @@ passphrase_for := data.claw.config.passphrase_for
 # with an undefined argument under "not" makes the whole rule undefined
 # instead of true.
 
-kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool", "plugin"}
+kind_known if input.kind in {"shell", "file_read", "file_write", "edit_file", "file_list", "http", "time", "memory_search", "ask_user", "yield_to_user", "tool", "plugin", "delegate"}
 
 autonomy_known if input.context.autonomy in {"readonly", "supervised", "full"}
 
@@ -242,6 +242,11 @@ base_rank := 0 if input.kind == "ask_user"
 
 # yield_to_user only ends an autonomous run's turn: it reaches nothing.
 base_rank := 0 if input.kind == "yield_to_user"
+
+# delegate starts a sub-agent whose every action is decided and receipted
+# on its own, at an autonomy no wider than this one: by itself it reaches
+# nothing but the model's provider, and spends its budget. Medium.
+base_rank := 1 if input.kind == "delegate"
 
 # Risk follows reach. A read or a write that stays in the workspace, a
 # read under read_paths and a safe device are contained by the sandbox:

@@ -79,6 +79,23 @@ main_fires := {
 		"decision": "ask",
 		"risk": "medium",
 	},
+	"autonomy.supervised.ask: delegate": {
+		"id": "autonomy.supervised.ask",
+		"input": kind("delegate"),
+		"decision": "ask",
+		"risk": "medium",
+	},
+	"allow.full_autonomy: delegate": {
+		"id": "allow.full_autonomy",
+		"input": at(kind("delegate"), "full"),
+		"decision": "allow",
+		"risk": "medium",
+	},
+	"autonomy.readonly: delegate": {
+		"id": "autonomy.readonly",
+		"input": at(kind("delegate"), "readonly"),
+		"decision": "deny",
+	},
 	"autonomy.readonly: write": {
 		"id": "autonomy.readonly",
 		"input": at(write("file_write", ["/home/u/ws/a"]), "readonly"),

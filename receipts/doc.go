@@ -40,7 +40,9 @@
 // session, a Discord user id, a FIFO's channel id); to the receipts
 // of an action an autonomous run took, the run's id (autonomous_run); to
 // any receipt of a workflow's action, its run and step ids (run, step: a
-// `claw sop` run and the id of the step that took the action); and the
+// `claw sop` run and the id of the step that took the action); to the
+// receipts of an action a delegated sub-agent took, the id of the
+// delegate action that started it (parent_action); and the
 // types grant_added and grant_revoked with a grant object {id, by,
 // channel, expires, scope}. The writer stamps each body with the lowest
 // version that can hold it ([Body.Version]), so bodies without the new

@@ -21,7 +21,8 @@ const Version = 2
 // Version1 is the first body version: a body without the action's
 // arguments (Action.Args), a decision's grant (Decision.Grant), a
 // channel's user (User), an autonomous run's id (AutonomousRun), a
-// workflow's run and step (Run, Step) or a
+// workflow's run and step (Run, Step), a delegating action's id
+// (ParentAction) or a
 // grant_added / grant_revoked receipt.
 const Version1 = 1
 
@@ -86,19 +87,22 @@ type Body struct {
 	AutonomousRun string `json:"autonomous_run,omitempty"`
 	// Run and Step (version 2) name the workflow run (a `claw sop` run)
 	// and its step that took the action.
-	Run        string       `json:"run,omitempty"`
-	Step       string       `json:"step,omitempty"`
-	Action     *Action      `json:"action,omitempty"`
-	Decision   *Decision    `json:"decision,omitempty"`
-	Approval   *Approval    `json:"approval,omitempty"`
-	Outcome    *Outcome     `json:"outcome,omitempty"`
-	Policy     *Policy      `json:"policy,omitempty"`
-	Key        *KeyRotation `json:"key,omitempty"`
-	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
-	Recovery   *Recovery    `json:"recovery,omitempty"`
-	Estop      *Estop       `json:"estop,omitempty"`
-	Grant      *Grant       `json:"grant,omitempty"`
-	Prev       string       `json:"prev"`
+	Run  string `json:"run,omitempty"`
+	Step string `json:"step,omitempty"`
+	// ParentAction (version 2) is the id of the delegate action whose
+	// sub-agent took the action.
+	ParentAction string       `json:"parent_action,omitempty"`
+	Action       *Action      `json:"action,omitempty"`
+	Decision     *Decision    `json:"decision,omitempty"`
+	Approval     *Approval    `json:"approval,omitempty"`
+	Outcome      *Outcome     `json:"outcome,omitempty"`
+	Policy       *Policy      `json:"policy,omitempty"`
+	Key          *KeyRotation `json:"key,omitempty"`
+	Checkpoint   *Checkpoint  `json:"checkpoint,omitempty"`
+	Recovery     *Recovery    `json:"recovery,omitempty"`
+	Estop        *Estop       `json:"estop,omitempty"`
+	Grant        *Grant       `json:"grant,omitempty"`
+	Prev         string       `json:"prev"`
 }
 
 // Action summarises what was attempted. Summary must already have secrets
@@ -243,7 +247,7 @@ type Grant struct {
 func (b *Body) Version() int {
 	switch {
 	case b.Grant != nil, b.Type == TypeGrantAdded, b.Type == TypeGrantRevoked, b.User != "",
-		b.AutonomousRun != "", b.Run != "", b.Step != "":
+		b.AutonomousRun != "", b.Run != "", b.Step != "", b.ParentAction != "":
 		return Version
 	case b.Action != nil && (b.Action.Args != "" || b.Action.ArgsRedacted || b.Action.ArgsOmitted != ""):
 		return Version

@@ -77,6 +77,8 @@ type Ref struct {
 	// AutonomousRun is the autonomous run that took the action, if any.
 	AutonomousRun string
 	Run, Step     string // the workflow run and step, when a workflow acts
+	// ParentAction is the delegate action whose sub-agent took the action.
+	ParentAction string
 }
 
 // Log is an open receipt log. All methods are safe for concurrent use, and
@@ -272,19 +274,19 @@ func (l *Log) Append(ctx context.Context, b Body) (Entry, error) {
 // before the action runs and does not run the action if it fails.
 func (l *Log) Decision(ctx context.Context, ref Ref, a Action, d Decision) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeDecision, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, Action: &a, Decision: &d})
+		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Action: &a, Decision: &d})
 }
 
 // Approval records a human's answer (approved, rejected, timeout).
 func (l *Log) Approval(ctx context.Context, ref Ref, a Approval) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeApproval, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, Approval: &a})
+		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Approval: &a})
 }
 
 // Outcome closes an action.
 func (l *Log) Outcome(ctx context.Context, ref Ref, o Outcome) (Entry, error) {
 	return l.Append(ctx, Body{Type: TypeOutcome, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, Outcome: &o})
+		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Outcome: &o})
 }
 
 // Estop records the emergency stop being engaged or cleared.

@@ -28,6 +28,8 @@ func TestBodyVersions(t *testing.T) {
 		{"v2 grant_added", `{"v":2,"log":"claw/h/1","seq":1,"ts":"2026-11-22T02:31:00.123456Z","type":"grant_added","grant":{"id":"g-1","by":"cli"},` + prev, true},
 		{"v2 autonomous run", `{"v":2,` + head + `"autonomous_run":"run_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, true},
 		{"v1 autonomous run", `{"v":1,` + head + `"autonomous_run":"run_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, false},
+		{"v2 parent action", `{"v":2,` + head + `"parent_action":"a_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, true},
+		{"v1 parent action", `{"v":1,` + head + `"parent_action":"a_1","action":{"tool":"shell","summary":"ls"},"decision":{"result":"allow"},` + prev, false},
 		{"v2 with run and step", `{"v":2,` + head + `"run":"r-1","step":"write","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, true},
 		{"v1 with a run", `{"v":1,` + head + `"run":"r-1","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, false},
 		{"v1 with a step", `{"v":1,` + head + `"step":"write","action":{"tool":"shell"},"decision":{"result":"allow"},` + prev, false},
@@ -51,6 +53,7 @@ func TestBodyVersions(t *testing.T) {
 		{receipts.Body{Type: receipts.TypeGrantRevoked, Grant: &receipts.Grant{ID: "g"}}, 2},
 		{receipts.Body{Type: receipts.TypeEstop, Estop: &receipts.Estop{}}, 1},
 		{receipts.Body{Type: receipts.TypeOutcome, AutonomousRun: "run_1", Outcome: &receipts.Outcome{Status: "ok"}}, 2},
+		{receipts.Body{Type: receipts.TypeOutcome, ParentAction: "a_1", Outcome: &receipts.Outcome{Status: "ok"}}, 2},
 		{receipts.Body{Type: receipts.TypeOutcome, Run: "r-1"}, 2},
 		{receipts.Body{Type: receipts.TypeOutcome, Step: "list"}, 2},
 	} {

@@ -17,6 +17,7 @@
 //	http           GET or POST a URL on an allowed domain            medium
 //	shell          run a command through bash, sandboxed             high
 //	plugin         call a tool of an installed plugin, sandboxed     medium
+//	delegate       run a sub-agent on a sub-task, at most as trusted medium
 //
 // The risk shown here is the tool's nominal risk, for listings. The risk
 // that counts is the gate's, computed for each call from its arguments.
@@ -97,6 +98,12 @@ var specs = []Spec{
 		{Name: "plugin", Type: "string", Description: "the plugin's name", Required: true},
 		{Name: "tool", Type: "string", Description: "the tool's name", Required: true},
 		{Name: "args", Type: "json", Description: "the tool's arguments, a JSON object matching its schema"},
+	}},
+	{Name: "delegate", Description: "Hand a self-contained sub-task to a sub-agent and get its answer. It runs one turn with a bounded number of tool calls; its autonomy and tools can only be narrower than yours, and every call it makes is checked and receipted like yours.", Risk: "medium", Props: []Prop{
+		{Name: "task", Type: "string", Description: "the sub-task, with everything the sub-agent needs to know", Required: true},
+		{Name: "autonomy", Type: "string", Description: "readonly, supervised or full; never wider than yours (default: yours)"},
+		{Name: "tools", Type: "string", Description: "comma-separated tool names the sub-agent may use (default: yours)"},
+		{Name: "provider", Type: "string", Description: "a configured provider to run it on (default: yours)"},
 	}},
 	{Name: "shell", Description: "Run a command with bash in the workspace, inside a sandbox. Output is capped.", Risk: "high", Kind: "shell", Props: []Prop{
 		{Name: "command", Type: "string", Description: "the command line", Required: true},

@@ -40,6 +40,7 @@ type agentRuntime struct {
 	Channel    string
 	Autonomy   string
 	Work       string // the canonical workspace
+	model      string // the model asked of Provider ("": its default)
 
 	closers []func()
 }
@@ -131,6 +132,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		if ro.autonomous || ro.autonomousAgent {
 			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
+		c.InProcess["delegate"] = delegateTool(rt, ro.log)
 		if ro.askUser != nil {
 			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 				q, _ := args["question"].(string)
@@ -193,6 +195,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	if model == "mock" {
 		model = ""
 	}
+	rt.model = model
 	acfg := agent.Config{
 		Provider:         p,
 		Memory:           store,
@@ -234,7 +237,8 @@ func toolTimeouts(cfg *config.Config, flag time.Duration) map[string]time.Durati
 	if flag > 0 {
 		shell, http, other = flag, flag, flag
 	}
-	m := map[string]time.Duration{"shell": shell, "http": http, "ask_user": cfg.Security.ApprovalTimeout.Duration}
+	m := map[string]time.Duration{"shell": shell, "http": http, "ask_user": cfg.Security.ApprovalTimeout.Duration,
+		"delegate": delegateTimeout(flag)}
 	for _, t := range tool.Names() {
 		if _, ok := m[t]; !ok {
 			m[t] = other

@@ -38,6 +38,11 @@ func TestToolTimeouts(t *testing.T) {
 					want = tt.http
 				case "ask_user":
 					want = 120 * time.Second
+				case "delegate": // the whole sub-agent turn
+					want = defaultDelegateTimeout
+					if tt.flag > 0 {
+						want = tt.flag
+					}
 				}
 				if got[name] != want {
 					t.Errorf("%s: %v, want %v", name, got[name], want)

@@ -27,6 +27,7 @@ var toolDocs = map[string]string{
 	"ask_user":      "ask the person a question and return the answer",
 	"tool":          "call a tool of an MCP server",
 	"plugin":        "call a tool of an installed plugin, sandboxed (JSON args on stdin)",
+	"delegate":      "run a sub-agent turn on a sub-task, at most as trusted as the caller",
 }
 
 func newToolCommand(g *globals) *cobra.Command {

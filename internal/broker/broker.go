@@ -347,6 +347,12 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	if run, step := RunStepFrom(ctx); run != "" || step != "" {
 		ref.Run, ref.Step = userLabel(run), userLabel(step)
 	}
+	del, delegated := DelegationFrom(ctx)
+	if delegated {
+		c.Autonomy = narrowerAutonomy(c.Autonomy, del.Autonomy)
+		c.ToolsAllow = narrowerTools(c.ToolsAllow, del.ToolsAllow)
+		ref.ParentAction = userLabel(del.ParentAction)
+	}
 	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
@@ -369,6 +375,9 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		}
 		if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
 			d = notAllowed(d, a.Tool)
+		}
+		if delegated && in.Kind == "delegate" && del.depth >= MaxDelegationDepth {
+			d = delegationDenial(d, del.depth)
 		}
 	}
 	out := &Outcome{ActionID: id, Decision: d}
@@ -536,7 +545,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		if d := c.Sandbox.timeoutFor(a.Tool); d > 0 {
 			tctx, cancel = context.WithTimeout(ctx, d)
 		}
-		res = runInProcess(tctx, fn, a.Args)
+		res = runInProcess(context.WithValue(tctx, actionKey{}, id), fn, a.Args)
 		cancel()
 	} else {
 		if in.Kind == "plugin" {

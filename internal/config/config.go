@@ -221,7 +221,7 @@ var ChannelKeys = map[string][]string{
 }
 
 // ToolNames are the tools a channel may allow.
-var ToolNames = []string{"ask_user", "edit_file", "file_list", "file_read", "file_write", "http", "memory_search", "plugin", "shell", "time"}
+var ToolNames = []string{"ask_user", "delegate", "edit_file", "file_list", "file_read", "file_write", "http", "memory_search", "plugin", "shell", "time"}
 
 // Serve is the [serve] table: the daemon.
 type Serve struct {

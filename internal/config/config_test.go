@@ -208,7 +208,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "channel allows an unknown tool",
 			file: "[channels.cli]\ntools_allow = [\"time\", \"rm\"]\n",
-			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, edit_file, file_list, file_read, file_write, http, memory_search, plugin, shell, time`},
+			want: []string{`config.toml:2:15: channels.cli.tools_allow: "rm" is not a tool; the tools are ask_user, delegate, edit_file, file_list, file_read, file_write, http, memory_search, plugin, shell, time`},
 		},
 		{
 			name: "channel keys that do not apply, and bad values",
