@@ -602,16 +602,77 @@ func TestHTTPTool(t *testing.T) {
 	}
 }
 
-// The sysctl-inferred namespaces (used by a short-lived claw, which does not
-// probe) should match what the probe finds; where they do not, Run retries
-// with the probe's answer.
+// The sysctl-inferred support (used by a short-lived claw, which does not
+// probe) must agree with the probe on what both read the same way, and
+// must never claim less confinement than the probe finds: Run falls back to
+// the probe only when the inferred mode fails, so an inference that asks
+// for less would silently run every action less confined. Claiming more is
+// allowed (a container may refuse a fresh /proc); Run then retries with the
+// probe's answer, which the last step checks.
 func TestFastSupportMatchesProbe(t *testing.T) {
 	requireSandbox(t)
-	if f, c := fastSupport(), Check(); f.ns != c.ns || f.LandlockABI != c.LandlockABI || f.Seccomp != c.Seccomp {
-		t.Logf("inferred %+v, probed %+v (Run falls back to the probe)", f.ns, c.ns)
+	if bad := supportMismatch(fastSupport(), Check()); bad != "" {
+		t.Fatal(bad)
 	}
 	if res := run(t, Spec{Argv: []string{"true"}}); res.ExitCode != 0 {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// supportMismatch says how the inferred support f disagrees with the
+// probed support p, or returns "".
+func supportMismatch(f, p Support) string {
+	var bad []string
+	same := func(name string, a, b any) {
+		if a != b {
+			bad = append(bad, fmt.Sprintf("%s: inferred %v, probed %v", name, a, b))
+		}
+	}
+	same("kernel", f.Kernel, p.Kernel)
+	same("landlock ABI", f.LandlockABI, p.LandlockABI)
+	same("landlock errata", f.LandlockErrata, p.LandlockErrata)
+	same("root", f.Root, p.Root)
+	same("helper", f.Helper, p.Helper)
+	same("cgroup", f.Cgroup, p.Cgroup)
+	notLess := func(name string, inferred, probed bool) {
+		if probed && !inferred {
+			bad = append(bad, name+": the probe has it, the inference does not (Run would not use it)")
+		}
+	}
+	notLess("seccomp", f.Seccomp, p.Seccomp)
+	notLess("user namespace", f.ns.user, p.ns.user)
+	notLess("pid namespace", f.ns.pid, p.ns.pid)
+	notLess("mount namespace", f.ns.mount, p.ns.mount)
+	notLess("net namespace", f.ns.net, p.ns.net)
+	notLess("ipc namespace", f.ns.ipc, p.ns.ipc)
+	notLess("uts namespace", f.ns.uts, p.ns.uts)
+	notLess("cgroup namespace", f.ns.cgroup, p.ns.cgroup)
+	notLess("fresh /proc", f.ns.proc, p.ns.proc)
+	return strings.Join(bad, "; ")
+}
+
+// TestSupportMismatchIsFound proves supportMismatch can fail.
+func TestSupportMismatchIsFound(t *testing.T) {
+	p := Support{LandlockABI: 4, Seccomp: true, ns: nsMode{user: true, pid: true, mount: true, net: true, proc: true}}
+	if bad := supportMismatch(p, p); bad != "" {
+		t.Fatalf("equal support reported: %s", bad)
+	}
+	more := p
+	more.ns.ipc, more.ns.uts = true, true
+	if bad := supportMismatch(more, p); bad != "" {
+		t.Fatalf("inferring more reported: %s", bad)
+	}
+	for name, f := range map[string]func(*Support){
+		"landlock ABI": func(s *Support) { s.LandlockABI = 3 },
+		"seccomp":      func(s *Support) { s.Seccomp = false },
+		"pid":          func(s *Support) { s.ns.pid = false },
+		"fresh /proc":  func(s *Support) { s.ns.proc = false },
+	} {
+		less := p
+		f(&less)
+		if bad := supportMismatch(less, p); !strings.Contains(bad, name) {
+			t.Errorf("%s: mismatch = %q, want one naming it", name, bad)
+		}
 	}
 }
 
