@@ -22,6 +22,12 @@ type rule struct {
 	// it may reach only through others; a key ending in "/..." covers a
 	// package and everything under it.
 	never map[string]string
+	// why says why mayUse is what it is; it is part of every violation
+	// of mayUse.
+	why string
+	// stdOnly, when not empty, says why the package may depend on nothing
+	// outside the standard library and the claw packages in mayUse.
+	stdOnly string
 }
 
 var rules = map[string]rule{
@@ -36,8 +42,38 @@ var rules = map[string]rule{
 	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant"}},
 	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts"}},
 	"internal/redact": {mayUse: []string{"internal/redact"}},
-	"internal/logx":   {mayUse: []string{"internal/logx", "internal/redact"}},
-	"internal/config": {mayUse: []string{"internal/config"}},
+	"internal/logx": {mayUse: []string{"internal/logx", "internal/redact"}, why: "logging must not reach the broker or the gate",
+		stdOnly: "every package logs through it; it adds no third-party code to any of them"},
+	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
+	"internal/textesc": {mayUse: []string{}, why: "escaping text for a terminal or a chat is a leaf", never: map[string]string{
+		"os":       "escaping is a pure function of its input",
+		"os/exec":  "escaping is a pure function of its input",
+		"net/http": "escaping is a pure function of its input",
+	}},
+	"internal/service": {mayUse: []string{"internal/service", "internal/config"}, why: "installing the daemon as a service needs only its config", never: map[string]string{
+		"net/http": "installing a service never reaches the network",
+	}},
+	"internal/mcpgate": {never: map[string]string{
+		// It still imports receipts (a disabled tool's deny receipt); the
+		// intended rule is that only the broker writes receipts.
+		"os/exec":                      "MCP calls run only through the broker and the executor's sandbox",
+		module + "/executor":           "MCP calls run only through the broker",
+		module + "/agent/provider/...": "the MCP client is the model; mcpgate talks to no provider",
+		module + "/internal/serve":     "claw serve is one entry and the MCP server another; neither runs the other",
+		module + "/cmd/...":            "mcpgate is a library of the CLI, not the other way round",
+	}},
+	// Today cmd/claw is also the composition root, so it may use every
+	// production package; the intended rule, once that root has its own
+	// package, is the runtime, config and presentation packages only.
+	"cmd/claw": {mayUse: []string{
+		"agent", "audit", "executor", "gate", "policies", "receipts", "testdata/bypass",
+		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
+		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
+		"internal/serve", "internal/service", "internal/sop", "internal/textesc",
+	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
+		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
+		module + "/receipts/receiptstest":                    "receipt fixtures are for tests, never in the binary",
+	}},
 	"internal/plugin": {mayUse: []string{"internal/plugin", "receipts"}, never: map[string]string{
 		"os/exec": "plugins run only through the broker and the executor's sandbox",
 	}},
@@ -122,6 +158,13 @@ func rel(path string) (string, bool) {
 	return "", false
 }
 
+// standard reports whether path is a standard library package: its first
+// element has no dot.
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 
 // violations returns every broken rule among pkgs, and how many packages
@@ -143,8 +186,11 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 						}
 					}
 					if !allowed {
-						bad = append(bad, me+" depends on "+dr+"; "+owner+" may only use "+strings.Join(r.mayUse, ", "))
+						bad = append(bad, me+" depends on "+dr+"; "+owner+" may only use "+strings.Join(r.mayUse, ", ")+": "+r.why)
 					}
+				}
+				if _, claw := rel(d); !claw && r.stdOnly != "" && !standard(d) {
+					bad = append(bad, me+" depends on "+d+", outside the standard library: "+r.stdOnly)
 				}
 			}
 			for _, imp := range p.Imports {
@@ -193,6 +239,15 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "daemon runs a process", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{"os/exec"}}, want: "os/exec"},
 		{name: "approvals import the CLI", pkg: pkg{ImportPath: module + "/internal/approvals", Imports: []string{module + "/cmd/claw"}}, want: "cmd/claw"},
 		{name: "channel writes receipts", pkg: pkg{ImportPath: module + "/internal/channel/bridge", Imports: []string{module + "/receipts"}}, want: "receipts"},
+		{name: "logx uses a library", pkg: pkg{ImportPath: module + "/internal/logx", Deps: []string{"golang.org/x/exp/slog"}}, want: "standard library"},
+		{name: "config imports receipts", pkg: pkg{ImportPath: module + "/internal/config", Deps: []string{module + "/receipts"}}, want: "receipts"},
+		{name: "textesc reads files", pkg: pkg{ImportPath: module + "/internal/textesc", Imports: []string{"os"}}, want: "os"},
+		{name: "service imports the broker", pkg: pkg{ImportPath: module + "/internal/service", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "mcpgate runs the executor", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{module + "/executor"}}, want: "executor"},
+		{name: "mcpgate runs a process", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{"os/exec"}}, want: "os/exec"},
+		{name: "claw links a benchmark", pkg: pkg{ImportPath: module + "/cmd/claw", Deps: []string{module + "/bench/procs"}}, want: "bench/procs"},
+		{name: "claw links a test fake", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/receipts/receiptstest"}}, want: "receipts/receiptstest"},
+		{name: "claw links the fake discord", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/internal/channel/discord/discordtest"}}, want: "discordtest"},
 		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {
@@ -206,6 +261,8 @@ func TestViolationsAreFound(t *testing.T) {
 	ok, _ := violations([]pkg{
 		{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}},
 		{ImportPath: module + "/internal/serve", Imports: []string{module + "/internal/broker", module + "/agentic"}},
+		{ImportPath: module + "/internal/logx", Deps: []string{module + "/internal/redact", "log/slog"}},
+		{ImportPath: module + "/cmd/claw", Deps: []string{module + "/internal/config", module + "/executor/internal/child", "github.com/pelletier/go-toml/v2"}},
 	})
 	if len(ok) != 0 {
 		t.Fatalf("allowed dependency reported: %q", ok)
