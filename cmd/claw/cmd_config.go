@@ -53,10 +53,13 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			_, err = config.Load(path, home)
+			cfg, err := config.Load(path, home)
 			var errs *config.Errors
 			switch {
 			case err == nil:
+				for _, w := range cfg.Warnings {
+					warnf(g.stderr, "%s", w)
+				}
 				if asJSON {
 					return writeConfigJSON(g, map[string]any{"valid": true, "file": path, "errors": []*config.Error{}})
 				}
@@ -150,6 +153,9 @@ func loadUserConfig(g *globals) (*config.Config, error) {
 	}
 	if missing {
 		infof(g.stderr, "no config file at %s; using the defaults (create one with 'claw init')", path)
+	}
+	for _, w := range cfg.Warnings {
+		warnf(g.stderr, "%s", w)
 	}
 	return cfg, nil
 }

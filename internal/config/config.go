@@ -38,6 +38,9 @@ type Config struct {
 	Path string `toml:"-" json:"-"`
 	// Home is the claw home directory the defaults were derived from.
 	Home string `toml:"-" json:"-"`
+	// Warnings are problems that do not stop the file from loading: keys
+	// claw no longer reads (see deprecatedKeys).
+	Warnings []*Error `toml:"-" json:"-"`
 
 	src      *source // positions of the keys in the file, nil for defaults
 	expanded bool
@@ -58,7 +61,6 @@ type Security struct {
 	PassphraseHash           string   `toml:"passphrase_hash" json:"passphrase_hash"`
 	PassphraseFor            []string `toml:"passphrase_for" json:"passphrase_for"`
 	AllowPrivilegeEscalation bool     `toml:"allow_privilege_escalation" json:"allow_privilege_escalation"`
-	AuditLog                 bool     `toml:"audit_log" json:"audit_log"`
 	// GateTimeout bounds the CPU time of one decision (see gate.Options).
 	GateTimeout Duration `toml:"gate_timeout" json:"gate_timeout"`
 	// ApprovalTimeout bounds how long an approval may wait; no answer in
@@ -258,7 +260,6 @@ func Default(home string) *Config {
 			AllowPrivateCIDRs:        []string{},
 			WorkspaceExecAllow:       []string{},
 			AllowPrivilegeEscalation: false,
-			AuditLog:                 true,
 			GateTimeout:              Duration{250 * time.Millisecond},
 			ApprovalTimeout:          Duration{120 * time.Second},
 			GrantExpiry:              Duration{8 * time.Hour},
@@ -422,6 +423,7 @@ func Parse(data []byte, name, home string) (*Config, error) {
 	}
 	c.src = s
 	s.decode(c)
+	c.Warnings = s.warns
 	s.validate(c)
 	if err := s.errs.err(); err != nil {
 		return nil, err

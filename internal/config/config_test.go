@@ -91,7 +91,6 @@ func TestParseValid(t *testing.T) {
 				s.PassphraseHash = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHRzb21lc2FsdA$AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
 				s.PassphraseFor = []string{"critical", "cmd.rm.workspace", "destructive.rm_root"}
 				s.AllowPrivilegeEscalation = true
-				s.AuditLog = false
 				s.ApprovalTimeout = Duration{30 * time.Second}
 				s.PassphraseMaxFailures = 3
 				s.PassphraseLockout = Duration{time.Hour}
@@ -937,5 +936,33 @@ func TestWriteTOMLRoundTrip(t *testing.T) {
 	back.Path, back.Home = c.Path, c.Home
 	if d := cmp.Diff(c, back, ignoreInternal); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}
+
+// TestDeprecatedKey: a key claw no longer reads still loads, whatever its
+// value, with a warning at its position; the same name elsewhere is an
+// unknown key.
+func TestDeprecatedKey(t *testing.T) {
+	for _, v := range []string{"true", "false", `"yes"`} {
+		c, err := Parse([]byte("[security]\nautonomy = \"full\"\naudit_log = "+v+"\n"), "config.toml", testHome)
+		if err != nil {
+			t.Fatalf("audit_log = %s: %v", v, err)
+		}
+		if c.Security.Autonomy != "full" {
+			t.Errorf("audit_log = %s: the rest of the file was not read: %+v", v, c.Security)
+		}
+		want := `config.toml:3:1: security.audit_log: deprecated and ignored: every decision and outcome is always recorded in the receipt log; remove the key`
+		if len(c.Warnings) != 1 || c.Warnings[0].Error() != want {
+			t.Errorf("audit_log = %s: warnings %q, want [%q]", v, c.Warnings, want)
+		}
+	}
+	if c, err := Parse([]byte("[security]\nautonomy = \"full\"\n"), "config.toml", testHome); err != nil {
+		t.Error(err)
+	} else if len(c.Warnings) != 0 {
+		t.Errorf("no deprecated key: warnings %q", c.Warnings)
+	}
+	_, err := Parse([]byte("audit_log = true\n"), "config.toml", testHome)
+	if err == nil || !strings.Contains(err.Error(), "audit_log: unknown key") {
+		t.Errorf("top-level audit_log: err %v, want an unknown key", err)
 	}
 }

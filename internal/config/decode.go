@@ -30,6 +30,14 @@ type source struct {
 	vals  map[string]pos
 	lines []int // offsets at which lines start
 	errs  Errors
+	warns []*Error // deprecated keys, accepted and ignored
+}
+
+// deprecatedKeys are keys claw once documented and no longer reads, with
+// what to do about them: a file that has one still loads, with a warning,
+// whatever its value.
+var deprecatedKeys = map[string]string{
+	"security.audit_log": "deprecated and ignored: every decision and outcome is always recorded in the receipt log; remove the key",
 }
 
 // parseSource checks the syntax (one error is enough) and indexes positions.
@@ -292,6 +300,11 @@ func (s *source) decodeTable(path string, m map[string]any, rv reflect.Value) {
 	for _, k := range names {
 		p := joinKey(path, k)
 		i, ok := fields[k]
+		if why, old := deprecatedKeys[p]; !ok && old {
+			q := s.keyPos(p)
+			s.warns = append(s.warns, &Error{File: s.name, Line: q.line, Col: q.col, Key: p, Msg: why})
+			continue
+		}
 		if !ok {
 			q := s.keyPos(p)
 			if looksSecret(k) {
