@@ -248,6 +248,12 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "claw links a benchmark", pkg: pkg{ImportPath: module + "/cmd/claw", Deps: []string{module + "/bench/procs"}}, want: "bench/procs"},
 		{name: "claw links a test fake", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/receipts/receiptstest"}}, want: "receipts/receiptstest"},
 		{name: "claw links the fake discord", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/internal/channel/discord/discordtest"}}, want: "discordtest"},
+		{name: "plugin runs a process", pkg: pkg{ImportPath: module + "/internal/plugin", Imports: []string{"os/exec"}}, want: "os/exec"},
+		{name: "plugin imports the broker", pkg: pkg{ImportPath: module + "/internal/plugin", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "sop imports the broker", pkg: pkg{ImportPath: module + "/internal/sop", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "grant imports the executor", pkg: pkg{ImportPath: module + "/internal/grant", Deps: []string{module + "/executor"}}, want: "executor"},
+		{name: "egress imports the gate", pkg: pkg{ImportPath: module + "/executor/internal/egress", Deps: []string{module + "/gate"}}, want: "gate"},
+		{name: "discord channel runs the executor", pkg: pkg{ImportPath: module + "/internal/channel/discord", Imports: []string{module + "/executor"}}, want: "executor"},
 		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {
