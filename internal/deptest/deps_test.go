@@ -39,6 +39,11 @@ var rules = map[string]rule{
 	"agent": {mayUse: []string{"agent"}, never: map[string]string{
 		"os/exec": "tools act only through the broker (agent.Invoker)",
 	}},
+	"agent/memory": {mayUse: []string{"agent/memory"}, why: "the conversation store is a leaf the agent and the channels share", never: map[string]string{
+		"os/exec":  "the store keeps conversations; it runs nothing",
+		"syscall":  "the store reaches the system only through its SQLite driver",
+		"net/http": "the store never reaches the network",
+	}},
 	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant"}},
 	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts"}},
 	"internal/redact": {mayUse: []string{"internal/redact"}},
@@ -254,6 +259,8 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "grant imports the executor", pkg: pkg{ImportPath: module + "/internal/grant", Deps: []string{module + "/executor"}}, want: "executor"},
 		{name: "egress imports the gate", pkg: pkg{ImportPath: module + "/executor/internal/egress", Deps: []string{module + "/gate"}}, want: "gate"},
 		{name: "discord channel runs the executor", pkg: pkg{ImportPath: module + "/internal/channel/discord", Imports: []string{module + "/executor"}}, want: "executor"},
+		{name: "memory imports the broker", pkg: pkg{ImportPath: module + "/agent/memory", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "memory makes system calls", pkg: pkg{ImportPath: module + "/agent/memory", Imports: []string{"syscall"}}, want: "syscall"},
 		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {
