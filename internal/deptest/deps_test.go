@@ -191,7 +191,11 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 						}
 					}
 					if !allowed {
-						bad = append(bad, me+" depends on "+dr+"; "+owner+" may only use "+strings.Join(r.mayUse, ", ")+": "+r.why)
+						msg := me + " depends on " + dr + "; " + owner + " may only use " + strings.Join(r.mayUse, ", ")
+						if r.why != "" {
+							msg += ": " + r.why
+						}
+						bad = append(bad, msg)
 					}
 				}
 				if _, claw := rel(d); !claw && r.stdOnly != "" && !standard(d) {
