@@ -135,11 +135,12 @@ func BuildInput(a Action, c Context) *Input {
 // calls, and adds the reach its manifest declares to the paths the
 // policies judge (read is read, write is read and written), canonical like
 // every other path, and its hosts (host:port) to the destinations, judged
-// like a shell command's (how "plugin").
+// like a shell command's (how "plugin"). A plugin's traffic is not known,
+// so it counts as sending data: supervised asks, full allows.
 func (in *Input) SetPlugin(p PluginInfo, read, write, hosts []string) {
 	in.Plugin = &p
 	for _, h := range hosts {
-		in.Destinations = append(in.Destinations, canonDest(p.Name, shell.Dest{Addr: h, How: "plugin"}))
+		in.Destinations = append(in.Destinations, canonDest(p.Name, shell.Dest{Addr: h, How: "plugin", Sends: true}))
 	}
 	res := &PathResolver{Home: in.Context.Home, Cwd: in.Context.Cwd}
 	for _, r := range read {

@@ -325,6 +325,14 @@ sends_allowed(d) if {
 	dest_allowed(d)
 }
 
+# a non-public destination allow_private_cidrs opens (an internal mirror)
+sends_allowed(d) if {
+	known_dest(d)
+	d.class != "public"
+	private_dest_allowed(d)
+	name_allowed(d.host)
+}
+
 sends_allowed(d) if d.how == "remote"
 
 sends_label(d) := sprintf("the git remote %s", [d.raw]) if {

@@ -152,7 +152,9 @@ func TestPluginEgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		pc := PluginCall{Info: gate.PluginInfo{Status: "ok"}, Dir: dir, Argv: []string{prog}, Hosts: hosts}
-		return newRigWith(t, "supervised", func(p *gate.Policy) {
+		// full: a plugin's traffic counts as sending data, which
+		// supervised asks about (testdata/script/plugin_echo.txtar)
+		return newRigWith(t, "full", func(p *gate.Policy) {
 			p.AllowedDomains, p.AllowPrivateCIDRs = []string{"localhost"}, []string{"127.0.0.0/8"}
 		}, func(c *Config) {
 			c.Plugins = func(string, string, map[string]any) PluginCall { return pc }
