@@ -134,9 +134,14 @@ func BuildInput(a Action, c Context) *Input {
 // SetPlugin records what the broker found of the plugin a "plugin" action
 // calls, and adds the reach its manifest declares to the paths the
 // policies judge (read is read, write is read and written), canonical like
-// every other path.
-func (in *Input) SetPlugin(p PluginInfo, read, write []string) {
+// every other path, and its hosts (host:port) to the destinations, judged
+// like a shell command's (how "plugin"). A plugin's traffic is not known,
+// so it counts as sending data: supervised asks, full allows.
+func (in *Input) SetPlugin(p PluginInfo, read, write, hosts []string) {
 	in.Plugin = &p
+	for _, h := range hosts {
+		in.Destinations = append(in.Destinations, canonDest(p.Name, shell.Dest{Addr: h, How: "plugin", Sends: true}))
+	}
 	res := &PathResolver{Home: in.Context.Home, Cwd: in.Context.Cwd}
 	for _, r := range read {
 		in.addPath(res, r, false)

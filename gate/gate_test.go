@@ -420,12 +420,21 @@ func TestPluginInput(t *testing.T) {
 	if len(in.Errors) != 0 || in.Kind != "plugin" {
 		t.Fatalf("input %+v", in)
 	}
-	in.SetPlugin(PluginInfo{Name: "echo-plugin", Tool: "echo", Status: "ok"}, []string{"notes", "~/x/../y"}, []string{"out"})
+	in.SetPlugin(PluginInfo{Name: "echo-plugin", Tool: "echo", Status: "ok"}, []string{"notes", "~/x/../y"}, []string{"out"}, []string{"LocalHost:8080", "[::1]:443"})
 	if got := strings.Join(in.Paths, ","); got != "/home/u/ws/notes,/home/u/y,/home/u/ws/out" {
 		t.Fatalf("paths %s", got)
 	}
 	if got := strings.Join(in.Writes, ","); got != "/home/u/ws/out" {
 		t.Fatalf("writes %s", got)
+	}
+	if len(in.Destinations) != 2 {
+		t.Fatalf("destinations %+v", in.Destinations)
+	}
+	for i, want := range []Destination{{Host: "localhost", Port: 8080}, {Host: "::1", Port: 443}} {
+		d := in.Destinations[i]
+		if d.Host != want.Host || d.Port != want.Port || d.How != "plugin" || d.Command != "echo-plugin" || !d.Known || d.Class == "public" {
+			t.Fatalf("destination %d: %+v", i, d)
+		}
 	}
 	valueMatchesJSON(t, in)
 	bad := BuildInput(Action{Tool: "plugin", Args: map[string]any{"plugin": 1.0, "tool": "echo", "args": "x"}}, testContext("supervised"))

@@ -160,9 +160,11 @@ deny contains r if {
 # Shell destinations: what every network client and package manager of a
 # shell command connects to (input.destinations, canonical like the http
 # tool's URL). Package managers' default registries are destinations too.
+# A plugin's declared hosts are its destinations (how "plugin"), judged by
+# the same rules.
 
 net_dests := input.destinations if {
-	input.kind == "shell"
+	input.kind in {"shell", "plugin"}
 	is_array(input.destinations)
 } else := []
 
@@ -321,6 +323,14 @@ supervised_ask contains r if {
 sends_allowed(d) if {
 	public_dest(d)
 	dest_allowed(d)
+}
+
+# a non-public destination allow_private_cidrs opens (an internal mirror)
+sends_allowed(d) if {
+	known_dest(d)
+	d.class != "public"
+	private_dest_allowed(d)
+	name_allowed(d.host)
 }
 
 sends_allowed(d) if d.how == "remote"

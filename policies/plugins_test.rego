@@ -97,3 +97,31 @@ test_plugin_sandbox_plan if {
 	decide(plugin("ok", [], []), {}).sandbox.write == []
 	decide(at(plugin("ok", ["/home/u/ws/out"], ["/home/u/ws/out"]), "full"), {}).sandbox.write == ["/home/u/ws"]
 }
+
+# a plugin's declared host, as the broker puts it into the input
+plugin_dest(host, class) := object.union(plugin("ok", [], []), {"destinations": [object.union(
+	dest(host, 8080, false),
+	{"command": "echo-plugin", "scheme": "", "how": "plugin", "class": class},
+)]})
+
+# a plugin's declared hosts are judged like a shell command's
+# destinations: one allowed_domains and allow_private_cidrs open is in the
+# egress plan; one off allowed_domains, or a private address the list
+# does not open, is denied with nothing planned
+test_plugin_destinations if {
+	open := {"allowed_domains": ["localhost"], "allow_private_cidrs": ["127.0.0.0/8"]}
+	ok := decide(plugin_dest("localhost", "loopback"), open)
+	ok.decision == "allow"
+	ok.sandbox.network.hosts == ["localhost:8080"]
+	ok.sandbox.net == true
+
+	far := decide(plugin_dest("evil.example", "public"), open)
+	far.decision == "deny"
+	"net.domain_not_allowed" in {r.id | some r in far.reasons}
+	far.sandbox.network.hosts == []
+
+	closed := decide(plugin_dest("localhost", "loopback"), {"allowed_domains": ["localhost"]})
+	closed.decision == "deny"
+	"net.private_address" in {r.id | some r in closed.reasons}
+	closed.sandbox.network.hosts == []
+}

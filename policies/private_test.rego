@@ -91,3 +91,16 @@ private_admitted(d, hosts) if {
 	d.decision == "allow"
 	d.sandbox.network.hosts == hosts
 }
+
+# Data sent to a non-public destination the list opens asks at supervised
+# (net.sends), as it does for a public one.
+test_private_sends_asks if {
+	act := object.union(sh([cmd(["curl", "URL"], [], [])]), {"destinations": [object.union(
+		dest("localhost", 8080, true),
+		{"command": "curl", "scheme": "http", "how": "url", "class": "loopback"},
+	)]})
+	d := decide(act, {"allowed_domains": ["localhost"], "allow_private_cidrs": ["127.0.0.0/8"]})
+	d.decision == "ask"
+	some r in d.reasons
+	r.id == "net.sends"
+}

@@ -705,9 +705,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 			spec.Read = slices.Concat(spec.Read, s.PathRead)
 		}
 		if len(d.Sandbox.Network.Hosts) > 0 {
-			// the destinations the gate judged, and nothing else, through
-			// the egress proxy
-			spec.Net.Egress = &executor.Egress{Hosts: d.Sandbox.Network.Hosts, AllowPrivate: configList(b.cfg.Gate, "allow_private_cidrs")}
+			spec.Net.Egress = b.egressGrant(d)
 		}
 		return spec, nil
 	case "file_read", "file_list", "file_write", "edit_file":

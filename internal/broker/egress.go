@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -20,4 +21,10 @@ func egressReceipt(r *executor.EgressReport, red func(string) string) *receipts.
 			Admitted: c.Admitted, Reason: red(c.Reason), Up: c.Up, Down: c.Down, MS: c.MS, Close: c.Close}
 	}
 	return out
+}
+
+// egressGrant is network through the egress proxy to the destinations the
+// gate judged and planned, and nothing else.
+func (b *Broker) egressGrant(d gate.Decision) *executor.Egress {
+	return &executor.Egress{Hosts: d.Sandbox.Network.Hosts, AllowPrivate: configList(b.cfg.Gate, "allow_private_cidrs")}
 }

@@ -24,8 +24,9 @@ type PluginCall struct {
 	// Read and Write are the reach the manifest declares, as written
 	// there; the gate canonicalises and judges them.
 	Read, Write []string
-	// Hosts are declared network destinations. Plugins get no network
-	// (claw has no egress proxy for them yet): a call with hosts never runs.
+	// Hosts are the declared network destinations (host:port); the gate
+	// judges them like a shell command's and the plugin reaches the ones
+	// its decision plans, through the egress proxy.
 	Hosts []string
 	// Timeout is the tool's own timeout; 0 takes the sandbox's.
 	Timeout time.Duration
@@ -56,13 +57,14 @@ func (b *Broker) resolvePlugin(a gate.Action, in *gate.Input) PluginCall {
 		pc = b.cfg.Plugins(name, tool, args)
 		pc.Info.Name, pc.Info.Tool = name, tool
 	}
-	in.SetPlugin(pc.Info, pc.Read, pc.Write)
+	in.SetPlugin(pc.Info, pc.Read, pc.Write, pc.Hosts)
 	return pc
 }
 
 // pluginSpec runs the plugin's command with its arguments as JSON on
 // stdin, in its own read-only directory, with the reach it declared that
-// the decision also grants, and no network.
+// the decision also grants, and network only to the hosts the decision
+// plans, through the egress proxy.
 func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc PluginCall) (executor.Spec, error) {
 	spec := b.baseSpec("plugin", in, d)
 	if pc.Info.Status != "ok" || len(pc.Argv) == 0 {
@@ -71,9 +73,6 @@ func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc P
 	args, _ := a.Args["args"].(map[string]any)
 	if again := b.cfg.Plugins(pc.Info.Name, pc.Info.Tool, args); again.Info.Status != "ok" || again.Digest != pc.Digest || !slices.Equal(again.Argv, pc.Argv) {
 		return spec, errors.New("the plugin changed after the gate decided; it did not run")
-	}
-	if len(pc.Hosts) > 0 {
-		return spec, errors.New("network plugins need claw's egress proxy, which this version does not have")
 	}
 	input := a.Args["args"]
 	if input == nil {
@@ -105,6 +104,9 @@ func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc P
 	spec.Read = append([]string{pc.Dir}, read...)
 	spec.Write = write
 	spec.Net = executor.Net{}
+	if len(d.Sandbox.Network.Hosts) > 0 {
+		spec.Net.Egress = b.egressGrant(d)
+	}
 	spec.MaxOutput = MaxPluginOutput
 	if pc.Timeout > 0 {
 		spec.Timeout = pc.Timeout

@@ -2,7 +2,11 @@ package broker
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,8 +100,8 @@ func TestPluginBounds(t *testing.T) {
 	}
 }
 
-// TestPluginRefused: a changed plugin is denied by rule and never runs; a
-// plugin with hosts never runs either.
+// TestPluginRefused: a changed plugin is denied by rule and never runs,
+// nor does one that changed after the gate decided.
 func TestPluginRefused(t *testing.T) {
 	requireSandbox(t)
 	r := pluginRig(t, "exec cat\n", PluginCall{Info: gate.PluginInfo{Status: "changed", Detail: "plugin p changed (run)"}})
@@ -123,10 +127,65 @@ func TestPluginRefused(t *testing.T) {
 	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "changed after the gate decided") {
 		t.Fatalf("plugin changed before the run: %s %v", out.Status, out.Err)
 	}
-	r = pluginRig(t, "exec cat\n", PluginCall{Hosts: []string{"example.com"}})
+}
+
+// TestPluginEgress: a plugin reaches the hosts it declares that
+// allowed_domains and allow_private_cidrs open, through the egress proxy,
+// and the outcome receipt records the connection; a declared host off
+// allowed_domains is denied by the gate and nothing runs.
+func TestPluginEgress(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	host := "localhost:" + port
+	rig := func(hosts ...string) *rig {
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		dir, _ = filepath.EvalSymlinks(dir)
+		prog := filepath.Join(dir, "run")
+		script := "#!/bin/sh\nb=$(curl -sS http://" + host + "/x) || exit 1\nprintf '{\"body\":\"%s\"}' \"$b\"\n"
+		if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pc := PluginCall{Info: gate.PluginInfo{Status: "ok"}, Dir: dir, Argv: []string{prog}, Hosts: hosts}
+		// full: a plugin's traffic counts as sending data, which
+		// supervised asks about (testdata/script/plugin_echo.txtar)
+		return newRigWith(t, "full", func(p *gate.Policy) {
+			p.AllowedDomains, p.AllowPrivateCIDRs = []string{"localhost"}, []string{"127.0.0.0/8"}
+		}, func(c *Config) {
+			c.Plugins = func(string, string, map[string]any) PluginCall { return pc }
+		})
+	}
+	r := rig(host)
+	out, _ := r.b.Invoke(context.Background(), pluginAction(nil), "")
+	if out.Status != StatusOK || string(out.Result.Tool.Payload) != `{"body":"served"}` {
+		t.Fatalf("declared host: %s %v %+v %q", out.Status, out.Decision.RuleIDs(), out.Result.Tool, out.Result.Stderr)
+	}
+	if got := strings.Join(out.Decision.Sandbox.Network.Hosts, ","); got != host {
+		t.Fatalf("planned hosts %s", got)
+	}
+	bodies := r.bodies(t, out.ActionID)
+	if got := types(bodies); got != "decision outcome:ok" {
+		t.Fatalf("receipts %s", got)
+	}
+	if e := bodies[1].Outcome.Egress; e == nil || len(e.Conns) != 1 || e.Conns[0].Host != "localhost" || e.Conns[0].IP != "127.0.0.1" || !e.Conns[0].Admitted {
+		t.Fatalf("egress receipt %+v", e)
+	}
+	// declared but not allowlisted: denied by the gate
+	r = rig(host, "evil.example:443")
 	out, _ = r.b.Invoke(context.Background(), pluginAction(nil), "")
-	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "egress proxy") {
-		t.Fatalf("network plugin: %s %v", out.Status, out.Err)
+	if out.Status != StatusDenied || out.Result != nil || !strings.Contains(strings.Join(out.Decision.RuleIDs(), ","), "net.domain_not_allowed") {
+		t.Fatalf("host off allowed_domains: %s %v", out.Status, out.Decision.RuleIDs())
+	}
+	// not declared: the plan has no hosts and the plugin has no network
+	r = rig()
+	out, _ = r.b.Invoke(context.Background(), pluginAction(nil), "")
+	if out.Status != StatusFailed || len(out.Decision.Sandbox.Network.Hosts) != 0 {
+		t.Fatalf("undeclared host: %s %+v", out.Status, out.Result)
 	}
 }
 

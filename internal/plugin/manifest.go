@@ -9,6 +9,7 @@
 //	[reach]          # optional: what its tools may touch besides their own directory
 //	read = ["notes"] # relative to the workspace, or absolute, or ~/...
 //	write = []
+//	hosts = ["api.example.com:443"] # host:port, through the egress proxy
 //
 //	[[tools]]
 //	name = "echo"
@@ -31,8 +32,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -68,8 +71,10 @@ type Manifest struct {
 type Reach struct {
 	Read  []string `toml:"read" json:"read,omitempty"`
 	Write []string `toml:"write" json:"write,omitempty"`
-	// Hosts would be network destinations; claw has no egress proxy for
-	// plugins yet, so a manifest that names any is refused.
+	// Hosts are the network destinations its tools connect to, each
+	// host:port. The gate judges them like a shell command's destinations
+	// (allowed_domains, allow_private_cidrs) and the tool reaches the ones
+	// allowed through claw's egress proxy, and nothing else.
 	Hosts []string `toml:"hosts" json:"hosts,omitempty"`
 }
 
@@ -195,8 +200,13 @@ func (m *Manifest) validate() error {
 	if len(m.Capabilities) != 1 || m.Capabilities[0] != "tool" {
 		return fmt.Errorf("capabilities %q: the only capability is [\"tool\"]", m.Capabilities)
 	}
-	if len(m.Reach.Hosts) > 0 {
-		return errors.New("reach.hosts: network plugins need claw's egress proxy, which this version does not have; remove hosts")
+	if len(m.Reach.Hosts) > maxReach {
+		return fmt.Errorf("reach.hosts: more than %d hosts", maxReach)
+	}
+	for _, h := range m.Reach.Hosts {
+		if err := checkHost(h); err != nil {
+			return fmt.Errorf("reach.hosts %q: %w", h, err)
+		}
 	}
 	if len(m.Reach.Read)+len(m.Reach.Write) > maxReach {
 		return fmt.Errorf("reach: more than %d paths", maxReach)
@@ -254,4 +264,17 @@ func commandPath(c string) (string, error) {
 		return "", fmt.Errorf("%q: want a program inside the plugin directory, such as \"./run\"", c)
 	}
 	return p, nil
+}
+
+// checkHost accepts host:port ([v6]:port for an IPv6 address) with a
+// port of 1-65535; the gate canonicalises and judges the host.
+func checkHost(h string) error {
+	host, port, err := net.SplitHostPort(h)
+	if err != nil || host == "" || strings.ContainsAny(host, "/@?#*$` \t") {
+		return errors.New("want host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("want a port of 1 to 65535")
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
 	"path"
 	"strings"
 	"testing"
@@ -30,12 +31,17 @@ func TestDecodeManifest(t *testing.T) {
 	if m.Name != "echo-plugin" || len(m.Tools) != 1 || m.Tools[0].Command != "./echo-plugin" || string(m.Tools[0].SchemaJSON()) != `{"type":"object"}` {
 		t.Fatalf("decoded %+v", m)
 	}
+	if m, err := DecodeManifest([]byte(echoManifest + "[reach]\nhosts = [\"localhost:8080\", \"[::1]:443\"]\n")); err != nil || len(m.Reach.Hosts) != 2 {
+		t.Fatalf("hosts: %+v %v", m, err)
+	}
 	for _, tc := range []struct{ name, doc, want string }{
 		{"unknown key", "colour = 1\n" + echoManifest, `manifest.toml:1:1: unknown key "colour"`},
 		{"unknown tool key", strings.Replace(echoManifest, "schema =", "shell = 1\nschema =", 1), `manifest.toml:9:1: unknown key "tools.shell"`},
 		{"wrong type", strings.Replace(echoManifest, `version = "0.1.0"`, "version = 1", 1), "manifest.toml:2:"},
 		{"syntax", "name = \n", "manifest.toml:1:"},
-		{"hosts", echoManifest + "[reach]\nhosts = [\"example.com\"]\n", "egress proxy"},
+		{"host without port", echoManifest + "[reach]\nhosts = [\"example.com\"]\n", "want host:port"},
+		{"host port 0", echoManifest + "[reach]\nhosts = [\"example.com:0\"]\n", "port of 1 to 65535"},
+		{"host url", echoManifest + "[reach]\nhosts = [\"http://example.com:80\"]\n", "want host:port"},
 		{"command above", strings.Replace(echoManifest, "./echo-plugin", "../x", 1), "inside the plugin directory"},
 		{"absolute command", strings.Replace(echoManifest, "./echo-plugin", "/bin/sh", 1), "inside the plugin directory"},
 		{"bad name", strings.Replace(echoManifest, `"echo-plugin"`, `"../x"`, 1), "name"},
@@ -54,11 +60,12 @@ func TestDecodeManifest(t *testing.T) {
 
 // FuzzDecodeManifest: a refusal is a *ManifestError whose position lies
 // in the document; an accepted manifest satisfies every rule validate
-// states (names, unique tools, commands inside the directory, no hosts,
+// states (names, unique tools, commands inside the directory, hosts as host:port,
 // object schemas) and survives a TOML round trip unchanged.
 func FuzzDecodeManifest(f *testing.F) {
 	f.Add([]byte(echoManifest))
 	f.Add([]byte(echoManifest + "[reach]\nread = [\"a\", \"~/b\"]\nwrite = [\"/c\"]\n"))
+	f.Add([]byte(echoManifest + "[reach]\nhosts = [\"api.example.com:443\", \"[::1]:8080\"]\n"))
 	f.Add([]byte(echoManifest + "[[tools]]\nname = \"echo\"\ncommand = \"x\"\nschema = {type=\"object\"}\n"))
 	f.Add([]byte("name = \"a\"\nversion = \"1\"\ncapabilities = [\"tool\"]\n[[tools]]\nname=\"t\"\ncommand=\"bin/../t\"\nschema={type=\"object\",properties={a={type=\"string\"}}}\ntimeout=\"5s\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -73,8 +80,13 @@ func FuzzDecodeManifest(f *testing.F) {
 			}
 			return
 		}
-		if !nameRe.MatchString(m.Name) || len(m.Tools) == 0 || len(m.Reach.Hosts) > 0 {
+		if !nameRe.MatchString(m.Name) || len(m.Tools) == 0 {
 			t.Fatalf("accepted %+v", m)
+		}
+		for _, h := range m.Reach.Hosts {
+			if _, p, err := net.SplitHostPort(h); err != nil || p == "0" || p == "" {
+				t.Fatalf("accepted host %q", h)
+			}
 		}
 		seen := map[string]bool{}
 		for _, tl := range m.Tools {
