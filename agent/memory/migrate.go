@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed migrations/*.sql
@@ -61,10 +63,24 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 // The version is read inside each step's transaction (taken IMMEDIATE by
 // the DSN), so two processes opening the same new file at once run every
 // step exactly once. A database newer than this code is refused.
+//
+// SQLite can answer SQLITE_BUSY at once, without its busy handler, while
+// another connection switches a new file to WAL; such a step is tried
+// again, for at most migrateBusyFor.
 func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
 	latest := len(ms)
-	for {
+	deadline := time.Now().Add(migrateBusyFor)
+	for wait := 5 * time.Millisecond; ; {
 		done, err := migrateStep(ctx, db, ms, latest)
+		if err != nil && isBusy(err) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 200*time.Millisecond)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -72,6 +88,21 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
 			return nil
 		}
 	}
+}
+
+// migrateBusyFor bounds the retries of a migration step SQLite refused
+// as busy.
+const migrateBusyFor = 10 * time.Second
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (5) or SQLITE_LOCKED
+// (6), in any extended form.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	c := coded.Code() & 0xff
+	return c == 5 || c == 6
 }
 
 func migrateStep(ctx context.Context, db *sql.DB, ms []migration, latest int) (done bool, err error) {
