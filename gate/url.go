@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/clawsec/claw/internal/netclass"
 )
 
 // maxURLBytes bounds a URL before it is analysed.
@@ -63,7 +65,7 @@ func AnalyzeURL(raw string) *URLInfo {
 	}
 	if ip, ok := parseIPAnyNotation(host); ok {
 		u.IP = ip.String()
-		u.Class = classifyIP(ip)
+		u.Class = netclass.Class(ip)
 		return u
 	}
 	if strings.HasPrefix(p.Host, "[") {
@@ -140,69 +142,6 @@ func parseInetPart(s string) (uint64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-var (
-	metadataAddrs = map[netip.Addr]bool{
-		netip.MustParseAddr("169.254.169.254"): true, // AWS, GCP, Azure, OpenStack
-		netip.MustParseAddr("169.254.170.2"):   true, // ECS task credentials
-		netip.MustParseAddr("100.100.100.200"): true, // Alibaba
-		netip.MustParseAddr("fd00:ec2::254"):   true, // AWS IPv6
-	}
-	privatePrefixes = []netip.Prefix{
-		netip.MustParsePrefix("10.0.0.0/8"),
-		netip.MustParsePrefix("172.16.0.0/12"),
-		netip.MustParsePrefix("192.168.0.0/16"),
-		netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-		netip.MustParsePrefix("fc00::/7"),
-	}
-	reservedPrefixes = []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"),
-		netip.MustParsePrefix("192.0.0.0/24"),
-		netip.MustParsePrefix("192.0.2.0/24"),
-		netip.MustParsePrefix("198.18.0.0/15"),
-		netip.MustParsePrefix("198.51.100.0/24"),
-		netip.MustParsePrefix("203.0.113.0/24"),
-		netip.MustParsePrefix("240.0.0.0/4"),
-		netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach anything
-		netip.MustParsePrefix("64:ff9b:1::/48"),
-		netip.MustParsePrefix("2001:db8::/32"),
-		netip.MustParsePrefix("2002::/16"), // 6to4 embeds IPv4
-		netip.MustParsePrefix("2001::/32"), // Teredo
-		netip.MustParsePrefix("::/96"),     // IPv4-compatible
-	}
-)
-
-// classifyIP classes an address for the egress rules.
-func classifyIP(a netip.Addr) string {
-	switch {
-	case metadataAddrs[a]:
-		return "metadata"
-	case a.IsUnspecified():
-		return "unspecified"
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsLinkLocalUnicast():
-		return "link_local"
-	case a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast():
-		return "multicast"
-	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "reserved"
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(a) {
-			return "private"
-		}
-	}
-	for _, p := range reservedPrefixes {
-		if p.Contains(a) {
-			return "reserved"
-		}
-	}
-	if !a.IsGlobalUnicast() {
-		return "reserved"
-	}
-	return "public"
 }
 
 // classifyHostname classes a name without resolving it. Names that always

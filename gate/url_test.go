@@ -3,6 +3,8 @@ package gate
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/clawsec/claw/internal/netclass"
 )
 
 type netipAddr = netip.Addr
@@ -96,7 +98,7 @@ func FuzzAnalyzeURL(f *testing.F) {
 			t.Fatalf("AnalyzeURL(%q): no class and no error", raw)
 		}
 		if u.Class == "public" && u.IP != "" {
-			if c := classifyIP(mustAddr(t, u.IP)); c != "public" {
+			if c := netclass.Class(mustAddr(t, u.IP)); c != "public" {
 				t.Fatalf("inconsistent class for %q", raw)
 			}
 		}

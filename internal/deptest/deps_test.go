@@ -32,10 +32,10 @@ type rule struct {
 
 var rules = map[string]rule{
 	"policies": {mayUse: []string{}},
-	"gate":     {mayUse: []string{"policies", "gate"}, never: map[string]string{"os/exec": "the gate is a pure function", "net/http": "the gate never reaches the network"}},
-	"executor": {mayUse: []string{"executor"}, never: map[string]string{}},
+	"gate":     {mayUse: []string{"policies", "gate", "internal/netclass"}, never: map[string]string{"os/exec": "the gate is a pure function", "net/http": "the gate never reaches the network"}},
+	"executor": {mayUse: []string{"executor", "internal/netclass"}, never: map[string]string{}},
 	"receipts": {mayUse: []string{"receipts"}},
-	"audit":    {mayUse: []string{"audit", "receipts", "gate", "policies"}},
+	"audit":    {mayUse: []string{"audit", "receipts", "gate", "policies", "internal/netclass"}},
 	"agent": {mayUse: []string{"agent"}, never: map[string]string{
 		"os/exec": "tools act only through the broker (agent.Invoker)",
 	}},
@@ -44,12 +44,14 @@ var rules = map[string]rule{
 		"syscall":  "the store reaches the system only through its SQLite driver",
 		"net/http": "the store never reaches the network",
 	}},
-	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant"}},
-	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts"}},
+	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant", "internal/netclass"}},
+	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts", "internal/netclass"}},
 	"internal/redact": {mayUse: []string{"internal/redact"}},
 	"internal/logx": {mayUse: []string{"internal/logx", "internal/redact"}, why: "logging must not reach the broker or the gate",
 		stdOnly: "every package logs through it; it adds no third-party code to any of them"},
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
+	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
+		stdOnly: "the executor links it; it adds no code of its own to the sandbox"},
 	"internal/textesc": {mayUse: []string{}, why: "escaping text for a terminal or a chat is a leaf", never: map[string]string{
 		"os":       "escaping is a pure function of its input",
 		"os/exec":  "escaping is a pure function of its input",
@@ -74,7 +76,7 @@ var rules = map[string]rule{
 		"agent", "audit", "executor", "gate", "policies", "receipts", "testdata/bypass",
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
-		"internal/serve", "internal/service", "internal/sop", "internal/textesc",
+		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/receipts/receiptstest":                    "receipt fixtures are for tests, never in the binary",
