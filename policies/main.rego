@@ -51,6 +51,10 @@ default allowed_registries := []
 
 allowed_registries := data.claw.config.allowed_registries
 
+default workspace_exec_allow := []
+
+workspace_exec_allow := data.claw.config.workspace_exec_allow
+
 default passphrase_for := []
 
 passphrase_for := data.claw.config.passphrase_for
@@ -601,18 +605,24 @@ write_plan := workspace_list if {
 # writable: the bind mount cannot make one file inside it writable.
 default sandbox_protect := []
 
-sandbox_protect := [p |
-	some p in protect_rel
-	not protect_lifted(p)
-] if {
+sandbox_protect := protect_kept if {
 	ws_valid
 	input.kind in {"shell", "file_write", "edit_file"}
 }
 
+# protect_kept is protect_rel itself when nothing is listed (the common
+# case: one comparison instead of two lookups per protected path).
+protect_kept := protect_rel if {
+	count(workspace_exec_allow) == 0
+} else := [p |
+	some p in protect_rel
+	not protect_lifted(p)
+]
+
 protect_lifted(p) if exec_granted(p)
 
 protect_lifted(p) if {
-	some g in object.get(data.claw.config, "workspace_exec_allow", [])
+	some g in workspace_exec_allow
 	path_covers(p, g)
 }
 

@@ -518,7 +518,7 @@ supervised_ask contains r if {
 # directory, a sibling or the same name elsewhere in the workspace stays
 # denied.
 exec_granted(rel) if {
-	some g in object.get(data.claw.config, "workspace_exec_allow", [])
+	some g in workspace_exec_allow
 	path_covers(g, rel)
 }
 

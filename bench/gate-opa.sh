@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The gate's decisions next to OPA's own evaluation of the same policies,
+# data and input, in one run:
+#   1. bench/gateopa decides the whole bypass corpus in process (p50, p99,
+#      wall and CPU time) and writes the policies, data and SAMPLE inputs
+#      spread over the corpus, each with its in-process p50;
+#   2. `opa bench` (v1.22.2, built from the module proxy) evaluates
+#      data.claw.gate.result on each sampled input: a running OPA with the
+#      query prepared once, as claw does.
+# Prints, per sampled input, claw's p50, OPA's median evaluation time and
+# ns/op, and their ratio, then the median ratio; and the load average
+# before and after.
+# Usage: bench/gate-opa.sh [ROUNDS] [SAMPLE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+sample=${2:-40}
+OPA_VERSION=v1.22.2
+out=bench/out
+mkdir -p "$out"
+if [ ! -x "$out/opa" ]; then
+	echo "bench: building opa $OPA_VERSION" >&2
+	GOBIN="$PWD/$out" go install "github.com/open-policy-agent/opa@$OPA_VERSION"
+fi
+go build -o "$out/gateopa" ./bench/gateopa
+rm -rf "$out/gateopa-mix"
+
+echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$out/gateopa" -out "$out/gateopa-mix" -rounds "$rounds" -sample "$sample"
+mix=$out/gateopa-mix
+printf '%-10s %-12s %-12s %-8s %s\n' "claw p50" "opa median" "opa ns/op" "ratio" case
+while read -r f ours name; do
+	js=$("$out/opa" bench --format json --data "$mix/policies" --data "$mix/data.json" --input "$f" data.claw.gate.result)
+	med=$(printf '%s' "$js" | grep -o '"histogram_timer_rego_query_eval_ns_median": *[0-9.]*' | grep -o '[0-9.]*$')
+	n=$(printf '%s' "$js" | grep -o '"N": *[0-9]*' | grep -o '[0-9]*$')
+	t=$(printf '%s' "$js" | grep -o '"T": *[0-9]*' | grep -o '[0-9]*$')
+	nsop=$((t / n))
+	printf '%-10s %-12s %-12s %-8s %s\n' "$((ours / 1000))µs" "$(printf '%.0f' "${med:-0}" | awk '{printf "%dµs", $1/1000}')" \
+		"$(printf '%.0f' "${nsop:-0}" | awk '{printf "%dµs", $1/1000}')" "$(awk -v a="${med:-0}" -v b="$ours" 'BEGIN {printf "%.2f", a/b}')" "$name"
+done <"$mix/inputs.txt" | tee "$out/gate-opa.txt"
+awk '{print $4}' "$out/gate-opa.txt" | sort -n | awk '{a[NR]=$1} END {print "== median ratio (OPA median / claw p50): " a[int((NR+1)/2)]}'
+echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
