@@ -655,14 +655,27 @@ destructive contains r if {
 
 # METADATA
 # title: Write to a system file
-# description: Creating, truncating (:> /etc/passwd) or replacing a file below /etc, /usr, /boot, /bin, /sbin, /lib or /var/lib.
+# description: >-
+#   Creating, truncating (:> /etc/passwd) or replacing a file below /etc,
+#   /usr, /boot, /bin, /sbin, /lib or /var/lib, other than in a workspace
+#   the configuration puts there (a service's /var/lib/claw/workspace)
+#   that is not itself a system directory.
 # custom:
 #   id: destructive.system_file_write
 #   severity: critical
 destructive contains r if {
 	some p in writes
 	strings.any_prefix_match(p, system_file_prefixes)
+	not own_workspace_path(p)
 	r := lib.reason(rego.metadata.rule(), sprintf("writing %s would change a system file", [p]))
+}
+
+# own_workspace_path(p): p is in the workspace, and the workspace is not a
+# system directory or a top-level one (a workspace of /etc or /var/lib
+# would make the system the agent's).
+own_workspace_path(p) if {
+	inside_workspace(p)
+	not critical_dir(workspace)
 }
 
 # METADATA

@@ -27,7 +27,9 @@ loose := {
 d(id, cmds) := {"id": id, "input": at(sh(cmds), "full"), "config": loose, "decision": "deny", "risk": "critical", "severity": "critical"}
 
 # ok(id, cmds) is a case where rule id must stay quiet for cmds.
-ok(id, cmds) := {"id": id, "input": at(sh(cmds), "full"), "config": loose}
+ok(id, cmds) := ok_input(id, at(sh(cmds), "full"))
+
+ok_input(id, act) := {"id": id, "input": act, "config": loose}
 
 rmrf(paths) := cmd(array.concat(["rm", "-rf"], paths), ["r", "f"], paths)
 
@@ -173,6 +175,18 @@ destructive_fires := {
 		"config": loose,
 		"decision": "deny",
 	},
+	"destructive.system_file_write: a workspace of /var/lib": {
+		"id": "destructive.system_file_write",
+		"input": at(object.union(write("file_write", ["/var/lib/dpkg/status"]), {"context": {"workspace": "/var/lib", "cwd": "/var/lib"}}), "full"),
+		"config": loose,
+		"decision": "deny",
+	},
+	"destructive.system_file_write: beside a workspace under /var/lib": {
+		"id": "destructive.system_file_write",
+		"input": at(object.union(write("file_write", ["/var/lib/dpkg/status"]), {"context": {"workspace": "/var/lib/claw/workspace", "cwd": "/var/lib/claw/workspace"}}), "full"),
+		"config": loose,
+		"decision": "deny",
+	},
 	"destructive.crontab_remove: crontab -r": d("destructive.crontab_remove", [cmd(["crontab", "-r"], ["r"], [])]),
 	"destructive.crontab_remove: crontab -ir": d("destructive.crontab_remove", [cmd(["crontab", "-ir"], ["i", "r"], [])]),
 	"destructive.move_critical: mv /usr away": d("destructive.move_critical", [cmd(["mv", "/usr", "/tmp/gone"], [], ["/usr", "/tmp/gone"])]),
@@ -186,6 +200,7 @@ destructive_fires := {
 }
 
 destructive_quiet := {
+	"destructive.system_file_write: in a workspace under /var/lib": ok_input("destructive.system_file_write", at(object.union(write("file_write", ["/var/lib/claw/workspace/notes.md"]), {"context": {"workspace": "/var/lib/claw/workspace", "cwd": "/var/lib/claw/workspace"}}), "full")),
 	"destructive.rm_root: rm -rf ./build": ok("destructive.rm_root", [rmrf(["/home/u/ws/build"])]),
 	"destructive.rm_root: non-recursive rm of a top-level file": ok("destructive.rm_root", [cmd(["rm", "/swapfile"], [], ["/swapfile"])]),
 	"destructive.rm_root: rm -rf in /tmp": ok("destructive.rm_root", [rmrf(["/tmp/build"])]),
