@@ -529,7 +529,9 @@ func (v *verifier) missing(at Problem, from, to uint64) {
 	v.problem(at)
 }
 
-// consume does the ordered checks for one receipt.
+// consume does the ordered checks for one receipt, one after another:
+// log identity, sequence number, hash chain, signature, timestamp, Merkle
+// tree (checkpoints and anchors), what its type means, and the counts.
 func (v *verifier) consume(r *rec) {
 	rep := v.rep
 	rep.Receipts++
@@ -549,12 +551,27 @@ func (v *verifier) consume(r *rec) {
 	}
 	b := &r.pl.Decoded
 	at.Seq = b.Seq
+	v.checkLogID(b, at)
+	v.checkSeq(b, at)
+	v.checkChain(r, at)
+	v.checkSignature(r, at)
+	v.checkTime(r, at)
+	v.checkTree(r, at)
+	v.checkType(r, at)
+	if r.inRange {
+		v.count(r)
+	}
+}
 
-	// Log identity.
+// checkLogID checks that the receipt belongs to the log of the first one.
+func (v *verifier) checkLogID(b *receipts.Body, at Problem) {
+	rep := v.rep
 	if v.logID == "" {
 		v.logID = b.Log
 		rep.LogIDs = append(rep.LogIDs, b.Log)
-	} else if b.Log != v.logID {
+		return
+	}
+	if b.Log != v.logID {
 		p := at
 		p.Kind, p.Expected, p.Found, p.Msg = KindOtherLog, v.logID, b.Log, "receipt belongs to another log"
 		v.problem(p)
@@ -562,10 +579,13 @@ func (v *verifier) consume(r *rec) {
 			rep.LogIDs = append(rep.LogIDs, b.Log)
 		}
 	}
+}
 
-	// Sequence numbers.
+// checkSeq checks that the sequence number is the next one: missing
+// ranges, duplicates and reordering are problems.
+func (v *verifier) checkSeq(b *receipts.Body, at Problem) {
 	if !v.started {
-		rep.FirstSeq = b.Seq
+		v.rep.FirstSeq = b.Seq
 		if b.Seq != 1 {
 			v.missing(at, 1, b.Seq-1)
 		}
@@ -587,9 +607,13 @@ func (v *verifier) consume(r *rec) {
 	if b.Seq > v.maxSeq {
 		v.maxSeq = b.Seq
 	}
-	rep.LastSeq = v.maxSeq
+	v.rep.LastSeq = v.maxSeq
+}
 
-	// Hash chain.
+// checkChain checks that prev is the entry hash of the receipt before
+// (the genesis value for seq 1).
+func (v *verifier) checkChain(r *rec, at Problem) {
+	b := &r.pl.Decoded
 	if v.started || b.Seq == 1 {
 		want := v.prev.String()
 		if !v.started {
@@ -604,46 +628,55 @@ func (v *verifier) consume(r *rec) {
 	}
 	v.prev = r.hash
 	v.started = true
+}
 
-	// Signature.
-	v.kidUse[r.pl.KID]++
+// checkSignature counts the key's use and reports a signature that does
+// not verify, an unknown key, or a key used after it was rotated away.
+func (v *verifier) checkSignature(r *rec, at Problem) {
+	kid := r.pl.KID
+	v.kidUse[kid]++
 	if r.sig == sigUnknown {
 		// A key may have been introduced by a rotation after the worker
 		// took its snapshot of the ring.
-		if ring := v.ring.Load(); ring.Has(r.pl.KID) {
+		if ring := v.ring.Load(); ring.Has(kid) {
 			r.sig = verifySig(ring, r.pl)
 		}
 	}
+	p := at
 	switch r.sig {
 	case sigOK:
-		rep.SignaturesOK++
-		if s, ok := v.retired[r.pl.KID]; ok && b.Seq > s {
-			p := at
-			p.Kind, p.Found, p.Msg = KindRetiredKey, r.pl.KID, fmt.Sprintf("signed by key %s after it was rotated away at seq %d", r.pl.KID, s)
+		v.rep.SignaturesOK++
+		if s, ok := v.retired[kid]; ok && r.pl.Decoded.Seq > s {
+			p.Kind, p.Found, p.Msg = KindRetiredKey, kid, fmt.Sprintf("signed by key %s after it was rotated away at seq %d", kid, s)
 			v.problem(p)
 		}
 	case sigBad:
-		p := at
-		p.Kind, p.Found, p.Msg = KindBadSignature, r.pl.KID, fmt.Sprintf("signature does not verify with key %s: the receipt was changed", r.pl.KID)
+		p.Kind, p.Found, p.Msg = KindBadSignature, kid, fmt.Sprintf("signature does not verify with key %s: the receipt was changed", kid)
 		v.problem(p)
 	case sigUnknown:
-		p := at
-		p.Kind, p.Found, p.Msg = KindUnknownKey, r.pl.KID, fmt.Sprintf("signed by unknown key %s", r.pl.KID)
+		p.Kind, p.Found, p.Msg = KindUnknownKey, kid, fmt.Sprintf("signed by unknown key %s", kid)
 		v.problem(p)
 	}
+}
 
-	// Timestamps.
+// checkTime reports a timestamp earlier than one before it.
+func (v *verifier) checkTime(r *rec, at Problem) {
 	if !v.lastTS.IsZero() && r.ts.Before(v.lastTS) {
 		p := at
-		p.Kind, p.Expected, p.Found = KindTimeBack, v.lastTS.Format(receipts.TimeFormat), b.TS
+		p.Kind, p.Expected, p.Found = KindTimeBack, v.lastTS.Format(receipts.TimeFormat), r.pl.Decoded.TS
 		p.Msg = "timestamp goes backwards"
 		v.problem(p)
 	}
 	if r.ts.After(v.lastTS) {
 		v.lastTS = r.ts
 	}
+}
 
-	// Checkpoints commit to the tree before their own leaf.
+// checkTree adds the receipt to the Merkle tree. A checkpoint commits to
+// the tree before its own leaf; an anchor of the tree's new size must
+// have its root.
+func (v *verifier) checkTree(r *rec, at Problem) {
+	b := &r.pl.Decoded
 	if b.Type == receipts.TypeCheckpoint {
 		v.checkCheckpoint(r, at)
 	}
@@ -652,18 +685,25 @@ func (v *verifier) consume(r *rec) {
 		p.Kind, p.Msg = KindCheckpoint, "merkle: "+err.Error()
 		v.problem(p)
 	}
-	if as := v.bySize[v.rng.End()]; len(as) > 0 {
-		root, _ := v.rng.GetRootHash(nil)
-		for _, a := range as {
-			a.reached = true
-			if !bytes.Equal(root, a.root) {
-				a.Result = "rewritten"
-				a.Detail = fmt.Sprintf("the first %d receipts have root %s, the anchor says %s: receipts up to seq %d were rewritten", a.Size, base64.StdEncoding.EncodeToString(root), a.Root, b.Seq)
-			}
+	as := v.bySize[v.rng.End()]
+	if len(as) == 0 {
+		return
+	}
+	root, _ := v.rng.GetRootHash(nil)
+	for _, a := range as {
+		a.reached = true
+		if !bytes.Equal(root, a.root) {
+			a.Result = "rewritten"
+			a.Detail = fmt.Sprintf("the first %d receipts have root %s, the anchor says %s: receipts up to seq %d were rewritten", a.Size, base64.StdEncoding.EncodeToString(root), a.Root, b.Seq)
 		}
 	}
+}
 
-	// Semantics and counts.
+// checkType checks what the receipt's type means: a key rotation, a
+// recovery (a warning), a policy digest, and the order of decisions,
+// approvals and outcomes.
+func (v *verifier) checkType(r *rec, at Problem) {
+	b := &r.pl.Decoded
 	switch b.Type {
 	case receipts.TypeKeyRotated:
 		v.checkRotation(r, at)
@@ -679,25 +719,29 @@ func (v *verifier) consume(r *rec) {
 	case receipts.TypePolicyLoaded:
 		if b.Policy != nil && !v.digests[b.Policy.Digest] {
 			v.digests[b.Policy.Digest] = true
-			rep.PolicyDigests = append(rep.PolicyDigests, b.Policy.Digest)
+			v.rep.PolicyDigests = append(v.rep.PolicyDigests, b.Policy.Digest)
 		}
 	}
 	v.semantics(b, at)
-	if r.inRange {
-		rep.Counted++
-		if rep.Covered.From.IsZero() || r.ts.Before(rep.Covered.From) {
-			rep.Covered.From = r.ts
-		}
-		if r.ts.After(rep.Covered.To) {
-			rep.Covered.To = r.ts
-		}
-		rep.ByType[string(b.Type)]++
-		if b.Type == receipts.TypeDecision && b.Decision != nil {
-			rep.ByDecision[b.Decision.Result]++
-		}
-		if b.Type == receipts.TypeOutcome && b.Outcome != nil {
-			rep.ByOutcome[b.Outcome.Status]++
-		}
+}
+
+// count adds a receipt of the requested time range to the report's
+// counts and covered range.
+func (v *verifier) count(r *rec) {
+	rep, b := v.rep, &r.pl.Decoded
+	rep.Counted++
+	if rep.Covered.From.IsZero() || r.ts.Before(rep.Covered.From) {
+		rep.Covered.From = r.ts
+	}
+	if r.ts.After(rep.Covered.To) {
+		rep.Covered.To = r.ts
+	}
+	rep.ByType[string(b.Type)]++
+	if b.Type == receipts.TypeDecision && b.Decision != nil {
+		rep.ByDecision[b.Decision.Result]++
+	}
+	if b.Type == receipts.TypeOutcome && b.Outcome != nil {
+		rep.ByOutcome[b.Outcome.Status]++
 	}
 }
 
