@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/term"
 )
 
 // yieldTool runs yield_to_user: it does nothing but answer; the run sees
@@ -38,7 +39,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 	if o.maxTurns > 0 {
 		c.MaxTurns = o.maxTurns
 	}
-	show := showTool(g.stderr)
+	show := term.ShowTool(g.stderr)
 	res := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
@@ -55,7 +56,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 				fmt.Fprintf(g.stderr, "claw: turn %d: %s\n", t.N, rt.Redact(t.Err.Error()))
 			}
 			if !o.asJSON && strings.TrimSpace(t.Result.Reply) != "" {
-				fmt.Fprintln(g.stdout, sanitizeStream(rt.Redact(t.Result.Reply)))
+				fmt.Fprintln(g.stdout, term.SanitizeStream(rt.Redact(t.Result.Reply)))
 			}
 		},
 	})

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func TestReadNoEcho(t *testing.T) {
 		}
 		m.Write([]byte(plantedTTYPass + "\n"))
 	}()
-	got, err := readNoEcho(context.Background(), s, nil)
+	got, err := ReadNoEcho(context.Background(), s, nil)
 	if err != nil || got != plantedTTYPass {
 		t.Fatalf("readNoEcho = %q, %v", got, err)
 	}
@@ -101,7 +101,7 @@ func TestReadNoEchoDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := readNoEcho(ctx, s, nil)
+		_, err := ReadNoEcho(ctx, s, nil)
 		done <- err
 	}()
 	select {
@@ -127,7 +127,7 @@ func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		got, err := readNoEcho(context.Background(), s, func() {
+		got, err := ReadNoEcho(context.Background(), s, func() {
 			tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
 			echoOff = err == nil && tio.Lflag&unix.ECHO == 0
 			m.Write([]byte(plantedTTYPass + "\n")) // typed at once

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -100,12 +100,12 @@ func TestApproveDiscardsTypeahead(t *testing.T) {
 }
 
 func replTestApprover(term *os.File, out io.Writer) broker.Approver {
-	in := &lineInput{tty: true, term: term, plain: newPlainLines(term), stdout: out}
-	return &replApprover{in: in, out: out}
+	in := &LineInput{tty: true, term: term, plain: newPlainLines(term), stdout: out}
+	return PassphraseApprover{NewApprover(in, out)}
 }
 
 func execTestApprover(term *os.File, out io.Writer) broker.Approver {
-	return newTTYApprover(&globals{stdin: term, stderr: out})
+	return NewApprover(NewPromptInput(term, out), out)
 }
 
 // TestReplyMargin: on a terminal every line of the model's text after the
@@ -136,11 +136,11 @@ func TestReplyMargin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			p := &replyPrinter{w: &b, prefix: "claw> ", margin: tt.margin, sp: newSpinner(io.Discard, false), redact: tt.redact}
+			p := &Printer{w: &b, prefix: "claw> ", margin: tt.margin, sp: NewSpinner(io.Discard, false), redact: tt.redact}
 			for _, c := range tt.chunks {
-				p.delta(c)
+				p.Delta(c)
 			}
-			p.finish(tt.reply)
+			p.Finish(tt.reply)
 			if b.String() != tt.want {
 				t.Errorf("printed %q, want %q", b.String(), tt.want)
 			}
