@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -44,7 +42,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Task:            o.message,
-		User:            userLines(ctx, g.stdin, g.stderr),
+		User:            term.Messages(ctx, g.stdin, g.stderr),
 		OnTool:          show,
 		OnTurn: func(t agent.RunTurn) {
 			how := "autonomous"
@@ -89,31 +87,4 @@ func autonomousBounds(rt *agentRuntime, estopped func() bool) agent.Autonomous {
 		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
 		Estopped: estopped,
 	}
-}
-
-// userLines sends each non-empty line of r, as the person's message; the
-// channel is closed at the end of r, or at a line too long to be a
-// message (said on errw).
-func userLines(ctx context.Context, r io.Reader, errw io.Writer) <-chan string {
-	ch := make(chan string)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), agent.MaxMessageBytes)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
-				continue
-			}
-			select {
-			case ch <- line:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			fmt.Fprintf(errw, "claw: standard input: %v; no more messages are read from it\n", err)
-		}
-	}()
-	return ch
 }

@@ -1,6 +1,7 @@
 package term
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/peterh/liner"
 )
@@ -312,4 +314,31 @@ func (p *plainLines) next() (string, error) {
 			p.eof = true
 		}
 	}
+}
+
+// Messages sends each non-empty line of r as a message of the person (to
+// an autonomous run, which it interrupts). The channel is closed at the
+// end of r, or at a line too long to be a message (said on errw).
+func Messages(ctx context.Context, r io.Reader, errw io.Writer) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), agent.MaxMessageBytes)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			select {
+			case ch <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintf(errw, "claw: standard input: %v; no more messages are read from it\n", err)
+		}
+	}()
+	return ch
 }
