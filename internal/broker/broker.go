@@ -342,7 +342,8 @@ func notAllowed(d gate.Decision, tool string) gate.Decision {
 // receipt). A relayed question (relay, its reason, not nil) skips the
 // gate and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
-	x := b.decide(ctx, a, conversation, relay)
+	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
+	x.decide(ctx)
 	if err := x.record(ctx); err != nil {
 		return x.out, err
 	}
@@ -361,10 +362,10 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 }
 
 // invocation is one action on its way through the path: what its phases
-// share. c is the broker's Config, narrowed by a delegation.
+// share. c is the broker's Config, or a copy narrowed by a delegation.
 type invocation struct {
 	b            *Broker
-	c            Config
+	c            *Config
 	a            gate.Action
 	conversation string
 	relay        *gate.Reason
@@ -383,28 +384,30 @@ type invocation struct {
 // channel's tools and the delegation depth; a relayed question is an ask
 // without the gate. A gate error stays in the Outcome beside its decision
 // (a deny), which is recorded like any other.
-func (b *Broker) decide(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) *invocation {
-	x := &invocation{b: b, c: b.cfg, a: a, conversation: conversation, relay: relay}
-	c := &x.c
+func (x *invocation) decide(ctx context.Context) {
+	b, a, conversation, relay := x.b, x.a, x.conversation, x.relay
 	id := receipts.NewActionID()
-	x.ref = receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx))),
+	x.ref = receipts.Ref{ActionID: id, Conversation: conversation, Channel: b.cfg.Channel, User: b.cfg.Redact(userLabel(UserFrom(ctx))),
 		AutonomousRun: userLabel(agent.RunFrom(ctx))}
 	if run, step := RunStepFrom(ctx); run != "" || step != "" {
 		x.ref.Run, x.ref.Step = userLabel(run), userLabel(step)
 	}
 	del, delegated := DelegationFrom(ctx)
 	if delegated {
-		c.Autonomy = narrowerAutonomy(c.Autonomy, del.Autonomy)
-		c.ToolsAllow = narrowerTools(c.ToolsAllow, del.ToolsAllow)
+		narrowed := b.cfg
+		narrowed.Autonomy = narrowerAutonomy(narrowed.Autonomy, del.Autonomy)
+		narrowed.ToolsAllow = narrowerTools(narrowed.ToolsAllow, del.ToolsAllow)
+		x.c = &narrowed
 		x.ref.ParentAction = userLabel(del.ParentAction)
 	}
+	c := x.c
 	x.estop = b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: x.estop, Conversation: conversation}
 	x.in = gate.BuildInput(a, gctx)
 	if relay != nil {
 		x.out = &Outcome{ActionID: id, Decision: b.relayDecision(x.estop, *relay)}
-		return x
+		return
 	}
 	if x.in.Kind == "plugin" {
 		x.plugin = b.resolvePlugin(a, x.in)
@@ -421,14 +424,13 @@ func (b *Broker) decide(ctx context.Context, a gate.Action, conversation string,
 		d = delegationDenial(d, del.depth)
 	}
 	x.out = &Outcome{ActionID: id, Decision: d, Err: err}
-	return x
 }
 
 // record is the second phase: the decision receipt, made durable before
 // anything else happens. When it cannot be written the action goes no
 // further.
 func (x *invocation) record(ctx context.Context) error {
-	c, a, d := &x.c, x.a, x.out.Decision
+	c, a, d := x.c, x.a, x.out.Decision
 	x.argsJSON, _ = json.Marshal(a.Args)
 	x.actionSHA = actionDigest(a, d)
 	x.summary = c.Redact(gate.Summary(a))
@@ -539,7 +541,7 @@ func (x *invocation) askPassphrase(ctx context.Context) (bool, error) {
 // Config.ApprovalTimeout; like approve, it reports whether the action may
 // run. An approval may store a grant (Answer.Remember).
 func (x *invocation) askApprover(ctx context.Context) (bool, error) {
-	c := &x.c
+	c := x.c
 	if c.Approver == nil {
 		x.out.Err = errors.New("this action needs approval and nobody could be asked")
 		return false, x.end(ctx, StatusNeedsApproval, x.out.Err.Error())
@@ -582,7 +584,7 @@ func (x *invocation) askApprover(ctx context.Context) (bool, error) {
 
 // recordApproval writes the approval receipt of ans.
 func (x *invocation) recordApproval(ctx context.Context, ans Answer) error {
-	c, id := &x.c, x.out.ActionID
+	c, id := x.c, x.out.ActionID
 	x.out.Approval = &ans
 	ent, err := c.Log.Approval(context.WithoutCancel(ctx), x.ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: x.actionSHA})
 	if err != nil {
@@ -610,7 +612,7 @@ type ran struct {
 // question's answer, an in-process tool) or in the sandbox. An error is
 // a sandbox spec that could not be built: nothing ran.
 func (x *invocation) run(ctx context.Context) (ran, error) {
-	c, a, d := &x.c, x.a, x.out.Decision
+	c, a, d := x.c, x.a, x.out.Decision
 	r := ran{start: time.Now()}
 	if x.relay != nil {
 		r.res = runInProcess(ctx, relayed, nil)
