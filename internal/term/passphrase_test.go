@@ -67,7 +67,7 @@ func TestReadNoEcho(t *testing.T) {
 	}()
 	got, err := ReadNoEcho(context.Background(), s, nil)
 	if err != nil || got != plantedTTYPass {
-		t.Fatalf("readNoEcho = %q, %v", got, err)
+		t.Fatalf("ReadNoEcho = %q, %v", got, err)
 	}
 	if l, n := termState(t, s); l != lflag || n != nb {
 		t.Fatalf("terminal not restored: lflag %#x→%#x, nonblock %v→%v", lflag, l, nb, n)
@@ -133,7 +133,7 @@ func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
 			m.Write([]byte(plantedTTYPass + "\n")) // typed at once
 		})
 		if err != nil || got != plantedTTYPass {
-			t.Errorf("readNoEcho = %q, %v", got, err)
+			t.Errorf("ReadNoEcho = %q, %v", got, err)
 		}
 	}()
 	var shown bytes.Buffer
@@ -152,7 +152,7 @@ func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("readNoEcho did not return")
+		t.Fatal("ReadNoEcho did not return")
 	}
 	if !echoOff {
 		t.Error("the prompt was shown with the echo still on")

@@ -46,7 +46,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestApproveDiscardsTypeahead: a "y" typed before the approval prompt
 // (at a prompt a model drew in its reply, say) is thrown away, with a
 // notice; only what is typed after the question answers it. Through a
-// real pseudo-terminal, on both approvers: the REPL's and claw exec's.
+// real pseudo-terminal, on the approver with both inputs: the REPL's and
+// claw exec's.
 func TestApproveDiscardsTypeahead(t *testing.T) {
 	tests := []struct {
 		name     string
