@@ -217,187 +217,275 @@ var ErrEmptyMessage = errors.New("empty message")
 // MaxMessageBytes bounds a person's message.
 const MaxMessageBytes = 256 << 10
 
-// Turn runs one turn of a conversation.
+// Turn runs one turn of a conversation: begin (the person's message
+// saved, the history loaded), then rounds of ask (the model) and act (its
+// tool calls through the Invoker), until the model answers in text.
 func (a *Agent) Turn(ctx context.Context, r TurnRequest) (TurnResult, error) {
-	var res TurnResult
-	msg := strings.TrimSpace(r.Message)
-	if msg == "" {
-		return res, ErrEmptyMessage
+	msg, err := checkMessage(r.Message)
+	if err != nil {
+		return TurnResult{}, err
 	}
-	if len(msg) > MaxMessageBytes {
-		return res, fmt.Errorf("message of %d bytes is larger than the %d allowed", len(msg), MaxMessageBytes)
+	t := &turnState{a: a, r: r}
+	defer t.status("")
+	if err := t.begin(ctx, msg); err != nil {
+		return t.res, err
 	}
-	if !utf8.ValidString(msg) {
-		return res, errors.New("message is not UTF-8")
-	}
-	status := func(s string) {
-		if r.OnStatus != nil {
-			r.OnStatus(s)
+	for round := 0; ; round++ {
+		if done, err := t.round(ctx, round); done || err != nil {
+			return t.res, err
 		}
 	}
-	defer status("")
-	conv, started, err := a.conversation(ctx, r)
-	if err != nil {
-		return res, err
+}
+
+// checkMessage is a person's message, trimmed, or why it cannot be sent.
+func checkMessage(m string) (string, error) {
+	msg := strings.TrimSpace(m)
+	if msg == "" {
+		return "", ErrEmptyMessage
 	}
-	res.Conversation, res.Started = conv.ID, started
-	st := a.cfg.Memory
+	if len(msg) > MaxMessageBytes {
+		return "", fmt.Errorf("message of %d bytes is larger than the %d allowed", len(msg), MaxMessageBytes)
+	}
+	if !utf8.ValidString(msg) {
+		return "", errors.New("message is not UTF-8")
+	}
+	return msg, nil
+}
+
+// turnState is one turn under way: what its rounds share.
+type turnState struct {
+	a       *Agent
+	r       TurnRequest
+	res     TurnResult
+	conv    memory.Conversation
+	id      string // the turn id every message of the turn carries
+	history []provider.Message
+	schemas []provider.ToolSchema
+	active  map[string]bool // the active tools by name
+	seen    map[string]bool // the call ids the model sees, which a new call must not reuse
+	system  string
+	sent    int // calls sent to the Invoker, for r.MaxToolCalls
+}
+
+// status tells the channel what the turn is doing (TurnRequest.OnStatus).
+func (t *turnState) status(s string) {
+	if t.r.OnStatus != nil {
+		t.r.OnStatus(s)
+	}
+}
+
+// begin saves the person's message and loads what the model is sent with
+// it: the history, the tools' schemas and the system prompt.
+func (t *turnState) begin(ctx context.Context, msg string) error {
+	a := t.a
+	conv, started, err := a.conversation(ctx, t.r)
+	if err != nil {
+		return err
+	}
+	t.conv = conv
+	t.res.Conversation, t.res.Started = conv.ID, started
 	// Every message of this receive→reply cycle carries its turn id.
-	turn := memory.NewTurnID()
-	if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg, TurnID: turn}); err != nil {
-		return res, fmt.Errorf("saving the message: %w", err)
+	t.id = memory.NewTurnID()
+	if _, err := a.cfg.Memory.Append(ctx, conv.ID, memory.Message{Role: memory.RoleUser, Content: msg, TurnID: t.id}); err != nil {
+		return fmt.Errorf("saving the message: %w", err)
 	}
 	a.log.Info("message persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "user")
 
-	history, err := a.history(ctx, &conv, status)
+	t.history, err = a.history(ctx, &t.conv, t.status)
 	if err != nil {
-		return res, err
+		return err
 	}
-	schemas := make([]provider.ToolSchema, 0, len(a.cfg.Tools))
-	active := map[string]bool{}
-	for _, t := range a.cfg.Tools {
-		schemas = append(schemas, provider.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema()})
-		active[t.Name] = true
+	t.schemas = make([]provider.ToolSchema, 0, len(a.cfg.Tools))
+	t.active = map[string]bool{}
+	for _, s := range a.cfg.Tools {
+		t.schemas = append(t.schemas, provider.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Schema()})
+		t.active[s.Name] = true
 	}
-	// the call ids the model sees, which a new call must not reuse
-	seen := map[string]bool{}
-	for _, m := range history {
+	t.seen = map[string]bool{}
+	for _, m := range t.history {
 		for _, c := range m.ToolCalls {
-			seen[c.ID] = true
+			t.seen[c.ID] = true
 		}
 	}
-	system := a.systemPrompt(conv.Summary)
-	if r.Guidance != "" {
-		system += "\n" + r.Guidance + "\n"
+	t.system = a.systemPrompt(t.conv.Summary)
+	if t.r.Guidance != "" {
+		t.system += "\n" + t.r.Guidance + "\n"
 	}
-	sent := 0 // calls sent to the Invoker, for r.MaxToolCalls
-	for round := 0; ; round++ {
-		req := provider.ChatRequest{System: system, Messages: history, Tools: schemas, Model: a.cfg.Model,
-			Metadata: a.routeHints(provider.PurposeChat)}
-		last := round >= a.cfg.MaxToolRounds
-		if last {
-			// Out of tool rounds: ask for an answer with what it has.
-			req.Tools = nil
-			req.Messages = append(append([]provider.Message(nil), history...), provider.Message{Role: provider.RoleUser,
-				Content: fmt.Sprintf("[claw] The limit of %d tool rounds for this message is reached. Answer now with what you have; no more tool calls.", a.cfg.MaxToolRounds)})
+	return nil
+}
+
+// round is one round of a turn: the model is asked, and either answers
+// (done) or proposes tool calls, which are run and saved with their
+// results.
+func (t *turnState) round(ctx context.Context, round int) (done bool, err error) {
+	last := round >= t.a.cfg.MaxToolRounds
+	resp, err := t.ask(ctx, last)
+	if err != nil {
+		return true, err
+	}
+	text, calls, meta := t.reply(resp, last)
+	if len(calls) == 0 {
+		return true, t.answer(ctx, resp, text, meta, round)
+	}
+	if err := t.act(ctx, round, resp, text, meta, calls); err != nil {
+		return true, err
+	}
+	t.res.Rounds = round + 1
+	return false, ctx.Err()
+}
+
+// ask sends the conversation to the model. The last round, out of tool
+// rounds, asks for an answer without tools.
+func (t *turnState) ask(ctx context.Context, last bool) (provider.ChatResponse, error) {
+	a := t.a
+	req := provider.ChatRequest{System: t.system, Messages: t.history, Tools: t.schemas, Model: a.cfg.Model,
+		Metadata: a.routeHints(provider.PurposeChat)}
+	if last {
+		// Out of tool rounds: ask for an answer with what it has.
+		req.Tools = nil
+		req.Messages = append(append([]provider.Message(nil), t.history...), provider.Message{Role: provider.RoleUser,
+			Content: fmt.Sprintf("[claw] The limit of %d tool rounds for this message is reached. Answer now with what you have; no more tool calls.", a.cfg.MaxToolRounds)})
+	}
+	if t.r.OnDelta != nil && a.cfg.Provider.Capabilities().Streaming {
+		req.Stream, req.OnDelta = true, t.r.OnDelta
+	}
+	t.status("thinking")
+	resp, err := a.cfg.Provider.Chat(ctx, req)
+	t.status("")
+	if err != nil {
+		a.log.Warn("provider error", "event", "provider_error", "provider", a.cfg.Provider.Name(), "error", err.Error())
+		return resp, fmt.Errorf("model %s: %w", a.cfg.Provider.Name(), err)
+	}
+	t.res.Provider, t.res.Model = resp.Provider, resp.Model
+	if u := resp.Usage; u != nil {
+		t.res.Tokens += u.InputTokens + u.OutputTokens
+	}
+	return resp, nil
+}
+
+// reply is the model's text and tool calls, with calls written as text
+// recovered when it made no structured ones; none in the last round.
+func (t *turnState) reply(resp provider.ChatResponse, last bool) (string, []provider.ToolCall, map[string]string) {
+	text := clipText(resp.Text, t.a.cfg.MaxResponseBytes)
+	calls := resp.ToolCalls
+	meta := replyMetadata(resp)
+	if len(calls) == 0 && !last {
+		var recovered []provider.ToolCall
+		recovered, text = RecoverToolCalls(text, t.active)
+		if len(recovered) > 0 {
+			t.a.log.Info("recovered tool calls written as text", "event", "tool_calls_recovered", "conversation", t.conv.ID, "count", len(recovered))
+			calls = recovered
+			meta["tool_calls_recovered"] = strconv.Itoa(len(recovered))
 		}
-		if r.OnDelta != nil && a.cfg.Provider.Capabilities().Streaming {
-			req.Stream, req.OnDelta = true, r.OnDelta
-		}
-		status("thinking")
-		resp, err := a.cfg.Provider.Chat(ctx, req)
-		status("")
-		if err != nil {
-			a.log.Warn("provider error", "event", "provider_error", "provider", a.cfg.Provider.Name(), "error", err.Error())
-			return res, fmt.Errorf("model %s: %w", a.cfg.Provider.Name(), err)
-		}
-		res.Provider, res.Model = resp.Provider, resp.Model
-		if u := resp.Usage; u != nil {
-			res.Tokens += u.InputTokens + u.OutputTokens
-		}
-		text := clipText(resp.Text, a.cfg.MaxResponseBytes)
-		calls := resp.ToolCalls
-		meta := replyMetadata(resp)
-		if len(calls) == 0 && !last {
-			var recovered []provider.ToolCall
-			recovered, text = RecoverToolCalls(text, active)
-			if len(recovered) > 0 {
-				a.log.Info("recovered tool calls written as text", "event", "tool_calls_recovered", "conversation", conv.ID, "count", len(recovered))
-				calls = recovered
-				meta["tool_calls_recovered"] = strconv.Itoa(len(recovered))
+	}
+	if last {
+		calls = nil
+	}
+	return text, calls, meta
+}
+
+// answer saves the model's answer, which ends the turn.
+func (t *turnState) answer(ctx context.Context, resp provider.ChatResponse, text string, meta map[string]string, round int) error {
+	if _, err := t.a.cfg.Memory.Append(ctx, t.conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, TurnID: t.id,
+		Provider: keepName(resp.Provider), Model: keepName(resp.Model), Metadata: meta}); err != nil {
+		return fmt.Errorf("saving the reply: %w", err)
+	}
+	t.a.log.Info("reply persisted", "event", "memory_persisted", "conversation", t.conv.ID, "role", "assistant")
+	t.res.Reply, t.res.Rounds = text, round
+	return nil
+}
+
+// act runs the model's tool calls and saves them with their results. Before
+// anything runs, every call gets an id the memory can keep and no other
+// call has, and a name it can keep.
+func (t *turnState) act(ctx context.Context, round int, resp provider.ChatResponse, text string, meta map[string]string, calls []provider.ToolCall) error {
+	a := t.a
+	calls, refused := normaliseCalls(calls, t.id, round, t.seen)
+	if over := len(calls) - memory.MaxToolCalls; over > 0 {
+		a.log.Warn("tool calls beyond the limit not run", "event", "tool_denied", "conversation", t.conv.ID,
+			"count", over, "limit", memory.MaxToolCalls)
+	}
+	var stored []memory.Message
+	for i, c := range calls {
+		if i%memory.MaxToolCalls == 0 {
+			// One message holds at most MaxToolCalls calls: a longer
+			// reply is kept as several, each followed by its results.
+			part := calls[i:min(i+memory.MaxToolCalls, len(calls))]
+			m := memory.Message{Role: memory.RoleAssistant, ToolCalls: memCalls(part), TurnID: t.id,
+				Provider: keepName(resp.Provider), Model: keepName(resp.Model)}
+			if i == 0 {
+				m.Content, m.Metadata = text, meta
 			}
+			t.history = append(t.history, provider.Message{Role: provider.RoleAssistant, Content: m.Content, ToolCalls: part})
+			stored = append(stored, m)
 		}
-		if last {
-			calls = nil
-		}
-		if len(calls) == 0 {
-			if _, err := st.Append(ctx, conv.ID, memory.Message{Role: memory.RoleAssistant, Content: text, TurnID: turn,
-				Provider: keepName(resp.Provider), Model: keepName(resp.Model), Metadata: meta}); err != nil {
-				return res, fmt.Errorf("saving the reply: %w", err)
-			}
-			a.log.Info("reply persisted", "event", "memory_persisted", "conversation", conv.ID, "role", "assistant")
-			res.Reply, res.Rounds = text, round
-			return res, nil
-		}
-		// Before anything runs, every call gets an id the memory can keep
-		// and no other call has, and a name it can keep.
-		calls, refused := normaliseCalls(calls, turn, round, seen)
-		if over := len(calls) - memory.MaxToolCalls; over > 0 {
-			a.log.Warn("tool calls beyond the limit not run", "event", "tool_denied", "conversation", conv.ID,
-				"count", over, "limit", memory.MaxToolCalls)
-		}
-		var stored []memory.Message
-		for i, c := range calls {
-			if i%memory.MaxToolCalls == 0 {
-				// One message holds at most MaxToolCalls calls: a longer
-				// reply is kept as several, each followed by its results.
-				part := calls[i:min(i+memory.MaxToolCalls, len(calls))]
-				m := memory.Message{Role: memory.RoleAssistant, ToolCalls: memCalls(part), TurnID: turn,
-					Provider: keepName(resp.Provider), Model: keepName(resp.Model)}
-				if i == 0 {
-					m.Content, m.Metadata = text, meta
-				}
-				history = append(history, provider.Message{Role: provider.RoleAssistant, Content: m.Content, ToolCalls: part})
-				stored = append(stored, m)
-			}
-			var out tool.Result
-			switch {
-			case i >= memory.MaxToolCalls:
-				out = notRun(fmt.Sprintf("more than %d tool calls in one reply", memory.MaxToolCalls))
-			case ctx.Err() != nil:
-				out = notRun(interrupted)
-			case r.MaxToolCalls > 0 && sent >= r.MaxToolCalls:
-				out = notRun("the run's budget of tool calls is spent")
-			case refused[i] != "":
-				sent++
-				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
-				// A name no tool has: the broker refuses it (tool.unknown)
-				// and the attempt leaves a receipt, as for a tool not offered.
-				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{}`)})
-				out.IsError, out.Status = true, "invalid"
-				out.Content = refused[i] + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")
-			case active[c.Name]:
-				sent++
-				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
-				status("tool " + c.Name)
-				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-				status("")
-			default:
-				sent++
-				a.log.Info("tool requested", "event", "tool_requested", "conversation", conv.ID, "tool", c.Name, "call", c.ID)
-				status("tool " + c.Name)
-				// Not offered here: the attempt still goes to the broker,
-				// with arguments it refuses, so it leaves a receipt.
-				out = a.cfg.Invoker.Invoke(ctx, conv.ID, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{"not_offered_on_this_channel":true}`)})
-				status("")
-				out.IsError, out.Status = true, "invalid"
-				out.Content = fmt.Sprintf("error: the tool %q is not offered on this channel; the tools are: %s", c.Name, strings.Join(activeNames(a.cfg.Tools), ", "))
-			}
-			rec := ToolRecord{ID: c.ID, Name: c.Name, Status: out.Status, ActionID: out.ActionID}
-			if out.IsError {
-				rec.Error = firstLine(out.Content)
-			}
-			rec.Output = clipText(out.Content, maxRecordOutput)
-			res.ToolCalls = append(res.ToolCalls, rec)
-			if r.OnTool != nil {
-				r.OnTool(rec)
-			}
-			if i < memory.MaxToolCalls {
-				// the calls over the limit were logged above, at once
-				a.logOutcome(conv.ID, c.Name, out)
-			}
-			history = append(history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
-			stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content,
-				IsError: out.IsError, TurnID: turn, Metadata: resultMetadata(out)})
-		}
-		if _, err := st.Append(context.WithoutCancel(ctx), conv.ID, stored...); err != nil {
-			return res, fmt.Errorf("saving tool calls: %w", err)
-		}
-		a.log.Info("tool calls persisted", "event", "memory_persisted", "conversation", conv.ID, "messages", len(stored))
-		res.Rounds = round + 1
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
+		out := t.call(ctx, i, c, refused[i])
+		t.record(i, c, out)
+		t.history = append(t.history, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Content: out.Content, IsError: out.IsError})
+		stored = append(stored, memory.Message{Role: memory.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: out.Content,
+			IsError: out.IsError, TurnID: t.id, Metadata: resultMetadata(out)})
+	}
+	if _, err := a.cfg.Memory.Append(context.WithoutCancel(ctx), t.conv.ID, stored...); err != nil {
+		return fmt.Errorf("saving tool calls: %w", err)
+	}
+	a.log.Info("tool calls persisted", "event", "memory_persisted", "conversation", t.conv.ID, "messages", len(stored))
+	return nil
+}
+
+// call sends the i-th call of a reply to the Invoker, or says why it was
+// not run. A refused name (refused, why) and a tool not offered here
+// still reach the Invoker, so the attempt leaves a receipt.
+func (t *turnState) call(ctx context.Context, i int, c provider.ToolCall, refused string) tool.Result {
+	a, conv := t.a, t.conv.ID
+	switch {
+	case i >= memory.MaxToolCalls:
+		return notRun(fmt.Sprintf("more than %d tool calls in one reply", memory.MaxToolCalls))
+	case ctx.Err() != nil:
+		return notRun(interrupted)
+	case t.r.MaxToolCalls > 0 && t.sent >= t.r.MaxToolCalls:
+		return notRun("the run's budget of tool calls is spent")
+	}
+	t.sent++
+	a.log.Info("tool requested", "event", "tool_requested", "conversation", conv, "tool", c.Name, "call", c.ID)
+	switch {
+	case refused != "":
+		// A name no tool has: the broker refuses it (tool.unknown)
+		// and the attempt leaves a receipt, as for a tool not offered.
+		out := a.cfg.Invoker.Invoke(ctx, conv, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{}`)})
+		out.IsError, out.Status = true, "invalid"
+		out.Content = refused + "; the tools are: " + strings.Join(activeNames(a.cfg.Tools), ", ")
+		return out
+	case t.active[c.Name]:
+		t.status("tool " + c.Name)
+		out := a.cfg.Invoker.Invoke(ctx, conv, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		t.status("")
+		return out
+	}
+	t.status("tool " + c.Name)
+	// Not offered here: the attempt still goes to the broker,
+	// with arguments it refuses, so it leaves a receipt.
+	out := a.cfg.Invoker.Invoke(ctx, conv, tool.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(`{"not_offered_on_this_channel":true}`)})
+	t.status("")
+	out.IsError, out.Status = true, "invalid"
+	out.Content = fmt.Sprintf("error: the tool %q is not offered on this channel; the tools are: %s", c.Name, strings.Join(activeNames(a.cfg.Tools), ", "))
+	return out
+}
+
+// record adds what happened to the i-th call to the turn's result, tells
+// TurnRequest.OnTool and logs it.
+func (t *turnState) record(i int, c provider.ToolCall, out tool.Result) {
+	rec := ToolRecord{ID: c.ID, Name: c.Name, Status: out.Status, ActionID: out.ActionID}
+	if out.IsError {
+		rec.Error = firstLine(out.Content)
+	}
+	rec.Output = clipText(out.Content, maxRecordOutput)
+	t.res.ToolCalls = append(t.res.ToolCalls, rec)
+	if t.r.OnTool != nil {
+		t.r.OnTool(rec)
+	}
+	if i < memory.MaxToolCalls {
+		// the calls over the limit were logged above, at once
+		t.a.logOutcome(t.conv.ID, c.Name, out)
 	}
 }
 

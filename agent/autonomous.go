@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/clawsec/claw/agent/tool"
@@ -220,132 +221,163 @@ const estopPoll = 100 * time.Millisecond
 // nil or closed) ends when the model yields.
 func (a *Agent) RunAutonomous(ctx context.Context, c Autonomous, r RunRequest) RunResult {
 	c.defaults()
-	res := RunResult{Run: r.Run, Conversation: r.Conversation}
-	if res.Run == "" {
-		res.Run = newRunID()
+	x := &autoRun{a: a, c: c, r: r, res: RunResult{Run: r.Run, Conversation: r.Conversation},
+		state: Engaged, msg: r.Task, byUser: true, user: r.User, newConv: r.NewConversation}
+	if x.res.Run == "" {
+		x.res.Run = newRunID()
 	}
-	ctx = WithRun(ctx, res.Run)
-	log := a.log.With("run", res.Run)
-	log.Info("autonomous run started", "event", "autonomous_started", "max_turns", c.MaxTurns,
+	ctx = WithRun(ctx, x.res.Run)
+	x.log = a.log.With("run", x.res.Run)
+	x.log.Info("autonomous run started", "event", "autonomous_started", "max_turns", c.MaxTurns,
 		"max_tool_calls", c.MaxToolCalls, "max_tokens", c.MaxTokens)
-	state, msg, byUser := Engaged, r.Task, true
-	if msg == "" {
-		state, byUser = Foraging, false
-	}
-	user := r.User
-	newConv := r.NewConversation
-	errs := 0
-	yielded := false // the last turn yielded: nobody to wait for ends the run
-	stop := func(why string) RunResult {
-		res.State, res.Stop = state.String(), why
-		log.Info("autonomous run stopped", "event", "autonomous_stopped", "reason", why, "turns", res.Turns,
-			"tool_calls", res.ToolCalls, "tokens", res.Tokens)
-		return res
-	}
-	wait := func(d time.Duration) string {
-		// "" when the wait ended with a message (in msg), else why to stop
-		t := time.NewTimer(d)
-		defer t.Stop()
-		tick := time.NewTicker(estopPoll)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return StopCancelled
-			case <-tick.C:
-				if c.Estopped() {
-					return StopEstop
-				}
-			case m, ok := <-user:
-				if !ok {
-					user = nil
-					if yielded {
-						return StopYielded
-					}
-					continue
-				}
-				msg, byUser = m, true
-				return ""
-			case <-t.C:
-				msg, byUser = "", false
-				return ""
-			}
-		}
-	}
-	if msg == "" {
-		if why := wait(c.Intervals.of(state)); why != "" {
-			return stop(why)
+	if x.msg == "" {
+		x.state, x.byUser = Foraging, false
+		if why := x.wait(ctx, c.Intervals.of(x.state)); why != "" {
+			return x.stop(why)
 		}
 	}
 	for {
-		if byUser && state != Engaged {
-			log.Info("autonomous state", "event", "autonomous_state", "from", state.String(), "to", Engaged.String(), "cause", "user_message")
-			state = Engaged
-		}
-		if why := c.bound(ctx, res); why != "" {
-			return stop(why)
-		}
-		res.Turns++
-		if !byUser {
-			msg = fmt.Sprintf("[claw: autonomous turn %d of %d, %s] Go on.", res.Turns, c.MaxTurns, state)
-		}
-		req := TurnRequest{Conversation: res.Conversation, NewConversation: newConv, Message: msg,
-			OnTool: r.OnTool, MaxToolCalls: c.MaxToolCalls - res.ToolCalls,
-			Guidance: fmt.Sprintf("## Autonomous run\nYou are working on your own: claw calls you again after each turn, up to %d turns; this is turn %d. Every tool call is still checked by the policy and receipted. Waiting for the person is a deliberate act: call yield_to_user.\n\n## Now (%s)\n%s",
-				c.MaxTurns, res.Turns, state, guidance[state])}
-		tr, preempted, estopped := a.autonomousTurn(ctx, req, &user, c.Estopped)
-		turn := RunTurn{N: res.Turns, State: state, ByUser: byUser, Result: tr.res, Err: tr.err}
-		if tr.res.Conversation != "" {
-			res.Conversation, newConv = tr.res.Conversation, false
-		}
-		res.Tokens += tr.res.Tokens
-		sent, had, yield, stopped := tally(tr.res.ToolCalls)
-		res.ToolCalls += sent
-		turn.Yielded, estopped = yield, estopped || stopped
-		turn.Next = Next(state, byUser, turn.Yielded, had)
-		if preempted != nil {
-			turn.Next = Engaged
-		}
-		log.Info("autonomous turn", "event", "autonomous_turn", "turn", turn.N, "state", state.String(), "by_user", byUser,
-			"tool_calls", len(tr.res.ToolCalls), "yielded", turn.Yielded, "tokens", tr.res.Tokens, "error", errText(tr.err))
-		if r.OnTurn != nil {
-			r.OnTurn(turn)
-		}
-		switch {
-		case estopped:
-			return stop(StopEstop)
-		case preempted != nil:
-			msg, byUser = *preempted, true
-			continue
-		case ctx.Err() != nil:
-			return stop(StopCancelled)
-		}
-		if turn.Next != state {
-			log.Info("autonomous state", "event", "autonomous_state", "from", state.String(), "to", turn.Next.String(),
-				"yielded", turn.Yielded, "had_tool_calls", had)
-		}
-		state, yielded = turn.Next, turn.Yielded
-		if why := c.bound(ctx, res); why != "" {
-			return stop(why)
-		}
-		if yielded && user == nil {
-			return stop(StopYielded)
-		}
-		delay := c.Intervals.of(state)
-		if tr.err != nil {
-			errs++
-			if errs >= c.MaxErrors {
-				return stop(StopErrors)
-			}
-			delay = c.Backoff << (errs - 1)
-			log.Warn("autonomous turn failed; backing off", "event", "autonomous_backoff", "errors", errs, "wait", delay.String())
-		} else {
-			errs = 0
-		}
-		if why := wait(delay); why != "" {
-			return stop(why)
+		if why := x.step(ctx); why != "" {
+			return x.stop(why)
 		}
 	}
+}
+
+// autoRun is an autonomous run under way: what its steps share.
+type autoRun struct {
+	a       *Agent
+	c       Autonomous
+	r       RunRequest
+	res     RunResult
+	log     *slog.Logger
+	state   State
+	msg     string // the next turn's message, the person's when byUser
+	byUser  bool
+	user    <-chan string // nil once closed
+	newConv bool
+	errs    int  // failed turns in a row
+	yielded bool // the last turn yielded: nobody to wait for ends the run
+}
+
+// stop ends the run, for why.
+func (x *autoRun) stop(why string) RunResult {
+	x.res.State, x.res.Stop = x.state.String(), why
+	x.log.Info("autonomous run stopped", "event", "autonomous_stopped", "reason", why, "turns", x.res.Turns,
+		"tool_calls", x.res.ToolCalls, "tokens", x.res.Tokens)
+	return x.res
+}
+
+// wait waits d for the next tick, or less for a message of the person
+// (then in x.msg). It returns "" when the run goes on, else why it stops.
+func (x *autoRun) wait(ctx context.Context, d time.Duration) string {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	tick := time.NewTicker(estopPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return StopCancelled
+		case <-tick.C:
+			if x.c.Estopped() {
+				return StopEstop
+			}
+		case m, ok := <-x.user:
+			if !ok {
+				x.user = nil
+				if x.yielded {
+					return StopYielded
+				}
+				continue
+			}
+			x.msg, x.byUser = m, true
+			return ""
+		case <-t.C:
+			x.msg, x.byUser = "", false
+			return ""
+		}
+	}
+}
+
+// step is one tick of the run: a turn, the state it leads to, and the
+// wait before the next (with backoff after a failed turn). It returns ""
+// when the run goes on, else why it stops.
+func (x *autoRun) step(ctx context.Context) string {
+	c := &x.c
+	if x.byUser && x.state != Engaged {
+		x.log.Info("autonomous state", "event", "autonomous_state", "from", x.state.String(), "to", Engaged.String(), "cause", "user_message")
+		x.state = Engaged
+	}
+	if why := c.bound(ctx, x.res); why != "" {
+		return why
+	}
+	turn, had, preempted, estopped := x.turn(ctx)
+	switch {
+	case estopped:
+		return StopEstop
+	case preempted != nil:
+		x.msg, x.byUser = *preempted, true
+		return ""
+	case ctx.Err() != nil:
+		return StopCancelled
+	}
+	if turn.Next != x.state {
+		x.log.Info("autonomous state", "event", "autonomous_state", "from", x.state.String(), "to", turn.Next.String(),
+			"yielded", turn.Yielded, "had_tool_calls", had)
+	}
+	x.state, x.yielded = turn.Next, turn.Yielded
+	if why := c.bound(ctx, x.res); why != "" {
+		return why
+	}
+	if x.yielded && x.user == nil {
+		return StopYielded
+	}
+	delay := c.Intervals.of(x.state)
+	if turn.Err != nil {
+		x.errs++
+		if x.errs >= c.MaxErrors {
+			return StopErrors
+		}
+		delay = c.Backoff << (x.errs - 1)
+		x.log.Warn("autonomous turn failed; backing off", "event", "autonomous_backoff", "errors", x.errs, "wait", delay.String())
+	} else {
+		x.errs = 0
+	}
+	return x.wait(ctx, delay)
+}
+
+// turn runs the run's next turn and counts what it did: whether it made
+// a tool call other than yield_to_user (had), the person's message that
+// interrupted it (preempted), and whether the emergency stop did.
+func (x *autoRun) turn(ctx context.Context) (turn RunTurn, had bool, preempted *string, estopped bool) {
+	c, res := &x.c, &x.res
+	res.Turns++
+	if !x.byUser {
+		x.msg = fmt.Sprintf("[claw: autonomous turn %d of %d, %s] Go on.", res.Turns, c.MaxTurns, x.state)
+	}
+	req := TurnRequest{Conversation: res.Conversation, NewConversation: x.newConv, Message: x.msg,
+		OnTool: x.r.OnTool, MaxToolCalls: c.MaxToolCalls - res.ToolCalls,
+		Guidance: fmt.Sprintf("## Autonomous run\nYou are working on your own: claw calls you again after each turn, up to %d turns; this is turn %d. Every tool call is still checked by the policy and receipted. Waiting for the person is a deliberate act: call yield_to_user.\n\n## Now (%s)\n%s",
+			c.MaxTurns, res.Turns, x.state, guidance[x.state])}
+	tr, preempted, estopped := x.a.autonomousTurn(ctx, req, &x.user, c.Estopped)
+	turn = RunTurn{N: res.Turns, State: x.state, ByUser: x.byUser, Result: tr.res, Err: tr.err}
+	if tr.res.Conversation != "" {
+		res.Conversation, x.newConv = tr.res.Conversation, false
+	}
+	res.Tokens += tr.res.Tokens
+	sent, had, yield, stopped := tally(tr.res.ToolCalls)
+	res.ToolCalls += sent
+	turn.Yielded, estopped = yield, estopped || stopped
+	turn.Next = Next(x.state, x.byUser, turn.Yielded, had)
+	if preempted != nil {
+		turn.Next = Engaged
+	}
+	x.log.Info("autonomous turn", "event", "autonomous_turn", "turn", turn.N, "state", x.state.String(), "by_user", x.byUser,
+		"tool_calls", len(tr.res.ToolCalls), "yielded", turn.Yielded, "tokens", tr.res.Tokens, "error", errText(tr.err))
+	if x.r.OnTurn != nil {
+		x.r.OnTurn(turn)
+	}
+	return turn, had, preempted, estopped
 }
 
 // tally reads a turn's tool calls: how many were sent to the Invoker,

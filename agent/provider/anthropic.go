@@ -333,26 +333,14 @@ type anPartial struct {
 // readStream consumes a Messages event stream.
 func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
 	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
-	var (
-		out     ChatResponse
-		msgID   string
-		text    []byte
-		blocks  = map[int]*anPartial{}
-		size    int64
-		usage   anUsage
-		started bool
-		stopped bool
-	)
-	for !stopped {
+	s := &anStream{p: p, onDelta: onDelta, blocks: map[int]*anPartial{}}
+	for !s.stopped {
 		ev, err := sse.Next()
 		if errors.Is(err, io.EOF) {
 			return ChatResponse{}, badResponse(p.name, "stream ended before message_stop")
 		}
 		if err != nil {
-			if errors.Is(err, ErrBadResponse) {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w", p.name, err)
-			}
-			return ChatResponse{}, err
+			return ChatResponse{}, streamErr(p.name, err)
 		}
 		var e anEvent
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
@@ -361,85 +349,125 @@ func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatRespon
 		if e.Type == "" {
 			e.Type = ev.Type
 		}
-		switch e.Type {
-		case "ping":
-		case "error":
-			return ChatResponse{}, anEventError(p.name, e.Error)
-		case "message_start":
-			if e.Message == nil {
-				return ChatResponse{}, badResponse(p.name, "message_start without a message")
-			}
-			started = true
-			msgID, out.Model = e.Message.ID, e.Message.Model
-			if e.Message.Usage != nil {
-				usage = *e.Message.Usage
-			}
-		case "content_block_start":
-			if e.ContentBlock == nil || e.Index < 0 || e.Index > 1024 {
-				return ChatResponse{}, badResponse(p.name, "content_block_start without a valid block")
-			}
-			b := &anPartial{typ: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name, input: e.ContentBlock.Input}
-			blocks[e.Index] = b
-			if b.typ == "text" && e.ContentBlock.Text != "" {
-				text = append(text, e.ContentBlock.Text...)
-				size += int64(len(e.ContentBlock.Text))
-				if onDelta != nil {
-					onDelta(e.ContentBlock.Text)
-				}
-			}
-		case "content_block_delta":
-			b := blocks[e.Index]
-			if b == nil || e.Delta == nil {
-				return ChatResponse{}, badResponse(p.name, "content_block_delta for unknown block %d", e.Index)
-			}
-			switch e.Delta.Type {
-			case "text_delta":
-				text = append(text, e.Delta.Text...)
-				size += int64(len(e.Delta.Text))
-				if onDelta != nil && e.Delta.Text != "" {
-					onDelta(e.Delta.Text)
-				}
-			case "input_json_delta":
-				b.json = append(b.json, e.Delta.PartialJSON...)
-				size += int64(len(e.Delta.PartialJSON))
-			}
-			if size > p.max {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", p.name, ErrBadResponse, ErrTooLarge, p.max)
-			}
-		case "content_block_stop":
-		case "message_delta":
-			if e.Delta != nil && e.Delta.StopReason != nil {
-				out.FinishReason = anFinish(*e.Delta.StopReason)
-			}
-			if e.Usage != nil {
-				usage.OutputTokens = e.Usage.OutputTokens
-				if e.Usage.InputTokens > 0 {
-					usage.InputTokens = e.Usage.InputTokens
-				}
-			}
-		case "message_stop":
-			stopped = true
-		default:
-			// New event types are ignored, as the API's versioning
-			// policy asks of clients.
+		if err := s.event(&e); err != nil {
+			return ChatResponse{}, err
 		}
 	}
-	if !started {
-		return ChatResponse{}, badResponse(p.name, "stream has no message_start")
+	return s.result()
+}
+
+// anStream is a Messages event stream being read.
+type anStream struct {
+	p       *Anthropic
+	onDelta func(string)
+	out     ChatResponse
+	msgID   string
+	text    []byte
+	blocks  map[int]*anPartial
+	size    int64 // of the text and the tool inputs
+	usage   anUsage
+	started bool
+	stopped bool
+}
+
+// event takes one event of the stream.
+func (s *anStream) event(e *anEvent) error {
+	switch e.Type {
+	case "ping":
+	case "error":
+		return anEventError(s.p.name, e.Error)
+	case "message_start":
+		if e.Message == nil {
+			return badResponse(s.p.name, "message_start without a message")
+		}
+		s.started = true
+		s.msgID, s.out.Model = e.Message.ID, e.Message.Model
+		if e.Message.Usage != nil {
+			s.usage = *e.Message.Usage
+		}
+	case "content_block_start":
+		return s.blockStart(e)
+	case "content_block_delta":
+		return s.blockDelta(e)
+	case "content_block_stop":
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != nil {
+			s.out.FinishReason = anFinish(*e.Delta.StopReason)
+		}
+		if e.Usage != nil {
+			s.usage.OutputTokens = e.Usage.OutputTokens
+			if e.Usage.InputTokens > 0 {
+				s.usage.InputTokens = e.Usage.InputTokens
+			}
+		}
+	case "message_stop":
+		s.stopped = true
+	default:
+		// New event types are ignored, as the API's versioning
+		// policy asks of clients.
 	}
-	out.Text = string(text)
-	idxs := make([]int, 0, len(blocks))
-	for i := range blocks {
+	return nil
+}
+
+// blockStart begins a content block, with the text it may start with.
+func (s *anStream) blockStart(e *anEvent) error {
+	if e.ContentBlock == nil || e.Index < 0 || e.Index > 1024 {
+		return badResponse(s.p.name, "content_block_start without a valid block")
+	}
+	b := &anPartial{typ: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name, input: e.ContentBlock.Input}
+	s.blocks[e.Index] = b
+	if b.typ == "text" && e.ContentBlock.Text != "" {
+		s.text = append(s.text, e.ContentBlock.Text...)
+		s.size += int64(len(e.ContentBlock.Text))
+		if s.onDelta != nil {
+			s.onDelta(e.ContentBlock.Text)
+		}
+	}
+	return nil
+}
+
+// blockDelta adds text or tool input to a content block.
+func (s *anStream) blockDelta(e *anEvent) error {
+	b := s.blocks[e.Index]
+	if b == nil || e.Delta == nil {
+		return badResponse(s.p.name, "content_block_delta for unknown block %d", e.Index)
+	}
+	switch e.Delta.Type {
+	case "text_delta":
+		s.text = append(s.text, e.Delta.Text...)
+		s.size += int64(len(e.Delta.Text))
+		if s.onDelta != nil && e.Delta.Text != "" {
+			s.onDelta(e.Delta.Text)
+		}
+	case "input_json_delta":
+		b.json = append(b.json, e.Delta.PartialJSON...)
+		s.size += int64(len(e.Delta.PartialJSON))
+	}
+	if s.size > s.p.max {
+		return tooLarge(s.p.name, s.p.max)
+	}
+	return nil
+}
+
+// result is the whole answer, its tool calls in block order.
+func (s *anStream) result() (ChatResponse, error) {
+	if !s.started {
+		return ChatResponse{}, badResponse(s.p.name, "stream has no message_start")
+	}
+	out := s.out
+	out.Text = string(s.text)
+	idxs := make([]int, 0, len(s.blocks))
+	for i := range s.blocks {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	for _, i := range idxs {
-		b := blocks[i]
+		b := s.blocks[i]
 		if b.typ != "tool_use" {
 			continue
 		}
 		if b.name == "" {
-			return ChatResponse{}, badResponse(p.name, "streamed tool_use block %d has no name", i)
+			return ChatResponse{}, badResponse(s.p.name, "streamed tool_use block %d has no name", i)
 		}
 		args := argsFromText(string(b.json))
 		if len(b.json) == 0 {
@@ -447,7 +475,7 @@ func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatRespon
 		}
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: args})
 	}
-	fillCallIDs(msgID, out.ToolCalls)
-	out.Usage = anToUsage(&usage)
+	fillCallIDs(s.msgID, out.ToolCalls)
+	out.Usage = anToUsage(&s.usage)
 	return out, nil
 }

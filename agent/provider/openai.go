@@ -385,123 +385,156 @@ type oaPartial struct {
 // readStream consumes a chat.completion.chunk stream.
 func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
 	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
-	var (
-		out      ChatResponse
-		respID   string
-		text     []byte
-		calls    = map[int]*oaPartial{}
-		size     int64
-		finished bool
-	)
+	s := &oaStream{p: p, onDelta: onDelta, calls: map[int]*oaPartial{}}
 	for {
 		ev, err := sse.Next()
 		if errors.Is(err, io.EOF) {
-			if !finished {
+			if !s.finished {
 				return ChatResponse{}, badResponse(p.name, "stream ended before [DONE]")
 			}
 			break
 		}
 		if err != nil {
-			if errors.Is(err, ErrBadResponse) {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w", p.name, err)
-			}
-			return ChatResponse{}, err
+			return ChatResponse{}, streamErr(p.name, err)
 		}
 		if ev.Data == "[DONE]" {
 			break
 		}
-		if ev.Type == "error" {
-			typ, msg := errorBody([]byte(ev.Data))
-			return ChatResponse{}, oaInlineError(p.name, mustJSON(map[string]string{"type": typ, "message": msg}))
-		}
-		var chunk oaResponse
-		if err := json.Unmarshal([]byte(ev.Data), &chunk); err != nil {
-			return ChatResponse{}, badResponse(p.name, "stream chunk is not JSON: %s", jsonErr(err))
-		}
-		if err := oaInlineError(p.name, chunk.Error); err != nil {
+		if err := s.event(ev); err != nil {
 			return ChatResponse{}, err
 		}
-		if respID == "" {
-			respID = chunk.ID
+	}
+	return s.result()
+}
+
+// oaStream is a chat.completion.chunk stream being read.
+type oaStream struct {
+	p        *OpenAI
+	onDelta  func(string)
+	out      ChatResponse
+	respID   string
+	text     []byte
+	calls    map[int]*oaPartial
+	size     int64 // of the text and the calls' arguments
+	finished bool
+}
+
+// event takes one chunk of the stream.
+func (s *oaStream) event(ev sseEvent) error {
+	name := s.p.name
+	if ev.Type == "error" {
+		typ, msg := errorBody([]byte(ev.Data))
+		return oaInlineError(name, mustJSON(map[string]string{"type": typ, "message": msg}))
+	}
+	var chunk oaResponse
+	if err := json.Unmarshal([]byte(ev.Data), &chunk); err != nil {
+		return badResponse(name, "stream chunk is not JSON: %s", jsonErr(err))
+	}
+	if err := oaInlineError(name, chunk.Error); err != nil {
+		return err
+	}
+	if s.respID == "" {
+		s.respID = chunk.ID
+	}
+	if chunk.Model != "" {
+		s.out.Model = chunk.Model
+	}
+	if u := oaUsage(chunk.Usage); u != nil {
+		s.out.Usage = u
+	}
+	for _, c := range chunk.Choices {
+		if c.Index != 0 {
+			continue
 		}
-		if chunk.Model != "" {
-			out.Model = chunk.Model
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			s.out.FinishReason = oaFinish(*c.FinishReason)
+			s.finished = true
 		}
-		if u := oaUsage(chunk.Usage); u != nil {
-			out.Usage = u
+		d := c.Delta
+		if d == nil {
+			d = c.Message
 		}
-		for _, c := range chunk.Choices {
-			if c.Index != 0 {
-				continue
-			}
-			if c.FinishReason != nil && *c.FinishReason != "" {
-				out.FinishReason = oaFinish(*c.FinishReason)
-				finished = true
-			}
-			d := c.Delta
-			if d == nil {
-				d = c.Message
-			}
-			if d == nil {
-				continue
-			}
-			t, err := oaContent(d.Content)
-			if err != nil {
-				return ChatResponse{}, badResponse(p.name, "%s", err)
-			}
-			if t != "" {
-				size += int64(len(t))
-				text = append(text, t...)
-				if onDelta != nil {
-					onDelta(t)
-				}
-			}
-			for n, tc := range d.ToolCalls {
-				idx := n
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				if idx < 0 || idx > 1024 {
-					return ChatResponse{}, badResponse(p.name, "tool call index %d out of range", idx)
-				}
-				pc := calls[idx]
-				if pc == nil {
-					pc = &oaPartial{}
-					calls[idx] = pc
-				}
-				if tc.ID != "" {
-					pc.id = tc.ID
-				}
-				if tc.Function.Name != "" {
-					pc.name = tc.Function.Name
-				}
-				a := tc.Function.Arguments
-				var s string
-				switch {
-				case len(a) == 0 || string(a) == "null":
-				case json.Unmarshal(a, &s) == nil:
-					pc.args = append(pc.args, s...)
-					size += int64(len(s))
-				default:
-					pc.object = append(json.RawMessage(nil), a...)
-					size += int64(len(a))
-				}
-			}
-			if size > p.max {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", p.name, ErrBadResponse, ErrTooLarge, p.max)
-			}
+		if d == nil {
+			continue
+		}
+		if err := s.delta(d); err != nil {
+			return err
 		}
 	}
-	out.Text = string(text)
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
+	return nil
+}
+
+// delta takes the first choice's text and tool calls of a chunk.
+func (s *oaStream) delta(d *oaRespMessage) error {
+	t, err := oaContent(d.Content)
+	if err != nil {
+		return badResponse(s.p.name, "%s", err)
+	}
+	if t != "" {
+		s.size += int64(len(t))
+		s.text = append(s.text, t...)
+		if s.onDelta != nil {
+			s.onDelta(t)
+		}
+	}
+	for n, tc := range d.ToolCalls {
+		if err := s.toolCall(n, tc); err != nil {
+			return err
+		}
+	}
+	if s.size > s.p.max {
+		return tooLarge(s.p.name, s.p.max)
+	}
+	return nil
+}
+
+// toolCall adds the n-th tool call piece of a chunk to its call.
+func (s *oaStream) toolCall(n int, tc oaToolCall) error {
+	idx := n
+	if tc.Index != nil {
+		idx = *tc.Index
+	}
+	if idx < 0 || idx > 1024 {
+		return badResponse(s.p.name, "tool call index %d out of range", idx)
+	}
+	pc := s.calls[idx]
+	if pc == nil {
+		pc = &oaPartial{}
+		s.calls[idx] = pc
+	}
+	if tc.ID != "" {
+		pc.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		pc.name = tc.Function.Name
+	}
+	a := tc.Function.Arguments
+	var str string
+	switch {
+	case len(a) == 0 || string(a) == "null":
+	case json.Unmarshal(a, &str) == nil:
+		pc.args = append(pc.args, str...)
+		s.size += int64(len(str))
+	default:
+		pc.object = append(json.RawMessage(nil), a...)
+		s.size += int64(len(a))
+	}
+	return nil
+}
+
+// result is the whole answer, its tool calls in index order.
+func (s *oaStream) result() (ChatResponse, error) {
+	out := s.out
+	out.Text = string(s.text)
+	idxs := make([]int, 0, len(s.calls))
+	for i := range s.calls {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	for _, i := range idxs {
-		pc := calls[i]
+		pc := s.calls[i]
 		if pc.name == "" {
-			return ChatResponse{}, badResponse(p.name, "streamed tool call %d has no name", i)
+			return ChatResponse{}, badResponse(s.p.name, "streamed tool call %d has no name", i)
 		}
 		args := argsFromText(string(pc.args))
 		if pc.object != nil {
@@ -509,7 +542,7 @@ func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse,
 		}
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: pc.id, Name: pc.name, Arguments: args})
 	}
-	fillCallIDs(respID, out.ToolCalls)
+	fillCallIDs(s.respID, out.ToolCalls)
 	if out.FinishReason == "" {
 		out.FinishReason = FinishStop
 		if len(out.ToolCalls) > 0 {

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
@@ -138,48 +134,6 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 		f(&cfg, e)
 	}
 	return broker.New(cfg), func() { log.Close() }, nil
-}
-
-// ttyApprover asks on the controlling terminal. It is only used when
-// standard input is a terminal: piped input can never approve.
-type ttyApprover struct {
-	in  *bufio.Reader
-	fd  int
-	out io.Writer
-}
-
-func newTTYApprover(g *globals) broker.Approver {
-	f, ok := g.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &ttyApprover{in: bufio.NewReader(io.LimitReader(f, 1<<16)), fd: int(f.Fd()), out: g.stderr}
-}
-
-func (t *ttyApprover) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	writeRequest(t.out, "Tool request", r)
-	// only an answer typed after the question counts
-	n := t.in.Buffered()
-	t.in.Discard(n)
-	discardNotice(t.out, n+flushTerminalInput(t.fd))
-	writeProposal(t.out, r.Proposal)
-	fmt.Fprint(t.out, "Approve? [y/N] ")
-	type line struct {
-		s   string
-		err error
-	}
-	ch := make(chan line, 1)
-	go func() {
-		s, err := t.in.ReadString('\n')
-		ch <- line{s, err}
-	}()
-	select {
-	case <-ctx.Done(): // the broker bounds the wait (security.approval_timeout)
-		fmt.Fprintln(t.out)
-		return broker.Answer{Result: "timeout", By: "cli:tty"}, nil
-	case l := <-ch:
-		return parseApproval(l.s, r.Proposal, "cli:tty"), nil
-	}
 }
 
 // outcomeExit maps a broker outcome to claw's exit codes. Output of a

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/term"
 )
 
 // yieldTool runs yield_to_user: it does nothing but answer; the run sees
@@ -38,12 +37,12 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 	if o.maxTurns > 0 {
 		c.MaxTurns = o.maxTurns
 	}
-	show := showTool(g.stderr)
+	show := term.ShowTool(g.stderr)
 	res := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Task:            o.message,
-		User:            userLines(ctx, g.stdin, g.stderr),
+		User:            term.Messages(ctx, g.stdin, g.stderr),
 		OnTool:          show,
 		OnTurn: func(t agent.RunTurn) {
 			how := "autonomous"
@@ -55,7 +54,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 				fmt.Fprintf(g.stderr, "claw: turn %d: %s\n", t.N, rt.Redact(t.Err.Error()))
 			}
 			if !o.asJSON && strings.TrimSpace(t.Result.Reply) != "" {
-				fmt.Fprintln(g.stdout, sanitizeStream(rt.Redact(t.Result.Reply)))
+				fmt.Fprintln(g.stdout, term.SanitizeStream(rt.Redact(t.Result.Reply)))
 			}
 		},
 	})
@@ -88,31 +87,4 @@ func autonomousBounds(rt *agentRuntime, estopped func() bool) agent.Autonomous {
 		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
 		Estopped: estopped,
 	}
-}
-
-// userLines sends each non-empty line of r, as the person's message; the
-// channel is closed at the end of r, or at a line too long to be a
-// message (said on errw).
-func userLines(ctx context.Context, r io.Reader, errw io.Writer) <-chan string {
-	ch := make(chan string)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), agent.MaxMessageBytes)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
-				continue
-			}
-			select {
-			case ch <- line:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			fmt.Fprintf(errw, "claw: standard input: %v; no more messages are read from it\n", err)
-		}
-	}()
-	return ch
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/testdata/bypass"
@@ -316,7 +317,7 @@ func printDecision(w io.Writer, d gate.Decision, in *gate.Input, fired []string,
 	for _, r := range d.Reasons {
 		fmt.Fprintf(w, "  %-30s %-8s %s\n", r.ID, r.Severity, sanitize(r.Msg))
 	}
-	fmt.Fprintf(w, "sandbox: read=%s write=%s net=%t\n", listOrNone(d.Sandbox.Read), listOrNone(d.Sandbox.Write), d.Sandbox.Net)
+	fmt.Fprintf(w, "sandbox: read=%s write=%s net=%t\n", term.ListOrNone(d.Sandbox.Read), term.ListOrNone(d.Sandbox.Write), d.Sandbox.Net)
 	if len(d.Sandbox.Network.Hosts) > 0 {
 		fmt.Fprintf(w, "egress: %s (through claw's proxy only)\n", strings.Join(d.Sandbox.Network.Hosts, " "))
 	}
@@ -367,13 +368,6 @@ func printDecision(w io.Writer, d gate.Decision, in *gate.Input, fired []string,
 	for _, f := range fired {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
-}
-
-func listOrNone(s []string) string {
-	if len(s) == 0 {
-		return "[]"
-	}
-	return "[" + strings.Join(s, " ") + "]"
 }
 
 func quoteArgs(argv []string) []string {

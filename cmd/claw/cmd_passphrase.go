@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/term"
 )
 
 func init() {
@@ -115,13 +115,13 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 		return withCode(exitError, fmt.Errorf("the passphrase must be at least %d characters", broker.MinPassphraseLen))
 	}
 	if fromStdin {
-		r := bufio.NewReader(io.LimitReader(g.stdin, maxPassphraseInput+2))
+		r := bufio.NewReader(io.LimitReader(g.stdin, term.MaxPassphraseInput+2))
 		line, err := r.ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return "", withCode(exitError, fmt.Errorf("reading standard input: %w", err))
 		}
-		if !strings.HasSuffix(line, "\n") && len(line) > maxPassphraseInput {
-			return "", withCode(exitError, fmt.Errorf("the passphrase is longer than %d bytes", maxPassphraseInput))
+		if !strings.HasSuffix(line, "\n") && len(line) > term.MaxPassphraseInput {
+			return "", withCode(exitError, fmt.Errorf("the passphrase is longer than %d bytes", term.MaxPassphraseInput))
 		}
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if len(line) < broker.MinPassphraseLen {
@@ -130,12 +130,12 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 		return line, nil
 	}
 	f, ok := g.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !ok || !term.IsTerminal(f) {
 		return "", withCode(exitNeedsHuman, errors.New("standard input is not a terminal, so the passphrase cannot be typed without echo"),
 			"pipe it in with --stdin")
 	}
 	ctx := context.Background()
-	p1, err := readNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "New passphrase: ") })
+	p1, err := term.ReadNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "New passphrase: ") })
 	fmt.Fprintln(g.stderr)
 	if err != nil {
 		return "", withCode(exitError, err)
@@ -143,7 +143,7 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 	if len(p1) < broker.MinPassphraseLen {
 		return "", short()
 	}
-	p2, err := readNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "Repeat passphrase: ") })
+	p2, err := term.ReadNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "Repeat passphrase: ") })
 	fmt.Fprintln(g.stderr)
 	if err != nil {
 		return "", withCode(exitError, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/serve"
+	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/receipts"
 )
@@ -151,7 +152,7 @@ func writePending(w io.Writer, ps []approvals.Pending) {
 		// everything here came over the daemon's socket: escape it all
 		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", sanitize(p.ID), sanitize(p.Tool), sanitize(p.Risk), p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
 		if len(p.Args) > 0 {
-			fmt.Fprintf(w, "  args: %s\n", promptArgs(string(p.Args)))
+			fmt.Fprintf(w, "  args: %s\n", term.PromptArgs(string(p.Args)))
 		}
 		for _, r := range p.Reasons {
 			fmt.Fprintf(w, "  - %s: %s\n", sanitize(r.ID), sanitize(r.Msg))

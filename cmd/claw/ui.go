@@ -2,46 +2,31 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"strings"
+
+	"github.com/clawsec/claw/internal/term"
 )
 
-// Output rules (as age's tui.go states them):
-//   - data goes to standard output, in a stable shape with -o json;
-//   - everything else goes to standard error with a "claw:" prefix, no
-//     capitalised initials and no period at the end;
-//   - prompts go to the terminal.
+// The output rules are internal/term's (its package doc).
 
-// printError writes err and its hints to w in the claw: style.
+// printError writes err and the hints of its codeErrors to w in the claw:
+// style; a codeError without an error is silent.
 func printError(w io.Writer, err error) {
 	var ce *codeError
 	if errors.As(err, &ce) && ce.err == nil {
 		return
 	}
-	msg := strings.TrimSpace(err.Error())
-	for i, line := range strings.Split(msg, "\n") {
-		if i == 0 {
-			fmt.Fprintf(w, "claw: error: %s\n", line)
-		} else {
-			fmt.Fprintf(w, "claw:   %s\n", line)
-		}
-	}
+	var hints []string
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if c, ok := e.(*codeError); ok {
-			for _, h := range c.hints {
-				fmt.Fprintf(w, "claw: hint: %s\n", h)
-			}
+			hints = append(hints, c.hints...)
 		}
 	}
+	term.Error(w, err.Error(), hints)
 }
 
-// warnf prints a claw: warning line.
-func warnf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "claw: warning: "+format+"\n", args...)
-}
+// warnf prints a claw: warning line (term.Warnf).
+func warnf(w io.Writer, format string, args ...any) { term.Warnf(w, format, args...) }
 
-// infof prints a claw: informational line.
-func infof(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "claw: "+format+"\n", args...)
-}
+// infof prints a claw: informational line (term.Infof).
+func infof(w io.Writer, format string, args ...any) { term.Infof(w, format, args...) }

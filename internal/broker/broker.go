@@ -337,64 +337,114 @@ func notAllowed(d gate.Decision, tool string) gate.Decision {
 	return d
 }
 
-// invoke takes a through the path; a relayed question (relay, its
-// reason, not nil) skips the gate and the executor.
+// invoke takes a through the path, one phase after another: decide,
+// record (the decision receipt), approve, run and close (the outcome
+// receipt). A relayed question (relay, its reason, not nil) skips the
+// gate and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
-	c := b.cfg
+	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
+	x.decide(ctx)
+	if err := x.record(ctx); err != nil {
+		return x.out, err
+	}
+	// From here on the action is in flight: the emergency stop cancels it.
+	ctx, done := b.track(ctx)
+	defer done()
+	if ok, err := x.approve(ctx); !ok {
+		return x.out, err
+	}
+	r, err := x.run(ctx)
+	if err != nil {
+		x.out.Err = err
+		return x.out, x.end(ctx, StatusError, err.Error())
+	}
+	return x.close(ctx, r)
+}
+
+// invocation is one action on its way through the path: what its phases
+// share. c is the broker's Config, or a copy narrowed by a delegation.
+type invocation struct {
+	b            *Broker
+	c            *Config
+	a            gate.Action
+	conversation string
+	relay        *gate.Reason
+	ref          receipts.Ref
+	in           *gate.Input
+	plugin       PluginCall
+	estop        bool // the emergency stop was engaged when the gate looked
+	argsJSON     []byte
+	summary      string // redacted, as in the decision receipt
+	actionSHA    string // what an approval binds to
+	out          *Outcome
+}
+
+// decide is the first phase: who asks (the receipt's reference, a
+// delegation's narrowing) and what the gate decides, narrowed to the
+// channel's tools and the delegation depth; a relayed question is an ask
+// without the gate. A gate error stays in the Outcome beside its decision
+// (a deny), which is recorded like any other.
+func (x *invocation) decide(ctx context.Context) {
+	b, a, conversation, relay := x.b, x.a, x.conversation, x.relay
 	id := receipts.NewActionID()
-	ref := receipts.Ref{ActionID: id, Conversation: conversation, Channel: c.Channel, User: c.Redact(userLabel(UserFrom(ctx))),
+	x.ref = receipts.Ref{ActionID: id, Conversation: conversation, Channel: b.cfg.Channel, User: b.cfg.Redact(userLabel(UserFrom(ctx))),
 		AutonomousRun: userLabel(agent.RunFrom(ctx))}
 	if run, step := RunStepFrom(ctx); run != "" || step != "" {
-		ref.Run, ref.Step = userLabel(run), userLabel(step)
+		x.ref.Run, x.ref.Step = userLabel(run), userLabel(step)
 	}
 	del, delegated := DelegationFrom(ctx)
 	if delegated {
-		c.Autonomy = narrowerAutonomy(c.Autonomy, del.Autonomy)
-		c.ToolsAllow = narrowerTools(c.ToolsAllow, del.ToolsAllow)
-		ref.ParentAction = userLabel(del.ParentAction)
+		narrowed := b.cfg
+		narrowed.Autonomy = narrowerAutonomy(narrowed.Autonomy, del.Autonomy)
+		narrowed.ToolsAllow = narrowerTools(narrowed.ToolsAllow, del.ToolsAllow)
+		x.c = &narrowed
+		x.ref.ParentAction = userLabel(del.ParentAction)
 	}
-	estop := b.estopEngaged() // anything there, or a stat that fails: engaged
+	c := x.c
+	x.estop = b.estopEngaged() // anything there, or a stat that fails: engaged
 	b.loadGrants()
-	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
-	in := gate.BuildInput(a, gctx)
-	var plugin PluginCall
-	if in.Kind == "plugin" && relay == nil {
-		plugin = b.resolvePlugin(a, in)
-	}
-	var (
-		d    gate.Decision
-		gerr error
-	)
+	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: x.estop, Conversation: conversation}
+	x.in = gate.BuildInput(a, gctx)
 	if relay != nil {
-		d = b.relayDecision(estop, *relay)
-	} else {
-		decideStart := time.Now()
-		d, gerr = c.Gate.DecideInput(ctx, in)
-		if c.OnDecision != nil {
-			c.OnDecision(time.Since(decideStart))
-		}
-		if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
-			d = notAllowed(d, a.Tool)
-		}
-		if delegated && in.Kind == "delegate" && del.depth >= MaxDelegationDepth {
-			d = delegationDenial(d, del.depth)
-		}
+		x.out = &Outcome{ActionID: id, Decision: b.relayDecision(x.estop, *relay)}
+		return
 	}
-	out := &Outcome{ActionID: id, Decision: d}
+	if x.in.Kind == "plugin" {
+		x.plugin = b.resolvePlugin(a, x.in)
+	}
+	decideStart := time.Now()
+	d, err := c.Gate.DecideInput(ctx, x.in)
+	if c.OnDecision != nil {
+		c.OnDecision(time.Since(decideStart))
+	}
+	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
+		d = notAllowed(d, a.Tool)
+	}
+	if delegated && x.in.Kind == "delegate" && del.depth >= MaxDelegationDepth {
+		d = delegationDenial(d, del.depth)
+	}
+	x.out = &Outcome{ActionID: id, Decision: d, Err: err}
+}
 
-	argsJSON, _ := json.Marshal(a.Args)
-	actionSHA := actionDigest(a, d)
+// record is the second phase: the decision receipt, made durable before
+// anything else happens. When it cannot be written the action goes no
+// further.
+func (x *invocation) record(ctx context.Context) error {
+	c, a, d := x.c, x.a, x.out.Decision
+	x.argsJSON, _ = json.Marshal(a.Args)
+	x.actionSHA = actionDigest(a, d)
+	x.summary = c.Redact(gate.Summary(a))
 	var degraded []string
 	if c.Sandbox.Degraded {
 		degraded = []string{"sandbox.unsafe_degraded"}
 	}
 	ra := receipts.Action{
 		Tool:         a.Tool,
-		ArgsSHA256:   receipts.Digest(argsJSON),
-		ActionSHA256: actionSHA,
-		Summary:      c.Redact(gate.Summary(a)),
+		ArgsSHA256:   receipts.Digest(x.argsJSON),
+		ActionSHA256: x.actionSHA,
+		Summary:      x.summary,
 	}
-	ra.Args, ra.ArgsRedacted, ra.ArgsOmitted = recordedArgs(a.Tool, argsJSON, c.Redact)
+	ra.Args, ra.ArgsRedacted, ra.ArgsOmitted = recordedArgs(a.Tool, x.argsJSON, c.Redact)
 	rd := receipts.Decision{
 		Result:       d.Decision,
 		Risk:         d.Risk,
@@ -404,219 +454,299 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		Degraded:     degraded,
 		Grant:        d.Grant,
 	}
-	ent, derr := c.Log.Decision(ctx, ref, ra, rd)
-	if derr != nil {
-		out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, derr)
-		return out, out.Err
+	ent, err := c.Log.Decision(ctx, x.ref, ra, rd)
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
 	}
-	b.logReceipt(id, "decision", ent, slog.String("tool", a.Tool), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
-	closeWith := func(status, msg string) (*Outcome, error) {
-		out.Status = status
-		ro := receipts.Outcome{Status: receiptStatus(status), Error: c.Redact(msg)}
-		ent, err := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
-		if err != nil {
-			out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
-			return out, out.Err
-		}
-		b.logReceipt(id, "outcome", ent, slog.String("status", status))
-		return out, nil
-	}
-	if gerr != nil {
-		out.Err = gerr
-	}
-	// From here on the action is in flight: the emergency stop cancels it.
-	ctx, done := b.track(ctx)
-	defer done()
-	estopped := func() bool { return errors.Is(context.Cause(ctx), ErrEstop) }
-	deny := func(id, msg string) (*Outcome, error) {
-		out.Decision.Reasons = append(append([]gate.Reason(nil), out.Decision.Reasons...), gate.Reason{ID: id, Severity: "high", Msg: msg})
-		out.Err = errors.New(msg)
-		return closeWith(StatusDenied, id+": "+msg)
-	}
-	record := func(ans Answer) error {
-		out.Approval = &ans
-		ent, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA})
-		if err != nil {
-			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-			return out.Err
-		}
-		ev := "tool_denied"
-		if ans.Result == "approved" {
-			ev = "tool_approved"
-		}
-		c.Logger.Info("tool "+strings.TrimPrefix(ev, "tool_"), "event", ev, "action_id", id, "tool", a.Tool, "result", ans.Result, "by", c.Redact(ans.By))
-		b.logReceipt(id, "approval", ent)
-		return nil
-	}
-	req := Request{ActionID: id, Tool: a.Tool, Summary: ra.Summary, Decision: d, ActionSHA256: actionSHA}
-	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
-		req.Args = shownArgs(argsJSON, c.Redact)
-	}
-	if d.Decision == gate.Ask && relay == nil { // a relayed question is never granted ahead
-		req.Proposal = b.propose(in)
-	}
+	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", a.Tool), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
+	return nil
+}
+
+// approve is the third phase: a deny ends the action, an ask goes to the
+// approver and a passphrase decision to the passphrase gate, each answer
+// recorded before anything runs; an emergency stop engaged meanwhile ends
+// it too. It reports whether the action may run. When it may not, the
+// action is closed already, and err is non-nil only when a receipt could
+// not be written.
+func (x *invocation) approve(ctx context.Context) (bool, error) {
+	d := x.out.Decision
 	switch d.Decision {
 	case gate.Deny:
-		if estop {
-			return closeWith(StatusEstop, "emergency stop is engaged")
+		if x.estop {
+			return false, x.end(ctx, StatusEstop, "emergency stop is engaged")
 		}
-		return closeWith(StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
+		return false, x.end(ctx, StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
 	case gate.Passphrase:
-		g := b.passphraseGate(ctx, req)
-		switch {
-		case estopped():
-			return closeWith(StatusEstop, ErrEstop.Error())
-		case g.deny != "":
-			return deny(g.deny, g.msg)
-		case g.answer == nil:
-			out.Err = errors.New(g.msg)
-			return closeWith(StatusNeedsApproval, g.msg)
-		}
-		if err := record(*g.answer); err != nil {
-			return out, err
-		}
-		switch g.answer.Result {
-		case "approved":
-		case "timeout":
-			out.Err = errors.New(g.msg)
-			return closeWith(StatusApprovalTO, g.msg)
-		default:
-			out.Err = errors.New(g.msg)
-			return closeWith(StatusRejected, g.msg)
+		if ok, err := x.askPassphrase(ctx); !ok {
+			return false, err
 		}
 	case gate.Ask:
-		if c.Approver == nil {
-			out.Err = errors.New("this action needs approval and nobody could be asked")
-			return closeWith(StatusNeedsApproval, out.Err.Error())
-		}
-		actx, cancel := context.WithTimeout(ctx, c.ApprovalTimeout)
-		ans, err := c.Approver.Approve(actx, req)
-		expired := errors.Is(actx.Err(), context.DeadlineExceeded)
-		cancel()
-		if estopped() {
-			return closeWith(StatusEstop, ErrEstop.Error())
-		}
-		switch {
-		case expired:
-			// no answer in time, or one that came too late: a timeout,
-			// never a rejection
-			by := ans.By
-			if by == "" || err != nil {
-				by = "none"
-			}
-			ans = Answer{Result: "timeout", By: by}
-		case err != nil:
-			ans = Answer{Result: "timeout", By: "none"}
-			out.Err = err
-		case ans.Result != "approved" && ans.Result != "rejected" && ans.Result != "timeout":
-			ans.Result = "rejected" // an answer that is not a yes is a no
-		}
-		if err := record(ans); err != nil {
-			return out, err
-		}
-		switch ans.Result {
-		case "approved":
-			b.remember(ctx, req, ans, conversation)
-		case "timeout":
-			return closeWith(StatusApprovalTO, "approval timed out")
-		default:
-			return closeWith(StatusRejected, "rejected by "+ans.By)
+		if ok, err := x.askApprover(ctx); !ok {
+			return false, err
 		}
 	case gate.Allow:
 	default:
-		return closeWith(StatusDenied, "unknown decision "+d.Decision)
+		return false, x.end(ctx, StatusDenied, "unknown decision "+d.Decision)
 	}
 	// A human may have taken a while: the stop may have been engaged since
 	// the gate looked.
-	if estopped() || b.estopEngaged() {
-		return closeWith(StatusEstop, "emergency stop is engaged")
+	if estopped(ctx) || x.b.estopEngaged() {
+		return false, x.end(ctx, StatusEstop, "emergency stop is engaged")
 	}
+	return true, nil
+}
 
-	var (
-		spec  executor.Spec
-		res   executor.Result
-		err   error
-		start = time.Now()
-	)
-	if relay != nil {
-		res = runInProcess(ctx, relayed, nil)
-	} else if fn, ok := c.InProcess[a.Tool]; ok {
-		tctx, cancel := ctx, context.CancelFunc(func() {})
-		if d := c.Sandbox.timeoutFor(a.Tool); d > 0 {
-			tctx, cancel = context.WithTimeout(ctx, d)
-		}
-		res = runInProcess(context.WithValue(tctx, actionKey{}, id), fn, a.Args)
-		cancel()
-	} else {
-		if in.Kind == "plugin" {
-			spec, err = b.pluginSpec(a, in, d, plugin)
-		} else {
-			spec, err = b.spec(a, in, d)
-		}
-		if err != nil {
-			out.Err = err
-			return closeWith(StatusError, err.Error())
-		}
-		start = time.Now()
-		res, err = executor.Run(ctx, spec)
-		if err == nil && in.Kind == "plugin" {
-			pluginResult(&res)
-		}
+// request is what an approver (or the passphrase asker) is shown.
+func (x *invocation) request() Request {
+	d := x.out.Decision
+	req := Request{ActionID: x.out.ActionID, Tool: x.a.Tool, Summary: x.summary, Decision: d, ActionSHA256: x.actionSHA}
+	if d.Decision == gate.Ask || d.Decision == gate.Passphrase {
+		req.Args = shownArgs(x.argsJSON, x.c.Redact)
 	}
-	ro := receipts.Outcome{MS: time.Since(start).Milliseconds()}
-	if res.Sandbox.LandlockABI > 0 || res.Sandbox.Seccomp {
-		ro.Sandbox = &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On() || spec.Net.Egress != nil}
-		if res.Sandbox.Degraded {
-			ro.Sandbox.Degraded = append([]string{"degraded"}, res.Sandbox.Warnings...)
-		}
+	if d.Decision == gate.Ask && x.relay == nil { // a relayed question is never granted ahead
+		req.Proposal = x.b.propose(x.in)
 	}
-	out.Result = &res
-	var setup *executor.SetupError
+	return req
+}
+
+// askPassphrase is the approval of a passphrase decision; like approve,
+// it reports whether the action may run.
+func (x *invocation) askPassphrase(ctx context.Context) (bool, error) {
+	g := x.b.passphraseGate(ctx, x.request())
 	switch {
-	case estopped():
-		out.Status, out.Err = StatusEstop, ErrEstop
-	case errors.Is(err, executor.ErrUnavailable):
-		out.Status, out.Err = StatusUnavailable, err
-	case errors.As(err, &setup):
-		out.Status, out.Err = StatusSetupFailed, err
-	case errors.Is(err, executor.ErrNotFound):
-		out.Status, out.Err = StatusNotFound, err
-	case err != nil:
-		out.Status, out.Err = StatusError, err
-	case res.TimedOut:
-		out.Status = StatusTimeout
-	case res.Signal != "":
-		out.Status = StatusKilled
-	case res.Tool != nil && res.Tool.Error != "":
-		out.Status = StatusFailed
-	case res.ExitCode != 0:
-		out.Status = StatusFailed
-	default:
-		out.Status = StatusOK
+	case estopped(ctx):
+		return false, x.end(ctx, StatusEstop, ErrEstop.Error())
+	case g.deny != "":
+		return false, x.deny(ctx, g.deny, g.msg)
+	case g.answer == nil:
+		x.out.Err = errors.New(g.msg)
+		return false, x.end(ctx, StatusNeedsApproval, g.msg)
 	}
-	ro.Status = receiptStatus(out.Status)
+	if err := x.recordApproval(ctx, *g.answer); err != nil {
+		return false, err
+	}
+	switch g.answer.Result {
+	case "approved":
+		return true, nil
+	case "timeout":
+		x.out.Err = errors.New(g.msg)
+		return false, x.end(ctx, StatusApprovalTO, g.msg)
+	}
+	x.out.Err = errors.New(g.msg)
+	return false, x.end(ctx, StatusRejected, g.msg)
+}
+
+// askApprover is the approval of an ask, bounded by
+// Config.ApprovalTimeout; like approve, it reports whether the action may
+// run. An approval may store a grant (Answer.Remember).
+func (x *invocation) askApprover(ctx context.Context) (bool, error) {
+	c := x.c
+	if c.Approver == nil {
+		x.out.Err = errors.New("this action needs approval and nobody could be asked")
+		return false, x.end(ctx, StatusNeedsApproval, x.out.Err.Error())
+	}
+	req := x.request()
+	actx, cancel := context.WithTimeout(ctx, c.ApprovalTimeout)
+	ans, err := c.Approver.Approve(actx, req)
+	expired := errors.Is(actx.Err(), context.DeadlineExceeded)
+	cancel()
+	if estopped(ctx) {
+		return false, x.end(ctx, StatusEstop, ErrEstop.Error())
+	}
+	switch {
+	case expired:
+		// no answer in time, or one that came too late: a timeout,
+		// never a rejection
+		by := ans.By
+		if by == "" || err != nil {
+			by = "none"
+		}
+		ans = Answer{Result: "timeout", By: by}
+	case err != nil:
+		ans = Answer{Result: "timeout", By: "none"}
+		x.out.Err = err
+	case ans.Result != "approved" && ans.Result != "rejected" && ans.Result != "timeout":
+		ans.Result = "rejected" // an answer that is not a yes is a no
+	}
+	if err := x.recordApproval(ctx, ans); err != nil {
+		return false, err
+	}
+	switch ans.Result {
+	case "approved":
+		x.b.remember(ctx, req, ans, x.conversation)
+		return true, nil
+	case "timeout":
+		return false, x.end(ctx, StatusApprovalTO, "approval timed out")
+	}
+	return false, x.end(ctx, StatusRejected, "rejected by "+ans.By)
+}
+
+// recordApproval writes the approval receipt of ans.
+func (x *invocation) recordApproval(ctx context.Context, ans Answer) error {
+	c, id := x.c, x.out.ActionID
+	x.out.Approval = &ans
+	ent, err := c.Log.Approval(context.WithoutCancel(ctx), x.ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: x.actionSHA})
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
+	}
+	ev := "tool_denied"
+	if ans.Result == "approved" {
+		ev = "tool_approved"
+	}
+	c.Logger.Info("tool "+strings.TrimPrefix(ev, "tool_"), "event", ev, "action_id", id, "tool", x.a.Tool, "result", ans.Result, "by", c.Redact(ans.By))
+	x.b.logReceipt(id, "approval", ent)
+	return nil
+}
+
+// ran is what the run phase hands the close phase.
+type ran struct {
+	spec  executor.Spec
+	res   executor.Result
+	err   error
+	start time.Time
+}
+
+// run is the fourth phase: the action runs in process (a relayed
+// question's answer, an in-process tool) or in the sandbox. An error is
+// a sandbox spec that could not be built: nothing ran.
+func (x *invocation) run(ctx context.Context) (ran, error) {
+	c, a, d := x.c, x.a, x.out.Decision
+	r := ran{start: time.Now()}
+	if x.relay != nil {
+		r.res = runInProcess(ctx, relayed, nil)
+		return r, nil
+	}
+	if fn, ok := c.InProcess[a.Tool]; ok {
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if t := c.Sandbox.timeoutFor(a.Tool); t > 0 {
+			tctx, cancel = context.WithTimeout(ctx, t)
+		}
+		r.res = runInProcess(context.WithValue(tctx, actionKey{}, x.out.ActionID), fn, a.Args)
+		cancel()
+		return r, nil
+	}
+	var err error
+	if x.in.Kind == "plugin" {
+		r.spec, err = x.b.pluginSpec(a, x.in, d, x.plugin)
+	} else {
+		r.spec, err = x.b.spec(a, x.in, d)
+	}
+	if err != nil {
+		return r, err
+	}
+	r.start = time.Now()
+	r.res, r.err = executor.Run(ctx, r.spec)
+	if r.err == nil && x.in.Kind == "plugin" {
+		pluginResult(&r.res)
+	}
+	return r, nil
+}
+
+// close is the last phase: the outcome's status and its receipt, from
+// what ran. err is non-nil when the broker failed: the sandbox was
+// unavailable or the action could not start, or the receipt could not be
+// written.
+func (x *invocation) close(ctx context.Context, r ran) (*Outcome, error) {
+	out, ms := x.out, time.Since(r.start).Milliseconds()
+	out.Result = &r.res
+	status, err := runStatus(ctx, r.res, r.err)
+	out.Status = status
+	if err != nil {
+		out.Err = err
+	}
+	ro := receipts.Outcome{Status: receiptStatus(out.Status), MS: ms, Sandbox: outcomeSandbox(r.spec, r.res)}
 	if out.Err == nil || out.Status == StatusNotFound || out.Status == StatusEstop {
-		exit := res.ExitCode
+		exit := r.res.ExitCode
 		ro.Exit = &exit
-		ro.OutputSHA256 = res.OutputSHA256
+		ro.OutputSHA256 = r.res.OutputSHA256
 	}
 	if out.Err != nil {
-		ro.Error = c.Redact(out.Err.Error())
-	} else if res.Tool != nil && res.Tool.Error != "" {
-		ro.Error = c.Redact(res.Tool.Error)
+		ro.Error = x.c.Redact(out.Err.Error())
+	} else if r.res.Tool != nil && r.res.Tool.Error != "" {
+		ro.Error = x.c.Redact(r.res.Tool.Error)
 	}
-	ro.Egress = egressReceipt(res.Egress, c.Redact)
-	ent, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
-	if rerr != nil {
-		out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, rerr))
-		return out, out.Err
+	ro.Egress = egressReceipt(r.res.Egress, x.c.Redact)
+	if err := x.writeOutcome(ctx, ro); err != nil {
+		return out, err
 	}
-	b.logReceipt(id, "outcome", ent, slog.String("status", out.Status))
 	if out.Status == StatusUnavailable || out.Status == StatusError {
 		return out, out.Err
 	}
 	return out, nil
 }
+
+// runStatus is the status of an action that ran (or tried to), and why
+// it failed to run when it did.
+func runStatus(ctx context.Context, res executor.Result, err error) (string, error) {
+	var setup *executor.SetupError
+	switch {
+	case estopped(ctx):
+		return StatusEstop, ErrEstop
+	case errors.Is(err, executor.ErrUnavailable):
+		return StatusUnavailable, err
+	case errors.As(err, &setup):
+		return StatusSetupFailed, err
+	case errors.Is(err, executor.ErrNotFound):
+		return StatusNotFound, err
+	case err != nil:
+		return StatusError, err
+	case res.TimedOut:
+		return StatusTimeout, nil
+	case res.Signal != "":
+		return StatusKilled, nil
+	case res.Tool != nil && res.Tool.Error != "":
+		return StatusFailed, nil
+	case res.ExitCode != 0:
+		return StatusFailed, nil
+	}
+	return StatusOK, nil
+}
+
+// outcomeSandbox is the outcome receipt's record of the sandbox an action
+// ran in; nil when it ran in none.
+func outcomeSandbox(spec executor.Spec, res executor.Result) *receipts.Sandbox {
+	if res.Sandbox.LandlockABI <= 0 && !res.Sandbox.Seccomp {
+		return nil
+	}
+	s := &receipts.Sandbox{LandlockABI: res.Sandbox.LandlockABI, Seccomp: res.Sandbox.Seccomp, Net: spec.Net.On() || spec.Net.Egress != nil}
+	if res.Sandbox.Degraded {
+		s.Degraded = append([]string{"degraded"}, res.Sandbox.Warnings...)
+	}
+	return s
+}
+
+// end closes an action that does not run: its outcome receipt with
+// status and msg.
+func (x *invocation) end(ctx context.Context, status, msg string) error {
+	x.out.Status = status
+	return x.writeOutcome(ctx, receipts.Outcome{Status: receiptStatus(status), Error: x.c.Redact(msg)})
+}
+
+// deny ends an action the broker itself denies (reason id, a reason the
+// gate did not give).
+func (x *invocation) deny(ctx context.Context, id, msg string) error {
+	x.out.Decision.Reasons = append(append([]gate.Reason(nil), x.out.Decision.Reasons...), gate.Reason{ID: id, Severity: "high", Msg: msg})
+	x.out.Err = errors.New(msg)
+	return x.end(ctx, StatusDenied, id+": "+msg)
+}
+
+// writeOutcome makes the outcome receipt ro durable. A receipt that
+// cannot be written joins out.Err.
+func (x *invocation) writeOutcome(ctx context.Context, ro receipts.Outcome) error {
+	ent, err := x.c.Log.Outcome(context.WithoutCancel(ctx), x.ref, ro)
+	if err != nil {
+		x.out.Err = errors.Join(x.out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
+		return x.out.Err
+	}
+	x.b.logReceipt(x.out.ActionID, "outcome", ent, slog.String("status", x.out.Status))
+	return nil
+}
+
+// estopped reports whether ctx, an action in flight, was cancelled by
+// the emergency stop.
+func estopped(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrEstop) }
 
 // relayed is what a relayed question "runs": nothing but the answer.
 func relayed(context.Context, map[string]any) (json.RawMessage, error) {

@@ -76,7 +76,7 @@ var rules = map[string]rule{
 		"agent", "audit", "executor", "gate", "policies", "receipts", "testdata/bypass",
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
-		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass",
+		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass", "internal/term",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/receipts/receiptstest":                    "receipt fixtures are for tests, never in the binary",
@@ -104,6 +104,15 @@ var rules = map[string]rule{
 	}},
 	"internal/sop": {mayUse: []string{"internal/sop", "internal/config"}, never: map[string]string{
 		"os/exec": "a workflow acts only through the broker, by the Steps it is given",
+	}},
+	"internal/term": {never: map[string]string{
+		"os/exec":                    "the terminal presentation shows and asks; it runs nothing",
+		"net/http":                   "the terminal presentation never reaches the network",
+		module + "/executor":         "the terminal presentation shows outcomes; the broker runs actions",
+		module + "/receipts":         "receipts are written by the broker only",
+		module + "/gate":             "the terminal presentation shows decisions; it makes none",
+		module + "/cmd/...":          "the presentation is a library of the CLI, not the other way round",
+		module + "/internal/runtime": "the runtime wires the terminal, not the other way round",
 	}},
 	"internal/hook": {never: map[string]string{
 		"os/exec":                   "the agent runs the tool, not the hook",
@@ -267,6 +276,8 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "discord channel runs the executor", pkg: pkg{ImportPath: module + "/internal/channel/discord", Imports: []string{module + "/executor"}}, want: "executor"},
 		{name: "memory imports the broker", pkg: pkg{ImportPath: module + "/agent/memory", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
 		{name: "memory makes system calls", pkg: pkg{ImportPath: module + "/agent/memory", Imports: []string{"syscall"}}, want: "syscall"},
+		{name: "term runs a process", pkg: pkg{ImportPath: module + "/internal/term", Imports: []string{"os/exec"}}, want: "os/exec"},
+		{name: "term writes receipts", pkg: pkg{ImportPath: module + "/internal/term", Imports: []string{module + "/receipts"}}, want: "receipts"},
 		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -7,53 +7,38 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-	"golang.org/x/term"
-
 	"github.com/clawsec/claw/internal/broker"
+	"golang.org/x/sys/unix"
 )
 
-// maxPassphraseInput bounds one typed passphrase line.
-const maxPassphraseInput = 1024
+// MaxPassphraseInput bounds one typed passphrase line, at the terminal
+// or piped in.
+const MaxPassphraseInput = 1024
 
-// guardConfig wires the human-facing guards of a broker from the config:
-// the approval timeout, the passphrase gate (hash, lockout, state file)
-// and, when standard input is a terminal, the terminal passphrase asker.
-func guardConfig(g *globals, e *env, cfg *broker.Config) {
-	sec := e.cfg.Security
-	cfg.ApprovalTimeout = sec.ApprovalTimeout.Duration
-	cfg.PassphraseHash = sec.PassphraseHash
-	cfg.MaxFailures = sec.PassphraseMaxFailures
-	cfg.Lockout = sec.PassphraseLockout.Duration
-	cfg.StateFile = filepath.Join(e.home, "passphrase.state")
-	if a := newTTYPassphrase(g); a != nil {
-		cfg.Passphrase = a
-	}
-}
-
-// ttyPassphrase asks for the passphrase on the terminal with echo off. It
+// Passphrase asks for the passphrase on the terminal with echo off. It
 // is only used when standard input is a terminal: a pipe can never
 // answer.
-type ttyPassphrase struct {
+type Passphrase struct {
 	in  *os.File
 	out io.Writer
 }
 
-func newTTYPassphrase(g *globals) broker.PassphraseAsker {
-	f, ok := g.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+// NewPassphrase asks on the terminal stdin, showing the question on out;
+// nil when stdin is not a terminal.
+func NewPassphrase(stdin io.Reader, out io.Writer) *Passphrase {
+	if !IsTerminal(stdin) {
 		return nil
 	}
-	return &ttyPassphrase{in: f, out: g.stderr}
+	return &Passphrase{in: stdin.(*os.File), out: out}
 }
 
-func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
-	writeRequest(t.out, "Passphrase request", r)
-	line, err := readNoEcho(ctx, t.in, func() {
-		// only what is typed after the question counts (see replApprover)
+// AskPassphrase shows r and reads the passphrase without echo.
+func (t *Passphrase) AskPassphrase(ctx context.Context, r broker.Request) (string, error) {
+	WriteRequest(t.out, "Passphrase request", r)
+	line, err := ReadNoEcho(ctx, t.in, func() {
+		// only what is typed after the question counts (see Approver)
 		discardNotice(t.out, flushTerminalInput(int(t.in.Fd())))
 		fmt.Fprint(t.out, "Passphrase: ")
 	})
@@ -61,12 +46,12 @@ func (t *ttyPassphrase) AskPassphrase(ctx context.Context, r broker.Request) (st
 	return line, err
 }
 
-// readNoEcho reads one line from the terminal f with echo off, until ctx
+// ReadNoEcho reads one line from the terminal f with echo off, until ctx
 // ends. prompt, when not nil, shows the question once the echo is off, so
 // nothing typed in answer is ever shown. The terminal's settings are
 // restored before it returns, also when ctx ends first, and nothing is
 // left reading the terminal afterwards.
-func readNoEcho(ctx context.Context, f *os.File, prompt func()) (string, error) {
+func ReadNoEcho(ctx context.Context, f *os.File, prompt func()) (string, error) {
 	fd := int(f.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -117,7 +102,7 @@ func readNoEcho(ctx context.Context, f *os.File, prompt func()) (string, error) 
 			break
 		}
 		buf.Write(b[:n])
-		if buf.Len() > maxPassphraseInput {
+		if buf.Len() > MaxPassphraseInput {
 			clear(buf.Bytes())
 			return "", errors.New("the passphrase is too long")
 		}

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -46,7 +46,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestApproveDiscardsTypeahead: a "y" typed before the approval prompt
 // (at a prompt a model drew in its reply, say) is thrown away, with a
 // notice; only what is typed after the question answers it. Through a
-// real pseudo-terminal, on both approvers: the REPL's and claw exec's.
+// real pseudo-terminal, on the approver with both inputs: the REPL's and
+// claw exec's.
 func TestApproveDiscardsTypeahead(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -100,12 +101,12 @@ func TestApproveDiscardsTypeahead(t *testing.T) {
 }
 
 func replTestApprover(term *os.File, out io.Writer) broker.Approver {
-	in := &lineInput{tty: true, term: term, plain: newPlainLines(term), stdout: out}
-	return &replApprover{in: in, out: out}
+	in := &LineInput{tty: true, term: term, plain: newPlainLines(term), stdout: out}
+	return PassphraseApprover{NewApprover(in, out)}
 }
 
 func execTestApprover(term *os.File, out io.Writer) broker.Approver {
-	return newTTYApprover(&globals{stdin: term, stderr: out})
+	return NewApprover(NewPromptInput(term, out), out)
 }
 
 // TestReplyMargin: on a terminal every line of the model's text after the
@@ -136,11 +137,11 @@ func TestReplyMargin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			p := &replyPrinter{w: &b, prefix: "claw> ", margin: tt.margin, sp: newSpinner(io.Discard, false), redact: tt.redact}
+			p := &Printer{w: &b, prefix: "claw> ", margin: tt.margin, sp: NewSpinner(io.Discard, false), redact: tt.redact}
 			for _, c := range tt.chunks {
-				p.delta(c)
+				p.Delta(c)
 			}
-			p.finish(tt.reply)
+			p.Finish(tt.reply)
 			if b.String() != tt.want {
 				t.Errorf("printed %q, want %q", b.String(), tt.want)
 			}

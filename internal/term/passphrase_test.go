@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -65,9 +65,9 @@ func TestReadNoEcho(t *testing.T) {
 		}
 		m.Write([]byte(plantedTTYPass + "\n"))
 	}()
-	got, err := readNoEcho(context.Background(), s, nil)
+	got, err := ReadNoEcho(context.Background(), s, nil)
 	if err != nil || got != plantedTTYPass {
-		t.Fatalf("readNoEcho = %q, %v", got, err)
+		t.Fatalf("ReadNoEcho = %q, %v", got, err)
 	}
 	if l, n := termState(t, s); l != lflag || n != nb {
 		t.Fatalf("terminal not restored: lflag %#x→%#x, nonblock %v→%v", lflag, l, nb, n)
@@ -101,7 +101,7 @@ func TestReadNoEchoDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := readNoEcho(ctx, s, nil)
+		_, err := ReadNoEcho(ctx, s, nil)
 		done <- err
 	}()
 	select {
@@ -127,13 +127,13 @@ func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		got, err := readNoEcho(context.Background(), s, func() {
+		got, err := ReadNoEcho(context.Background(), s, func() {
 			tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
 			echoOff = err == nil && tio.Lflag&unix.ECHO == 0
 			m.Write([]byte(plantedTTYPass + "\n")) // typed at once
 		})
 		if err != nil || got != plantedTTYPass {
-			t.Errorf("readNoEcho = %q, %v", got, err)
+			t.Errorf("ReadNoEcho = %q, %v", got, err)
 		}
 	}()
 	var shown bytes.Buffer
@@ -152,7 +152,7 @@ func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("readNoEcho did not return")
+		t.Fatal("ReadNoEcho did not return")
 	}
 	if !echoOff {
 		t.Error("the prompt was shown with the echo still on")
