@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/rfc6962"
 )
@@ -506,7 +507,7 @@ func (l *Log) commit(batch []*request) error {
 		}
 	}
 	if wroteCheckpoint != nil {
-		if err := WriteFileAtomic(l.dir, checkpointName, wroteCheckpoint); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(l.dir, checkpointName), wroteCheckpoint, 0o600); err != nil {
 			return fmt.Errorf("failed to write checkpoint file: %w", err)
 		}
 	}
@@ -855,7 +856,7 @@ func (l *Log) newSegment(n int) error {
 	if err != nil {
 		return fmt.Errorf("failed to create receipt segment: %w", err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := atomicfile.SyncDir(l.dir); err != nil {
 		f.Close()
 		return err
 	}
@@ -864,49 +865,6 @@ func (l *Log) newSegment(n int) error {
 	}
 	l.st.f, l.st.seg, l.st.size = f, n, 0
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("failed to sync receipt directory: %w", err)
-	}
-	return nil
-}
-
-// WriteFileAtomic replaces dir/name with data (mode 0600) atomically: a
-// temporary file in dir, fsync, rename, fsync of dir. A crash leaves the
-// old file or the new one, never a mix. Claw's other 0600 state files
-// (the grant store) are written the same way.
-func WriteFileAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	return syncDir(dir)
 }
 
 // stableLogID returns the id of the log in dir before any receipt carries
@@ -952,7 +910,7 @@ func stableLogID(dir string) (string, error) {
 	if werr != nil {
 		return "", fmt.Errorf("failed to write the log id: %w", werr)
 	}
-	return id, syncDir(dir)
+	return id, atomicfile.SyncDir(dir)
 }
 
 func newLogID() string {
