@@ -156,8 +156,8 @@ type Sandbox struct {
 // Config wires a Broker.
 type Config struct {
 	Gate     *gate.Engine
-	Log      *receipts.Log // required: no receipts, no actions
-	Approver Approver      // nil: asks are answered "needs approval"
+	Log      *Log     // required: no receipts, no actions
+	Approver Approver // nil: asks are answered "needs approval"
 	Sandbox  Sandbox
 
 	Autonomy  string
@@ -404,7 +404,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		Degraded:     degraded,
 		Grant:        d.Grant,
 	}
-	ent, derr := c.Log.Decision(ctx, ref, ra, rd)
+	ent, derr := c.Log.decision(ctx, ref, ra, rd)
 	if derr != nil {
 		out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, derr)
 		return out, out.Err
@@ -413,7 +413,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	closeWith := func(status, msg string) (*Outcome, error) {
 		out.Status = status
 		ro := receipts.Outcome{Status: receiptStatus(status), Error: c.Redact(msg)}
-		ent, err := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
+		ent, err := c.Log.outcome(context.WithoutCancel(ctx), ref, ro)
 		if err != nil {
 			out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
 			return out, out.Err
@@ -435,7 +435,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	}
 	record := func(ans Answer) error {
 		out.Approval = &ans
-		ent, err := c.Log.Approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA})
+		ent, err := c.Log.approval(context.WithoutCancel(ctx), ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: actionSHA})
 		if err != nil {
 			out.Status, out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 			return out.Err
@@ -606,7 +606,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		ro.Error = c.Redact(res.Tool.Error)
 	}
 	ro.Egress = egressReceipt(res.Egress, c.Redact)
-	ent, rerr := c.Log.Outcome(context.WithoutCancel(ctx), ref, ro)
+	ent, rerr := c.Log.outcome(context.WithoutCancel(ctx), ref, ro)
 	if rerr != nil {
 		out.Err = errors.Join(out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, rerr))
 		return out, out.Err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -98,7 +99,7 @@ func (f *fixture) open(t testing.TB) func(ctx context.Context) (*Guard, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		log, err := receipts.Open(f.receiptDir, signer, receipts.Options{CheckpointInterval: -1})
+		log, err := broker.OpenLog(f.receiptDir, signer, broker.LogOptions{CheckpointInterval: -1})
 		if err != nil {
 			return nil, nil, err
 		}

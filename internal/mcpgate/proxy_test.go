@@ -65,10 +65,11 @@ func proxied(t testing.TB, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSess
 	t.Helper()
 	up, upSS := upstream(t, echoDesc)
 	p := NewProxy("up", up, pins)
-	p.Log, p.Channel = r.cfg.Log, r.cfg.Channel
 	cfg := r.cfg
 	cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward}
-	srv, err := p.Server(context.Background(), broker.New(cfg), Options{})
+	b := broker.New(cfg)
+	p.Refuser = b
+	srv, err := p.Server(context.Background(), b, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
