@@ -312,3 +312,22 @@ func TestObjectSchema(t *testing.T) {
 		}
 	}
 }
+
+// A refused call of a disabled tool whose receipts cannot be written is
+// still refused, and the tool error says the refusal is not recorded.
+func TestProxyRefusalWithoutReceipt(t *testing.T) {
+	r := newRig(t, "full")
+	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
+	proxied(t, r, pins, "echoes")
+	cs, _ := proxied(t, r, pins, "echoes, and more")
+	if err := r.cfg.Log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, "up__echo", map[string]any{"msg": "hi"})
+	if !res.IsError || !strings.Contains(text(res), "is disabled") || !strings.Contains(text(res), "the refusal could not be recorded") {
+		t.Fatalf("isError %v %q", res.IsError, text(res))
+	}
+	if strings.Contains(text(res), "echo: hi") {
+		t.Fatal("the upstream ran")
+	}
+}
