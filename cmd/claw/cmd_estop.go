@@ -29,7 +29,7 @@ func checkEstop(g *globals) doctorResult {
 	if !s.homeExists {
 		return notInitialised(s)
 	}
-	st, _ := readEstop(filepath.Join(s.home, "ESTOP"))
+	st, _ := readEstop(filepath.Join(s.home, estop.FileName))
 	if !st.Engaged {
 		return passed("not engaged")
 	}
@@ -79,7 +79,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			file := filepath.Join(home, "ESTOP")
+			file := filepath.Join(home, estop.FileName)
 			switch {
 			case status:
 				return estopShow(g, file, asJSON)

@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/internal/hook"
 	"github.com/clawsec/claw/receipts"
 )
@@ -220,7 +221,7 @@ func hookGuard(e *env, o *hookOptions, eng *gate.Engine, log *broker.Log) (*hook
 		Autonomy:  autonomy,
 		Workspace: ws,
 		Home:      e.userDir,
-		EstopFile: filepath.Join(e.home, "ESTOP"),
+		EstopFile: filepath.Join(e.home, estop.FileName),
 	}, nil
 }
 
