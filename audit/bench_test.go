@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/store"
 )
 
 var benchLog struct {
@@ -19,7 +20,7 @@ var benchLog struct {
 
 // makeBenchLog writes n decision receipts with 64 concurrent writers.
 func makeBenchLog(b *testing.B, dir string, s *receipts.Signer, n int) {
-	l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(dir, s, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/store"
 )
 
 func newSigner(t testing.TB) *receipts.Signer {
@@ -26,13 +27,13 @@ func newSigner(t testing.TB) *receipts.Signer {
 	return s
 }
 
-var testOpts = receipts.Options{CheckpointEvery: 1000, CheckpointInterval: -1}
+var testOpts = store.Options{CheckpointEvery: 1000, CheckpointInterval: -1}
 
 // writeActions appends n allowed actions (decision + outcome each) and
 // closes the log, which adds a checkpoint.
-func writeActions(t testing.TB, dir string, s *receipts.Signer, opts receipts.Options, n int, prefix string) {
+func writeActions(t testing.TB, dir string, s *receipts.Signer, opts store.Options, n int, prefix string) {
 	t.Helper()
-	l, err := receipts.Open(dir, s, opts)
+	l, err := store.Open(dir, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestTamperAcceptance(t *testing.T) {
 	// Three receipts, the second edited by hand: verify reports receipt 2.
 	dir := t.TempDir()
 	s := newSigner(t)
-	l, err := receipts.Open(dir, s, testOpts)
+	l, err := store.Open(dir, s, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestAnchor(t *testing.T) {
 func TestKeyRotation(t *testing.T) {
 	dir := t.TempDir()
 	old, next := newSigner(t), newSigner(t)
-	l, err := receipts.Open(dir, old, testOpts)
+	l, err := store.Open(dir, old, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("retired key not flagged:\n%s", dump(rep))
 	}
 	// The old process's log handle refuses to sign with a retired key.
-	l1, err := receipts.Open(dir, old, testOpts)
+	l1, err := store.Open(dir, old, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestKeyRotation(t *testing.T) {
 func TestReportCannotBeForged(t *testing.T) {
 	dir := t.TempDir()
 	s := newSigner(t)
-	l, err := receipts.Open(dir, s, testOpts)
+	l, err := store.Open(dir, s, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +447,7 @@ func TestEstopOutcomeCountsAsRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := newSigner(t)
-			l, err := receipts.Open(dir, s, testOpts)
+			l, err := store.Open(dir, s, testOpts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ BIN=${CLAW_BIN:-bin/claw}
 [ -x "$BIN" ] || go build -trimpath -o "$BIN" ./cmd/claw
 
 echo "== go benchmarks (append: fsync before returning)"
-go test ./receipts -run '^$' -bench 'Append|ParseLine' -benchtime 3000x -count 3
+go test ./receipts ./receipts/store -run '^$' -bench 'Append|ParseLine' -benchtime 3000x -count 3
 go test ./audit -run '^$' -bench 'Verify' -benchtime 3x -count 3
 
 tmp=$(mktemp -d)

@@ -1,14 +1,17 @@
-// Package receipts writes claw's signed, hash-chained receipt log: one
-// receipt for every attempted action (decided, asked, approved, rejected,
-// timed out, denied, failed, blocked by the emergency stop), durable before
-// the action runs.
+// Package receipts is the format of claw's signed, hash-chained receipt
+// log: one receipt for every attempted action (decided, asked, approved,
+// rejected, timed out, denied, failed, blocked by the emergency stop),
+// durable before the action runs. It parses, walks and checks receipt
+// lines, and holds the keys that sign and verify them.
 //
-// The broker opens a [Log] once and calls [Log.Decision] before an action
-// runs (if it returns an error, the action must not run), [Log.Approval]
-// when a human answers, and [Log.Outcome] afterwards; [Log.Estop],
-// [Log.PolicyLoaded], [Log.GrantAdded] and [Log.GrantRevoked] record state
-// changes. Verification lives in the audit
-// package.
+// Writing is elsewhere: receipts/store appends to a log (group commit,
+// recovery of a torn tail, checkpoints), and only the broker
+// (internal/broker) imports it, so every receipt of claw's is written
+// by the broker; internal/deptest holds that. The broker calls
+// Decision before an action runs (if it fails, the action does not
+// run), Approval when a human answers and Outcome afterwards, and
+// records the state changes (estop, policy_loaded, grant_added,
+// grant_revoked, key_rotated). Verification lives in the audit package.
 //
 // # Receipt format
 //
@@ -49,14 +52,30 @@
 // fields stay version 1; readers accept both, and a version 1 body that
 // carries a version 2 field is malformed.
 //
+// # Action digests
+//
+// A decision's action.args_sha256 is SHA-256 over the JSON encoding of
+// the action's arguments as the caller gave them (an object; "null" for
+// none). action.action_sha256, and the approval.action_sha256 that binds
+// a human's answer to it, is SHA-256 over the JSON encoding of
+//
+//	{"tool":<tool>,"args":<arguments>,"sandbox":<the decision's sandbox plan>}
+//
+// (Go's encoding/json: object keys sorted, HTML characters escaped), so
+// an approval covers the exact action and the reach it runs with. Both
+// are written "sha256:<hex>". Logs written before claw's hook recorded
+// through the broker have hook decisions (channel claude-code or codex)
+// whose action_sha256 covers {"tool","args"} only; a hook decision has no
+// approval, so nothing compares it, and such logs verify unchanged.
+//
 // The first receipt's prev is [GenesisPrev]. Ed25519 signs the message
 // itself; ECDSA P-256 signs its SHA-256. The key id is the first 16 bytes
 // of SHA-256 over the public key's DER SubjectPublicKeyInfo, in hex.
 //
 // # Checkpoints
 //
-// Every [Options.CheckpointEvery] receipts, every
-// [Options.CheckpointInterval] and at [Log.Close], the log appends a
+// Every CheckpointEvery receipts, every CheckpointInterval and when the
+// log is closed (see receipts/store), the writer appends a
 // checkpoint receipt: a C2SP signed note (tlog-checkpoint) over the
 // RFC 6962 Merkle root of all receipts before it, whose leaves are
 // SHA-256(0x00 || body):
@@ -74,22 +93,12 @@
 // auditor prove later that the log still has those receipts unchanged
 // (truncation, rollback and rewriting show up).
 //
-// # Durability and concurrency
-//
-// [Log.Append] returns after the receipt is written with one write(2) and
-// fdatasync'ed. Concurrent appends in one process share a write and an
-// fsync (group commit). Several processes may append to the same directory:
-// each commit holds an exclusive flock on LOCK and first reads what others
-// appended. A crash can leave at most a partial last line, never an
-// acknowledged receipt torn; the next writer truncates it and appends a
-// recovery receipt with the SHA-256 of the removed bytes.
-//
 // # Key management
 //
 // [GenerateKey] makes Ed25519 (default) or ECDSA P-256 keys.
 // [MarshalPrivateKey] writes them as cosign-style encrypted PEM ("ENCRYPTED
 // SIGSTORE PRIVATE KEY", scrypt + secretbox) or, without a passphrase, as a
-// plain PKCS#8 PEM for services. [Log.RotateKey] hands the log to a new key
+// plain PKCS#8 PEM for services. Rotating the key hands the log to a new key
 // with a key_rotated receipt signed by the old key that carries the new
 // public key and the new key's signature over [RotationMessage]. A writer
 // refuses to sign with any key but the log's current one. KMS keys are not

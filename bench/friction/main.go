@@ -199,7 +199,7 @@ func session(ctx context.Context, root, name string, pol gate.Policy, home strin
 	if err != nil {
 		return nil, err
 	}
-	log, err := receipts.Open(filepath.Join(clawHome, "receipts"), signer, receipts.Options{CheckpointInterval: -1})
+	log, err := broker.OpenLog(filepath.Join(clawHome, "receipts"), signer, broker.LogOptions{CheckpointInterval: -1})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/store"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func main() {
 	pem, err := receipts.MarshalPublicKey(s.PublicKey())
 	check(err)
 	check(os.WriteFile(*pub, pem, 0o644))
-	l, err := receipts.Open(*dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(*dir, s, store.Options{CheckpointInterval: -1})
 	check(err)
 	start := time.Now()
 	var next atomic.Int64

@@ -15,7 +15,6 @@ import (
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/plugin"
-	"github.com/clawsec/claw/receipts"
 )
 
 // actionOptions are the flags of commands that run actions through the
@@ -65,7 +64,7 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 			return nil, nil, err
 		}
 	}
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
 	if err != nil {
 		return nil, nil, withCode(exitError, fmt.Errorf("opening the receipt log: %w", err), "nothing ran")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 )
@@ -267,7 +268,7 @@ first (needs the signing key).`,
 				if err != nil {
 					return err
 				}
-				l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+				l, err := broker.OpenLog(dir, s, broker.LogOptions{CheckpointInterval: -1})
 				if err != nil {
 					return withCode(exitError, err)
 				}

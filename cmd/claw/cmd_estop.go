@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -17,7 +15,7 @@ import (
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/internal/estop"
 )
 
 func init() {
@@ -31,7 +29,7 @@ func checkEstop(g *globals) doctorResult {
 	if !s.homeExists {
 		return notInitialised(s)
 	}
-	st, _ := readEstop(filepath.Join(s.home, "ESTOP"))
+	st, _ := readEstop(filepath.Join(s.home, estop.FileName))
 	if !st.Engaged {
 		return passed("not engaged")
 	}
@@ -46,12 +44,7 @@ func checkEstop(g *globals) doctorResult {
 const maxEstopReason = 512
 
 // estopStatus is the --status -o json shape.
-type estopStatus struct {
-	Engaged bool   `json:"engaged"`
-	Since   string `json:"since,omitempty"`
-	By      string `json:"by,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}
+type estopStatus = estop.State
 
 func newEstopCommand(g *globals) *cobra.Command {
 	var (
@@ -86,7 +79,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			file := filepath.Join(home, "ESTOP")
+			file := filepath.Join(home, estop.FileName)
 			switch {
 			case status:
 				return estopShow(g, file, asJSON)
@@ -117,29 +110,20 @@ func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, 
 		return withCode(exitError, fmt.Errorf("no claw home at %s", home), "create it with 'claw init'")
 	}
 	reason = cleanReason(reason)
-	st, err := readEstop(file)
-	already := err == nil && st.Engaged
-	if !already {
-		// The stop takes effect first; the receipt follows.
-		content := fmt.Sprintf("engaged %s\nby %s\nreason %s\n", time.Now().UTC().Format(time.RFC3339), by, reason)
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil && !errors.Is(err, os.ErrExist) {
-			return withCode(exitError, fmt.Errorf("engaging the emergency stop: %w", err))
-		}
-		if err == nil {
-			_, werr := f.WriteString(content)
-			if werr == nil {
-				werr = f.Sync()
-			}
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil { // the file exists: the stop is engaged anyway
-				warnf(g.stderr, "writing the details into %s: %v", file, werr)
-			}
-		}
+	// The stop takes effect first, even when the receipt log cannot be
+	// opened; the broker's log then records it.
+	already, err := estop.Engage(file, by, reason, time.Now())
+	switch {
+	case errors.Is(err, estop.ErrDetails): // the file exists: the stop is engaged anyway
+		warnf(g.stderr, "%v", err)
+	case err != nil:
+		return withCode(exitError, err)
 	}
-	if err := estopReceipt(ctx, g, keys, receipts.Estop{Active: true, By: by, Reason: reason}); err != nil {
+	err = withReceiptLog(g, keys, func(log *broker.Log) error {
+		_, err := log.EngageEstop(ctx, file, by, reason)
+		return err
+	})
+	if err != nil {
 		return withCode(exitError, fmt.Errorf("the emergency stop is engaged, but its receipt could not be written: %w", err))
 	}
 	if already {
@@ -152,17 +136,23 @@ func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, 
 }
 
 func estopClear(ctx context.Context, g *globals, keys *keyOptions, file string) error {
-	if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+	if !estop.Engaged(file) {
 		infof(g.stderr, "the emergency stop is not engaged")
 		return nil
 	}
 	// The clearing is recorded before the stop is lifted: no receipt, no
 	// clearing.
-	if err := estopReceipt(ctx, g, keys, receipts.Estop{Active: false, By: estopBy()}); err != nil {
+	recorded := false
+	err := withReceiptLog(g, keys, func(log *broker.Log) error {
+		_, err := log.ClearEstop(ctx, file, estopBy())
+		recorded = !errors.Is(err, broker.ErrNoReceipt)
+		return err
+	})
+	switch {
+	case err != nil && !recorded:
 		return withCode(exitError, fmt.Errorf("the clearing could not be recorded, so the emergency stop stays engaged: %w", err))
-	}
-	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return withCode(exitError, fmt.Errorf("clearing the emergency stop: %w", err))
+	case err != nil:
+		return withCode(exitError, err)
 	}
 	infof(g.stderr, "emergency stop cleared")
 	return nil
@@ -194,31 +184,11 @@ func orUnknown(s string) string {
 	return s
 }
 
-// readEstop reads the ESTOP file. Any file there means engaged, whatever
-// its content.
+// readEstop reads the ESTOP file (see estop.Read), its details escaped
+// for a terminal.
 func readEstop(file string) (estopStatus, error) {
-	f, err := os.Open(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return estopStatus{}, nil
-	}
-	st := estopStatus{Engaged: true}
-	if err != nil {
-		return st, nil // there, but unreadable: still engaged
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 4096))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), " ")
-		v = sanitize(v)
-		switch k {
-		case "engaged":
-			st.Since = v
-		case "by":
-			st.By = v
-		case "reason":
-			st.Reason = v
-		}
-	}
+	st := estop.Read(file)
+	st.Since, st.By, st.Reason = sanitize(st.Since), sanitize(st.By), sanitize(st.Reason)
 	return st, nil
 }
 
@@ -233,17 +203,9 @@ func cleanReason(s string) string {
 	return s
 }
 
-// estopReceipt appends an estop record to the receipt log.
-func estopReceipt(ctx context.Context, g *globals, keys *keyOptions, e receipts.Estop) error {
-	return withReceiptLog(g, keys, func(log *receipts.Log) error {
-		_, err := log.Estop(ctx, e)
-		return err
-	})
-}
-
 // withReceiptLog opens the receipt log for a state-change receipt (estop,
 // grants), lets fn append to it, and closes it.
-func withReceiptLog(g *globals, keys *keyOptions, fn func(*receipts.Log) error) error {
+func withReceiptLog(g *globals, keys *keyOptions, fn func(*broker.Log) error) error {
 	signer, err := loadReceiptSigner(g, keys)
 	if err != nil {
 		return err
@@ -259,7 +221,7 @@ func withReceiptLog(g *globals, keys *keyOptions, fn func(*receipts.Log) error) 
 			dir = cfg.Receipts.Dir
 		}
 	}
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/grant"
-	"github.com/clawsec/claw/receipts"
 )
 
 func init() { registerCommand("grant", newGrantCommand) }
@@ -226,8 +226,8 @@ EXIT STATUS
 			}
 			s := grant.Open(filepath.Join(e.home, grant.FileName))
 			gr := grant.Grant{ID: grant.NewID(), By: estopBy(), Channel: "cli", Created: now.UTC().Truncate(time.Second), Expires: exp, Scope: sc}
-			err = withReceiptLog(g, &keys, func(l *receipts.Log) error {
-				return grant.AddRecorded(c.Context(), l, s, gr)
+			err = withReceiptLog(g, &keys, func(l *broker.Log) error {
+				return l.AddGrant(c.Context(), s, gr)
 			})
 			if err != nil {
 				return withCode(exitError, err, "nothing was granted")
@@ -262,8 +262,8 @@ EXIT STATUS
 				return err
 			}
 			var gr grant.Grant
-			err = withReceiptLog(g, &keys, func(l *receipts.Log) error {
-				gr, err = grant.RevokeRecorded(c.Context(), l, s, args[0], estopBy(), "cli", time.Now())
+			err = withReceiptLog(g, &keys, func(l *broker.Log) error {
+				gr, err = l.RevokeGrant(c.Context(), s, args[0], estopBy(), "cli", time.Now())
 				return err
 			})
 			if errors.Is(err, grant.ErrUnknown) {

@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/internal/hook"
 	"github.com/clawsec/claw/receipts"
 )
@@ -182,7 +184,7 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 			return nil, nil, err
 		}
 	}
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the receipt log: %w", err)
 	}
@@ -196,7 +198,7 @@ func openHookGuard(ctx context.Context, g *globals, o *hookOptions) (*hook.Guard
 
 // hookGuard is the guard of one hook call, in a hook process or in claw
 // serve.
-func hookGuard(e *env, o *hookOptions, eng *gate.Engine, log *receipts.Log) (*hook.Guard, error) {
+func hookGuard(e *env, o *hookOptions, eng *gate.Engine, log *broker.Log) (*hook.Guard, error) {
 	autonomy := e.cfg.Security.Autonomy
 	if autonomy != config.AutonomyReadonly && autonomy != config.AutonomySupervised && autonomy != config.AutonomyFull {
 		return nil, fmt.Errorf("autonomy %q in the config is not one of readonly, supervised, full", autonomy)
@@ -219,7 +221,7 @@ func hookGuard(e *env, o *hookOptions, eng *gate.Engine, log *receipts.Log) (*ho
 		Autonomy:  autonomy,
 		Workspace: ws,
 		Home:      e.userDir,
-		EstopFile: filepath.Join(e.home, "ESTOP"),
+		EstopFile: filepath.Join(e.home, estop.FileName),
 	}, nil
 }
 

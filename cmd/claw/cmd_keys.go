@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -483,7 +484,7 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 			if err != nil {
 				return err
 			}
-			l, err := receipts.Open(rdir, oldS, receipts.Options{CheckpointInterval: -1})
+			l, err := broker.OpenLog(rdir, oldS, broker.LogOptions{CheckpointInterval: -1})
 			if err != nil {
 				return withCode(exitError, err)
 			}

@@ -24,7 +24,6 @@ import (
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/mcpgate"
 	"github.com/clawsec/claw/internal/serve"
-	"github.com/clawsec/claw/receipts"
 )
 
 func init() {
@@ -270,17 +269,16 @@ EXIT STATUS
 			log := logx.FromEnv(g.stderr)
 
 			var (
-				p    *mcpgate.Proxy // made once the upstream runs
-				sb   broker.Sandbox
-				ws   string
-				rlog *receipts.Log
+				p  *mcpgate.Proxy // made once the upstream runs
+				sb broker.Sandbox
+				ws string
 			)
 			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
 				cfg.Channel = "mcp"
 				cfg.Approver = ap
 				forward := func(ctx context.Context, a map[string]any) (json.RawMessage, error) { return p.Forward(ctx, a) }
 				cfg.InProcess = map[string]broker.ToolFunc{"tool": forward, "time": mcpgate.TimeTool}
-				sb, ws, rlog = cfg.Sandbox, cfg.Workspace, cfg.Log
+				sb, ws = cfg.Sandbox, cfg.Workspace
 			})
 			if err != nil {
 				return err
@@ -333,7 +331,7 @@ EXIT STATUS
 			}()
 
 			p = mcpgate.NewProxy(server, up, pins)
-			p.Log, p.Channel = rlog, "mcp"
+			p.Refuser = b
 			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log, Conversation: mcpConversation(server)})
 			if err != nil {
 				return withCode(exitError, err)

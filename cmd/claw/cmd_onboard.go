@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/clawsec/claw/agent/provider"
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -408,44 +408,25 @@ func checkOnboarded(c *config.Config, a onboardAnswers) error {
 // same directory, fsynced, renamed), keeping mode 0600. An invalid result
 // is not written.
 func replaceConfig(path, home string, data []byte, verify func(*config.Config) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".config-*.toml")
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("failed to write %s: %w", path, err))
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		_, err = tmp.Write(data)
+	err := atomicfile.WriteFileCheck(path, data, 0o600, func(tmp string) error {
+		c, err := config.Load(tmp, home)
 		if err == nil {
-			err = tmp.Sync()
+			err = verify(c)
 		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-	} else {
-		tmp.Close()
-	}
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("failed to write %s: %w", path, err))
-	}
-	c, err := config.Load(tmp.Name(), home)
-	if err == nil {
-		err = verify(c)
-	}
-	if err != nil {
+		return err
+	})
+	var bad *atomicfile.CheckError
+	switch {
+	case errors.As(err, &bad):
+		err = bad.Err
 		var errs *config.Errors
 		if errors.As(err, &errs) && len(errs.List) > 0 {
 			err = errs.List[0]
 		}
 		return withCode(exitError, fmt.Errorf("the updated config would be invalid, so %s was not changed: %v", path, err),
 			"run 'claw config validate' and fix the file by hand")
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	case err != nil:
 		return withCode(exitError, fmt.Errorf("failed to replace %s: %w", path, err))
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/term"
@@ -211,45 +212,24 @@ func writePassphraseHash(path, home, hash string) error {
 		return withCode(exitError, err)
 	}
 	text := setHashLine(old, hash)
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".config-*.toml")
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("writing the config: %w", err))
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.Remove(tmp.Name())
+	err = atomicfile.WriteFileCheck(path, text, fi.Mode().Perm(), func(tmp string) error {
+		cfg, _, err := config.LoadOrDefault(tmp, home)
+		if err != nil {
+			return withCode(exitError, fmt.Errorf("the config would not be valid with the new hash, so it was not changed: %w", err),
+				"see 'claw config validate'")
 		}
-	}()
-	if _, err := tmp.Write(text); err == nil {
-		err = tmp.Chmod(fi.Mode().Perm())
-		if err == nil {
-			err = tmp.Sync()
+		if cfg.Security.PassphraseHash != hash {
+			return withCode(exitError, errors.New("could not place passphrase_hash in the [security] table, so the config was not changed"),
+				`put passphrase_hash = "" right under the [security] header, and run this again`)
 		}
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+		return nil
+	})
+	var bad *atomicfile.CheckError
+	switch {
+	case errors.As(err, &bad):
+		return bad.Err
+	case err != nil:
 		return withCode(exitError, fmt.Errorf("writing the config: %w", err))
-	}
-	cfg, _, err := config.LoadOrDefault(tmp.Name(), home)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("the config would not be valid with the new hash, so it was not changed: %w", err),
-			"see 'claw config validate'")
-	}
-	if cfg.Security.PassphraseHash != hash {
-		return withCode(exitError, errors.New("could not place passphrase_hash in the [security] table, so the config was not changed"),
-			`put passphrase_hash = "" right under the [security] header, and run this again`)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return withCode(exitError, fmt.Errorf("writing the config: %w", err))
-	}
-	done = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 )
@@ -241,13 +242,13 @@ func newReceiptAppendCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1, CheckpointEvery: every})
+			l, err := broker.OpenLog(dir, s, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: every})
 			if err != nil {
 				return withCode(exitError, err)
 			}
 			var last receipts.Entry
 			for range max(repeats, 1) {
-				if last, err = l.Append(c.Context(), b); err != nil {
+				if last, err = l.AppendFixture(c.Context(), b); err != nil {
 					break
 				}
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/internal/term"
@@ -409,7 +410,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return err
 	}
 	rdir := e.cfg.Receipts.Dir
-	rlog, err := receipts.Open(rdir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
+	rlog, err := broker.OpenLog(rdir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("opening the receipt log: %w", err))
 	}

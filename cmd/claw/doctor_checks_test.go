@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/store"
 )
 
 // doctorHome is a claw home made by claw init, with cfg as its config when
@@ -106,7 +107,7 @@ func TestDoctorReceiptLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(home, "receipts")
-	l, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(dir, signer, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

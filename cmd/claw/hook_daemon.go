@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/hook"
 	"github.com/clawsec/claw/internal/serve"
-	"github.com/clawsec/claw/receipts"
 )
 
 // configID names a claw home and its effective config (after defaults and
@@ -131,7 +131,7 @@ func askDaemon(ctx context.Context, g *globals, o *hookOptions, f hook.Format, e
 // and an engine compiled once per (re)load.
 type hookService struct {
 	g   *globals
-	log *receipts.Log
+	log *broker.Log
 
 	mu     sync.Mutex // one decision at a time: the engine's grants are shared
 	e      *env

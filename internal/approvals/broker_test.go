@@ -10,8 +10,8 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestBrokerThroughQueue takes an action that asks through the real gate
@@ -25,7 +25,7 @@ func TestBrokerThroughQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "receipts")
-	log := receiptstest.NewLog(t, dir)
+	log := brokertest.NewLog(t, dir)
 	q := NewQueue(time.Minute)
 	planted := "sk-ant-api03-" + strings.Repeat("PLANTED0123", 9)
 	ran := false

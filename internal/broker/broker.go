@@ -156,8 +156,8 @@ type Sandbox struct {
 // Config wires a Broker.
 type Config struct {
 	Gate     *gate.Engine
-	Log      *receipts.Log // required: no receipts, no actions
-	Approver Approver      // nil: asks are answered "needs approval"
+	Log      *Log     // required: no receipts, no actions
+	Approver Approver // nil: asks are answered "needs approval"
 	Sandbox  Sandbox
 
 	Autonomy  string
@@ -454,7 +454,7 @@ func (x *invocation) record(ctx context.Context) error {
 		Degraded:     degraded,
 		Grant:        d.Grant,
 	}
-	ent, err := c.Log.Decision(ctx, x.ref, ra, rd)
+	ent, err := c.Log.decision(ctx, x.ref, ra, rd)
 	if err != nil {
 		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 		return x.out.Err
@@ -586,7 +586,7 @@ func (x *invocation) askApprover(ctx context.Context) (bool, error) {
 func (x *invocation) recordApproval(ctx context.Context, ans Answer) error {
 	c, id := x.c, x.out.ActionID
 	x.out.Approval = &ans
-	ent, err := c.Log.Approval(context.WithoutCancel(ctx), x.ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: x.actionSHA})
+	ent, err := c.Log.approval(context.WithoutCancel(ctx), x.ref, receipts.Approval{By: ans.By, Channel: c.Channel, Result: ans.Result, ActionSHA256: x.actionSHA})
 	if err != nil {
 		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 		return x.out.Err
@@ -735,7 +735,7 @@ func (x *invocation) deny(ctx context.Context, id, msg string) error {
 // writeOutcome makes the outcome receipt ro durable. A receipt that
 // cannot be written joins out.Err.
 func (x *invocation) writeOutcome(ctx context.Context, ro receipts.Outcome) error {
-	ent, err := x.c.Log.Outcome(context.WithoutCancel(ctx), x.ref, ro)
+	ent, err := x.c.Log.outcome(context.WithoutCancel(ctx), x.ref, ro)
 	if err != nil {
 		x.out.Err = errors.Join(x.out.Err, fmt.Errorf("%w: %v", ErrNoReceipt, err))
 		return x.out.Err

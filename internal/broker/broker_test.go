@@ -12,7 +12,6 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestMain lets this test binary act as the sandboxed child, as claw does.
@@ -46,7 +45,7 @@ func (f *fixedApprover) Approve(_ context.Context, r Request) (Answer, error) {
 
 type rig struct {
 	b       *Broker
-	log     *receipts.Log
+	log     *Log
 	dir     string // receipts
 	ws      string
 	root    string // holds ESTOP and the passphrase state
@@ -93,7 +92,7 @@ func newRigWith(t testing.TB, autonomy string, pol func(*gate.Policy), cfg func(
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "receipts")
-	log := receiptstest.NewLog(t, dir)
+	log := newTestLog(t, dir)
 	c := Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "test",
 		EstopFile: filepath.Join(root, "ESTOP"), Sandbox: Sandbox{RunAs: ""}}
 	if cfg != nil {
@@ -390,4 +389,25 @@ func TestInProcessTools(t *testing.T) {
 			t.Fatalf("%s: outcome receipt %+v", name, last.Outcome)
 		}
 	}
+}
+
+// newTestLog opens the receipt log in dir, signed by a new key, closed
+// when the test ends (brokertest.NewLog, which the broker's own tests
+// cannot import).
+func newTestLog(t testing.TB, dir string) *Log {
+	t.Helper()
+	priv, err := receipts.GenerateKey(receipts.Ed25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := receipts.NewSigner(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := OpenLog(dir, signer, LogOptions{CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	return log
 }

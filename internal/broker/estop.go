@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clawsec/claw/internal/estop"
 )
 
 // ErrEstop is the cause of the context of an action cancelled because the
@@ -83,13 +85,7 @@ func (b *Broker) Estopped() bool { return b.estopEngaged() }
 
 // estopEngaged reports whether the ESTOP file exists. Anything but a clean
 // "does not exist" counts as engaged: fail closed.
-func (b *Broker) estopEngaged() bool {
-	if b.cfg.EstopFile == "" {
-		return false
-	}
-	_, err := os.Lstat(b.cfg.EstopFile)
-	return err == nil || !errors.Is(err, os.ErrNotExist)
-}
+func (b *Broker) estopEngaged() bool { return estop.Engaged(b.cfg.EstopFile) }
 
 // cancelAll cancels every action in flight with ErrEstop. When that stops
 // any that were still running, it logs estop_triggered (the event

@@ -74,7 +74,7 @@ func (b *Broker) remember(ctx context.Context, req Request, ans Answer, conversa
 		return
 	}
 	g := grant.Grant{ID: grant.NewID(), By: ans.By, Channel: b.cfg.Channel, Created: now.UTC().Truncate(time.Second), Expires: exp, Scope: sc}
-	if err := grant.AddRecorded(context.WithoutCancel(ctx), b.cfg.Log, b.cfg.Grants, g); err != nil {
+	if err := b.cfg.Log.AddGrant(context.WithoutCancel(ctx), b.cfg.Grants, g); err != nil {
 		b.cfg.Logger.Warn("grant not stored", "event", "grant_failed", "action_id", req.ActionID, "error", err)
 		return
 	}

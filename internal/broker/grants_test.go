@@ -82,7 +82,7 @@ func TestApprovalGrant(t *testing.T) {
 	}
 
 	// revoked: asks again (the broker sees the file change)
-	if _, err := grant.RevokeRecorded(ctx, r.log, store, gs[0].ID, "bob", "cli", time.Now()); err != nil {
+	if _, err := r.log.RevokeGrant(ctx, store, gs[0].ID, "bob", "cli", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ = r.b.Invoke(ctx, sh("rm -rf c"), "c2"); len(ap.asked) != 3 || out.Decision.Grant != "" {

@@ -17,9 +17,9 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/internal/channel"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TB is the part of testing.TB the helpers use.
@@ -92,7 +92,7 @@ func New(t TB, name string, o Options) *Rig {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "receipts")
-	log := receiptstest.NewLog(t, dir)
+	log := brokertest.NewLog(t, dir)
 	q := approvals.NewQueue(o.ApprovalTimeout)
 	var approver broker.Approver
 	if len(o.Approvers) > 0 {

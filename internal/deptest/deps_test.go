@@ -30,6 +30,27 @@ type rule struct {
 	stdOnly string
 }
 
+// leaves are claw packages every package may use, as it may use the
+// standard library: each does one small job, imports no claw package and
+// nothing outside the standard library (its own rule says so), so it
+// widens no package's reach.
+var leaves = map[string]string{
+	"internal/atomicfile": "one atomic file replacement (temp file, fsync, rename, fsync of the directory) for every state file",
+}
+
+// writers lists the packages whose own code may import a package, and
+// why no other may.
+var writers = map[string]struct {
+	by  map[string]string // package (and those under it) → why it may
+	why string
+}{
+	"receipts/store": {why: "receipts are written by the broker only: every other package records through broker.Log", by: map[string]string{
+		"internal/broker":   "the one recorder",
+		"receipts/store":    "the writer itself",
+		"bench/receiptsgen": "a load generator that measures the store's group commit itself, not a path of claw's; it is never linked into claw",
+	}},
+}
+
 var rules = map[string]rule{
 	"policies": {mayUse: []string{}},
 	"gate":     {mayUse: []string{"policies", "gate", "internal/netclass"}, never: map[string]string{"os/exec": "the gate is a pure function", "net/http": "the gate never reaches the network"}},
@@ -44,9 +65,13 @@ var rules = map[string]rule{
 		"syscall":  "the store reaches the system only through its SQLite driver",
 		"net/http": "the store never reaches the network",
 	}},
-	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant", "internal/netclass"}},
+	"internal/broker": {mayUse: []string{"internal/broker", "gate", "policies", "receipts", "executor", "agent", "internal/redact", "internal/grant", "internal/netclass", "internal/estop"}},
+	"internal/estop": {mayUse: []string{}, why: "the emergency stop file is a leaf the broker, the CLI and the daemon share; its receipts are the broker's",
+		stdOnly: "every entry links it; it adds no third-party code"},
 	"internal/grant":  {mayUse: []string{"internal/grant", "gate", "policies", "receipts", "internal/netclass"}},
 	"internal/redact": {mayUse: []string{"internal/redact"}},
+	"internal/atomicfile": {mayUse: []string{}, why: "a leaf every package may use (see leaves)",
+		stdOnly: "the executor's sandboxed child links it; it adds no code of its own there"},
 	"internal/logx": {mayUse: []string{"internal/logx", "internal/redact"}, why: "logging must not reach the broker or the gate",
 		stdOnly: "every package logs through it; it adds no third-party code to any of them"},
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
@@ -61,8 +86,6 @@ var rules = map[string]rule{
 		"net/http": "installing a service never reaches the network",
 	}},
 	"internal/mcpgate": {never: map[string]string{
-		// It still imports receipts (a disabled tool's deny receipt); the
-		// intended rule is that only the broker writes receipts.
 		"os/exec":                      "MCP calls run only through the broker and the executor's sandbox",
 		module + "/executor":           "MCP calls run only through the broker",
 		module + "/agent/provider/...": "the MCP client is the model; mcpgate talks to no provider",
@@ -77,9 +100,10 @@ var rules = map[string]rule{
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
 		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass", "internal/term",
+		"internal/estop",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
-		module + "/receipts/receiptstest":                    "receipt fixtures are for tests, never in the binary",
+		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",
 	}},
 	"internal/plugin": {mayUse: []string{"internal/plugin", "receipts"}, never: map[string]string{
 		"os/exec": "plugins run only through the broker and the executor's sandbox",
@@ -115,11 +139,10 @@ var rules = map[string]rule{
 		module + "/internal/runtime": "the runtime wires the terminal, not the other way round",
 	}},
 	"internal/hook": {never: map[string]string{
-		"os/exec":                   "the agent runs the tool, not the hook",
-		"net/http":                  "the hook never reaches the network",
-		module + "/executor":        "the hook never runs an action",
-		module + "/agent":           "the hook guards other agents, not claw's",
-		module + "/internal/broker": "the hook decides and records; it has no approval or execution path",
+		"os/exec":            "the agent runs the tool, not the hook",
+		"net/http":           "the hook never reaches the network",
+		module + "/executor": "the hook never runs an action; it decides and records through the broker",
+		module + "/agent":    "the hook guards other agents, not claw's",
 	}},
 }
 
@@ -195,7 +218,7 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 			checked++
 			for _, d := range p.Deps {
 				if dr, ok := rel(d); ok && r.mayUse != nil {
-					allowed := false
+					_, allowed := leaves[dr]
 					for _, m := range r.mayUse {
 						if under(dr, m) {
 							allowed = true
@@ -219,6 +242,12 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 				}
 			}
 		}
+		for _, imp := range p.Imports {
+			dr, _ := rel(imp)
+			if w, ok := writers[dr]; ok && !writerMay(w.by, me) {
+				bad = append(bad, me+" imports "+dr+": "+w.why)
+			}
+		}
 		// Production code never imports the testing packages.
 		for _, imp := range p.Imports {
 			if imp == "testing" || strings.HasSuffix(imp, "/testscript") {
@@ -227,6 +256,16 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 		}
 	}
 	return bad, checked
+}
+
+// writerMay reports whether package me is under one of by's packages.
+func writerMay(by map[string]string, me string) bool {
+	for p := range by {
+		if under(me, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestDependencyRules checks every package of the module against the rules.
@@ -266,7 +305,7 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "mcpgate runs the executor", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{module + "/executor"}}, want: "executor"},
 		{name: "mcpgate runs a process", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{"os/exec"}}, want: "os/exec"},
 		{name: "claw links a benchmark", pkg: pkg{ImportPath: module + "/cmd/claw", Deps: []string{module + "/bench/procs"}}, want: "bench/procs"},
-		{name: "claw links a test fake", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/receipts/receiptstest"}}, want: "receipts/receiptstest"},
+		{name: "claw links a test fake", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/internal/broker/brokertest"}}, want: "brokertest"},
 		{name: "claw links the fake discord", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/internal/channel/discord/discordtest"}}, want: "discordtest"},
 		{name: "plugin runs a process", pkg: pkg{ImportPath: module + "/internal/plugin", Imports: []string{"os/exec"}}, want: "os/exec"},
 		{name: "plugin imports the broker", pkg: pkg{ImportPath: module + "/internal/plugin", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
@@ -278,7 +317,14 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "memory makes system calls", pkg: pkg{ImportPath: module + "/agent/memory", Imports: []string{"syscall"}}, want: "syscall"},
 		{name: "term runs a process", pkg: pkg{ImportPath: module + "/internal/term", Imports: []string{"os/exec"}}, want: "os/exec"},
 		{name: "term writes receipts", pkg: pkg{ImportPath: module + "/internal/term", Imports: []string{module + "/receipts"}}, want: "receipts"},
-		{name: "hook imports the broker", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "atomicfile imports claw", pkg: pkg{ImportPath: module + "/internal/atomicfile", Deps: []string{module + "/internal/redact"}}, want: "internal/redact"},
+		{name: "atomicfile uses a library", pkg: pkg{ImportPath: module + "/internal/atomicfile", Deps: []string{"golang.org/x/sys/unix"}}, want: "standard library"},
+		{name: "hook runs the executor", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/executor"}}, want: "executor"},
+		{name: "hook writes receipts", pkg: pkg{ImportPath: module + "/internal/hook", Imports: []string{module + "/receipts/store"}}, want: "receipts/store"},
+		{name: "daemon writes receipts", pkg: pkg{ImportPath: module + "/internal/serve", Imports: []string{module + "/receipts/store"}}, want: "broker only"},
+		{name: "claw writes receipts", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/receipts/store"}}, want: "receipts/store"},
+		{name: "a benchmark writes receipts", pkg: pkg{ImportPath: module + "/bench/friction", Imports: []string{module + "/receipts/store"}}, want: "receipts/store"},
+		{name: "estop imports the broker", pkg: pkg{ImportPath: module + "/internal/estop", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,6 +336,10 @@ func TestViolationsAreFound(t *testing.T) {
 	}
 	ok, _ := violations([]pkg{
 		{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}},
+		{ImportPath: module + "/executor/internal/child", Deps: []string{module + "/internal/atomicfile", "os"}},
+		{ImportPath: module + "/internal/broker", Imports: []string{module + "/receipts/store"}},
+		{ImportPath: module + "/bench/receiptsgen", Imports: []string{module + "/receipts/store"}},
+		{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker", module + "/receipts"}},
 		{ImportPath: module + "/internal/serve", Imports: []string{module + "/internal/broker", module + "/agentic"}},
 		{ImportPath: module + "/internal/logx", Deps: []string{module + "/internal/redact", "log/slog"}},
 		{ImportPath: module + "/cmd/claw", Deps: []string{module + "/internal/config", module + "/executor/internal/child", "github.com/pelletier/go-toml/v2"}},

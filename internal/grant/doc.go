@@ -60,9 +60,9 @@
 //
 // # Receipts
 //
-// [AddRecorded] writes the grant_added receipt before storing the grant
-// (no receipt, no grant); [RevokeRecorded] revokes first (taking
-// permission away must not wait) and then writes grant_revoked. Both go
-// through the receipt log the broker writes, with the grant's scope in the
-// grant syntax.
+// The broker's receipt log adds and revokes grants (broker.Log's AddGrant
+// and RevokeGrant): it writes the grant_added receipt before storing the
+// grant (no receipt, no grant), and revokes first (taking permission away
+// must not wait) and then writes grant_revoked, with the grant's scope in
+// the grant syntax ([Receipt]).
 package grant

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/internal/atomicfile"
 )
 
 // Grant is one stored grant.
@@ -235,7 +235,7 @@ func (s *Store) Update(fn func([]Grant) ([]Grant, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := receipts.WriteFileAtomic(filepath.Dir(s.path), filepath.Base(s.path), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(s.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("failed to write grants: %w", err)
 	}
 	return nil

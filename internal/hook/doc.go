@@ -8,9 +8,11 @@
 // standard input, maps the agent's tool call to claw actions with [Map],
 // decides each with the real gate (the same config, user policies,
 // autonomy, workspace and emergency stop as every other claw action),
-// writes a decision receipt and a closing outcome receipt per action to
-// the normal receipt log (channel "claude-code" or "codex"), and answers
-// in the agent's format. The strictest decision over the actions wins.
+// and answers in the agent's format; the strictest decision over the
+// actions wins. Deciding and recording are the broker's
+// (broker.Broker.Hand): a decision receipt and a closing outcome receipt
+// per action in the normal receipt log (channel "claude-code" or
+// "codex"). The hook only translates the agent's wire format.
 //
 // The hook does not execute anything: the agent does, outside claw's
 // Landlock and seccomp sandbox. A receipt's outcome for an action the

@@ -2,8 +2,6 @@ package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +13,8 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/redact"
-	"github.com/clawsec/claw/receipts"
 )
 
 // Format is the agent whose hook protocol is spoken. It is also the
@@ -50,21 +48,16 @@ const (
 	ReasonTrustedTool  = "hook.trusted_tool"
 )
 
-// ErrNoReceipt means a receipt could not be made durable; the call is
-// blocked.
-var ErrNoReceipt = errors.New("receipt could not be written")
-
 // OutcomeDelegated is the outcome status of an action the hook let the
-// agent run (or ask about) itself: claw did not run it and does not know
-// how it ended. It is not an executed status, so an audit neither counts
-// it as run nor warns that the action has no outcome.
-const OutcomeDelegated = "delegated"
+// agent run (or ask about) itself (see [broker.StatusDelegated]).
+const OutcomeDelegated = broker.StatusDelegated
 
 // Guard is what a decision needs: the real gate, the receipt log and the
-// context the gate judges in.
+// context the gate judges in. Decisions and receipts go through the
+// broker; the hook only translates the agent's wire format.
 type Guard struct {
 	Gate      *gate.Engine
-	Log       *receipts.Log
+	Log       *broker.Log
 	Autonomy  string
 	Workspace string // canonical
 	Home      string // the user's home, for ~
@@ -97,76 +90,51 @@ type Verdict struct {
 var rank = map[string]int{gate.Allow: 0, gate.Ask: 1, gate.Passphrase: 2, gate.Deny: 3}
 var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 
-// Decide judges ev with the gate, writes a decision receipt for each
-// action, works out the answer, and closes each action with an outcome
+// Decide judges ev through the broker ([broker.Broker.Hand]): each
+// action is decided by the gate and its decision receipt written; then
+// the answer is worked out, and each action is closed with an outcome
 // receipt that says what the agent was told: "denied", or
 // [OutcomeDelegated] when the agent may run it or ask about it. All of it
 // is durable before Decide returns. An error means no verdict: the caller
 // must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
-	red := g.redact()
-	estop := false
-	if g.EstopFile != "" {
-		if _, err := os.Stat(g.EstopFile); err == nil {
-			estop = true
-		}
-	}
+	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Workspace: g.Workspace, Home: g.Home,
+		Channel: string(f), EstopFile: g.EstopFile, Redact: g.redact()})
 	cwd := g.Workspace
 	if ev.Cwd != "" {
 		cwd = canonical(ev.Cwd)
 	}
-	gctx := gate.Context{Autonomy: g.Autonomy, Workspace: g.Workspace, Cwd: cwd, Home: g.Home, Channel: string(f), Estop: estop, Conversation: clip(ev.SessionID, 128)}
 	calls := Map(ev)
 	if len(calls) == 0 {
 		return Verdict{}, errors.New("the tool call maps to no action")
 	}
-	type decided struct {
-		ref receipts.Ref
-		d   gate.Decision
-	}
-	var done []decided
+	var done []*broker.Handoff
 	// closeAll writes the outcome of every recorded action.
 	closeAll := func(answer, why string) error {
-		for _, x := range done {
-			o := receipts.Outcome{Status: OutcomeDelegated, Error: "handed back to " + string(f) + ", which runs it outside claw's sandbox"}
-			switch {
-			case x.d.Decision == gate.Deny:
-				o = receipts.Outcome{Status: "denied", Error: "denied: " + strings.Join(x.d.RuleIDs(), ", ")}
-			case answer == gate.Deny:
-				o = receipts.Outcome{Status: "denied", Error: why}
-			}
-			if _, err := g.Log.Outcome(context.WithoutCancel(ctx), x.ref, o); err != nil {
-				return fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		for _, h := range done {
+			if err := h.Close(ctx, answer != gate.Deny, why); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
 	v := Verdict{Decision: gate.Allow, Risk: "low"}
 	for _, c := range calls {
-		var (
-			d    gate.Decision
-			gerr error
-		)
+		x := broker.External{Action: c.Action, Conversation: clip(ev.SessionID, 128), Cwd: cwd, Summary: summary(ev.ToolName, c.Action)}
 		if c.Unknown {
-			d = g.unknown(ev.ToolName, estop)
-		} else {
-			// On error the gate still returns a deny (rule gate.error).
-			d, gerr = g.Gate.DecideInput(ctx, gate.BuildInput(c.Action, gctx))
+			x.Decide = func(estop bool) (gate.Decision, []string) { return g.unknown(ev.ToolName, estop) }
 		}
-		if _, ok := rank[d.Decision]; !ok {
-			d.Decision = gate.Deny
-		}
-		ref, err := g.record(ctx, f, ev, c.Action, d, red)
-		if err != nil {
+		h, err := b.Hand(ctx, x)
+		if h == nil {
 			return Verdict{}, err
 		}
-		done = append(done, decided{ref, d})
-		if gerr != nil {
+		done = append(done, h)
+		if err != nil {
 			// Recorded as a deny; the run blocks with the reason.
-			gerr = fmt.Errorf("the gate could not decide: %w", gerr)
-			return Verdict{}, errors.Join(gerr, closeAll(gate.Deny, "blocked: "+gerr.Error()))
+			return Verdict{}, errors.Join(err, closeAll(gate.Deny, "blocked: "+err.Error()))
 		}
-		v.ActionIDs = append(v.ActionIDs, ref.ActionID)
+		d := h.Decision
+		v.ActionIDs = append(v.ActionIDs, h.ActionID)
 		if rank[d.Decision] > rank[v.Decision] {
 			v.Decision = d.Decision
 		}
@@ -213,8 +181,9 @@ func answer(f Format, ev *Event, v *Verdict) string {
 	return gate.Deny
 }
 
-// unknown decides a tool claw has no equivalent for: never allowed.
-func (g *Guard) unknown(name string, estop bool) gate.Decision {
+// unknown decides a tool claw has no equivalent for: never allowed, but
+// for a tool the user trusts by name, an opt-in it returns as degraded.
+func (g *Guard) unknown(name string, estop bool) (gate.Decision, []string) {
 	d := gate.Decision{Decision: gate.Ask, Risk: "medium", PolicyDigest: g.Gate.Digest()}
 	msg := fmt.Sprintf("claw does not know the tool %q", clip(name, 64))
 	switch {
@@ -224,7 +193,7 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 	case g.Trusted[name]:
 		d.Decision, d.Risk = gate.Allow, "low"
 		d.Reasons = append(d.Reasons, gate.Reason{ID: ReasonTrustedTool, Severity: "low", Msg: fmt.Sprintf("%q is trusted by the hook's --trust-tool", clip(name, 64))})
-		return d
+		return d, []string{"hook.trust_tool=" + clip(name, 64)}
 	case g.Autonomy == "readonly":
 		d.Decision = gate.Deny
 		msg += "; readonly autonomy denies it"
@@ -232,50 +201,17 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 		msg += "; a human must approve it"
 	}
 	d.Reasons = append(d.Reasons, gate.Reason{ID: ReasonUnknownTool, Severity: "medium", Msg: msg})
-	return d
-}
-
-// record writes the decision receipt of one action.
-func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (receipts.Ref, error) {
-	ref := receipts.Ref{ActionID: receipts.NewActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f)}
-	argsJSON, _ := json.Marshal(a.Args)
-	ra := receipts.Action{
-		Tool:         a.Tool,
-		ArgsSHA256:   receipts.Digest(argsJSON),
-		ActionSHA256: actionDigest(a),
-		Summary:      redact(summary(ev.ToolName, a)),
-	}
-	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: g.Autonomy, PolicyDigest: d.PolicyDigest, Grant: d.Grant}
-	for _, r := range d.Reasons {
-		if r.ID == ReasonTrustedTool {
-			rd.Degraded = append(rd.Degraded, "hook.trust_tool="+clip(ev.ToolName, 64))
-		}
-	}
-	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
-		return ref, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
-	return ref, nil
+	return d, nil
 }
 
 // RecordInvalid writes a deny receipt for input that could not be decoded,
 // so that a refused hook call leaves a trace too. The input itself is
 // only summarised by its size and digest.
 func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why error) error {
-	id := receipts.NewActionID()
-	ref := receipts.Ref{ActionID: id, Channel: string(f)}
-	ra := receipts.Action{
-		Tool:       "hook",
-		ArgsSHA256: receipts.Digest(raw),
-		Summary:    g.redact()(fmt.Sprintf("invalid hook input (%d bytes): %s", len(raw), clip(why.Error(), 200))),
-	}
-	rd := receipts.Decision{Result: gate.Deny, Risk: "high", Reasons: []string{ReasonInvalidInput}, Autonomy: g.Autonomy, PolicyDigest: g.Gate.Digest()}
-	if _, err := g.Log.Decision(ctx, ref, ra, rd); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
-	if _, err := g.Log.Outcome(context.WithoutCancel(ctx), ref, receipts.Outcome{Status: "denied", Error: "denied: " + ReasonInvalidInput}); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
-	return nil
+	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Channel: string(f), Redact: g.redact()})
+	_, err := b.Refuse(ctx, broker.Refusal{Tool: "hook", Args: raw, Rule: ReasonInvalidInput, Msg: "denied: " + ReasonInvalidInput,
+		Summary: fmt.Sprintf("invalid hook input (%d bytes): %s", len(raw), clip(why.Error(), 200))})
+	return err
 }
 
 func (g *Guard) redact() func(string) string {
@@ -288,16 +224,6 @@ func (g *Guard) redact() func(string) string {
 // summary is one line for the receipt: the agent's tool and what it acts on.
 func summary(tool string, a gate.Action) string {
 	return clip(clip(tool, 64)+": "+gate.Summary(a), 512)
-}
-
-// actionDigest binds the receipt to the exact action judged.
-func actionDigest(a gate.Action) string {
-	b, _ := json.Marshal(struct {
-		Tool string         `json:"tool"`
-		Args map[string]any `json:"args"`
-	}{a.Tool, a.Args})
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // canonical resolves symlinks in an absolute directory when it exists.

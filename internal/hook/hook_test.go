@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -98,7 +99,7 @@ func (f *fixture) open(t testing.TB) func(ctx context.Context) (*Guard, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		log, err := receipts.Open(f.receiptDir, signer, receipts.Options{CheckpointInterval: -1})
+		log, err := broker.OpenLog(f.receiptDir, signer, broker.LogOptions{CheckpointInterval: -1})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -769,4 +770,49 @@ func FuzzCheckAnswer(f *testing.F) {
 			t.Fatalf("accepted decision %q (codex %v) in %q", d, codex, out)
 		}
 	})
+}
+
+// The hook's action_sha256 is the broker's, as receipts/doc.go defines
+// it: SHA-256 over {"tool","args","sandbox"} with the decision's sandbox
+// plan, so it means one thing in the whole log.
+func TestActionDigestIsTheBrokers(t *testing.T) {
+	f := newFixture(t)
+	in := `{"session_id":"s1","tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls src"}}`
+	if code, _, stderr := f.run(t, ClaudeCode, f.expand([]byte(in)), nil); code != ExitAnswered {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ctx := context.Background()
+	g, closeGuard, err := f.open(t)(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeGuard()
+	a := gate.Action{Tool: "shell", Args: map[string]any{"command": "ls src"}}
+	d, err := g.Gate.DecideInput(ctx, gate.BuildInput(a, gate.Context{Autonomy: f.autonomy, Workspace: f.ws, Cwd: f.ws,
+		Home: f.home, Channel: string(ClaudeCode), Conversation: "s1"}))
+	if err != nil || len(d.Sandbox.Read) == 0 {
+		t.Fatalf("decision %+v, %v; want one with a sandbox plan", d, err)
+	}
+	b, err := json.Marshal(struct {
+		Tool    string           `json:"tool"`
+		Args    map[string]any   `json:"args"`
+		Sandbox gate.SandboxPlan `json:"sandbox"`
+	}{a.Tool, a.Args, d.Sandbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := receipts.Digest(b)
+	var got []string
+	err = receipts.Walk(ctx, f.receiptDir, func(r receipts.Record) error {
+		if r.Err == nil && r.Line.Decoded.Type == receipts.TypeDecision {
+			got = append(got, r.Line.Decoded.Action.ActionSHA256)
+		}
+		return r.Err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("action_sha256 %q, want [%s]", got, want)
+	}
 }

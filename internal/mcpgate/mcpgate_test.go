@@ -13,8 +13,8 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 // TestMain lets this test binary act as the sandboxed child, as claw does.
@@ -74,7 +74,7 @@ func newRig(t testing.TB, autonomy string) *rig {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "receipts")
-	log := receiptstest.NewLog(t, dir)
+	log := brokertest.NewLog(t, dir)
 	return &rig{
 		cfg: broker.Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "mcp",
 			EstopFile: filepath.Join(root, "ESTOP"), InProcess: map[string]broker.ToolFunc{"time": TimeTool}},

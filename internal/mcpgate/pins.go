@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -113,33 +113,8 @@ func (p *Pins) save() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(p.path)
-	tmp, err := os.CreateTemp(dir, ".mcp-pins-*")
-	if err != nil {
+	if err := atomicfile.WriteFile(p.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p.path); err != nil {
-		return fmt.Errorf("failed to write pins: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -2,20 +2,17 @@ package mcpgate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/internal/broker"
 )
 
 // Separator joins the server name and the upstream tool name.
@@ -33,11 +30,10 @@ const (
 //	b := broker.New(broker.Config{..., InProcess: map[string]broker.ToolFunc{"tool": p.Forward}})
 //	srv, err := p.Server(ctx, b, mcpgate.Options{})
 type Proxy struct {
-	// Log, when set, receives a decision and an outcome receipt (deny,
-	// "mcp.pin_changed") for every call of a disabled tool, which never
-	// reaches the broker. Channel names the channel in them.
-	Log     *receipts.Log
-	Channel string
+	// Refuser, when set, records every call of a disabled tool, which
+	// never reaches the gate: a decision and an outcome receipt (deny,
+	// "mcp.pin_changed"). The broker is one.
+	Refuser Refuser
 
 	name  string
 	conv  string // Options.Conversation of the server
@@ -184,8 +180,11 @@ func (p *Proxy) disabledCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				up, off := p.off[r.Params.Name]
 				p.mu.Unlock()
 				if off {
-					p.recordDisabled(ctx, up, r.Params.Arguments)
-					return errorResult(fmt.Sprintf("tool %s is disabled: its description or input schema changed since it was pinned; review and approve it with 'claw mcp pin %s %s'", r.Params.Name, p.name, up)), nil
+					msg := fmt.Sprintf("tool %s is disabled: its description or input schema changed since it was pinned; review and approve it with 'claw mcp pin %s %s'", r.Params.Name, p.name, up)
+					if err := p.recordDisabled(ctx, up, r.Params.Arguments); err != nil {
+						msg += " (and the refusal could not be recorded: " + err.Error() + ")"
+					}
+					return errorResult(msg), nil
 				}
 			}
 		}
@@ -197,20 +196,23 @@ func (p *Proxy) disabledCalls(next mcp.MethodHandler) mcp.MethodHandler {
 // by a changed definition.
 const PinChangedRule = "mcp.pin_changed"
 
-// recordDisabled writes the receipts of a refused call of a disabled tool.
-func (p *Proxy) recordDisabled(ctx context.Context, tool string, args json.RawMessage) {
-	if p.Log == nil {
-		return
+// Refuser records a call refused before it reaches the gate
+// ([broker.Broker.Refuse]).
+type Refuser interface {
+	Refuse(ctx context.Context, r broker.Refusal) (*broker.Outcome, error)
+}
+
+// recordDisabled records a refused call of a disabled tool. It returns
+// an error only when the refusal could not be recorded; the call is
+// refused either way.
+func (p *Proxy) recordDisabled(ctx context.Context, tool string, args json.RawMessage) error {
+	if p.Refuser == nil {
+		return nil
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	ref := receipts.Ref{ActionID: time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]), Conversation: p.conv, Channel: p.Channel}
-	a := receipts.Action{Tool: "tool", ArgsSHA256: receipts.Digest(args), Summary: "tool " + p.name + " " + tool + " (disabled: definition changed)"}
-	ctx = context.WithoutCancel(ctx)
-	if _, err := p.Log.Decision(ctx, ref, a, receipts.Decision{Result: "deny", Risk: "high", Reasons: []string{PinChangedRule}}); err != nil {
-		return
-	}
-	p.Log.Outcome(ctx, ref, receipts.Outcome{Status: "denied", Error: "tool definition changed since it was pinned"})
+	_, err := p.Refuser.Refuse(context.WithoutCancel(ctx), broker.Refusal{Tool: "tool", Args: args, Conversation: p.conv,
+		Summary: "tool " + p.name + " " + tool + " (disabled: definition changed)",
+		Rule:    PinChangedRule, Msg: "tool definition changed since it was pinned"})
+	return err
 }
 
 // decodeObject decodes call arguments as a JSON object, numbers as

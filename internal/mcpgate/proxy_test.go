@@ -65,10 +65,11 @@ func proxied(t testing.TB, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSess
 	t.Helper()
 	up, upSS := upstream(t, echoDesc)
 	p := NewProxy("up", up, pins)
-	p.Log, p.Channel = r.cfg.Log, r.cfg.Channel
 	cfg := r.cfg
 	cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward}
-	srv, err := p.Server(context.Background(), broker.New(cfg), Options{})
+	b := broker.New(cfg)
+	p.Refuser = b
+	srv, err := p.Server(context.Background(), b, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,5 +310,24 @@ func TestObjectSchema(t *testing.T) {
 		if got := objectSchema(json.RawMessage(tt.schema)); got != tt.want {
 			t.Errorf("objectSchema(%s) = %v, want %v", tt.schema, got, tt.want)
 		}
+	}
+}
+
+// A refused call of a disabled tool whose receipts cannot be written is
+// still refused, and the tool error says the refusal is not recorded.
+func TestProxyRefusalWithoutReceipt(t *testing.T) {
+	r := newRig(t, "full")
+	pins, _ := OpenPins(filepath.Join(r.root, "mcp-pins.json"))
+	proxied(t, r, pins, "echoes")
+	cs, _ := proxied(t, r, pins, "echoes, and more")
+	if err := r.cfg.Log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, "up__echo", map[string]any{"msg": "hi"})
+	if !res.IsError || !strings.Contains(text(res), "is disabled") || !strings.Contains(text(res), "the refusal could not be recorded") {
+		t.Fatalf("isError %v %q", res.IsError, text(res))
+	}
+	if strings.Contains(text(res), "echo: hi") {
+		t.Fatal("the upstream ran")
 	}
 }

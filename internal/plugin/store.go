@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -105,7 +106,7 @@ func (s Store) Install(src string) (*Manifest, error) {
 	if err := os.Rename(tmp, s.dir(m.Name)); err != nil {
 		return nil, fmt.Errorf("failed to install: %w", err)
 	}
-	if err := receipts.WriteFileAtomic(s.Dir, m.Name+".pin.json", pin); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(s.Dir, m.Name+".pin.json"), pin, 0o600); err != nil {
 		return nil, err
 	}
 	return m, nil

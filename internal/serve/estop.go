@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/internal/logx"
-	"github.com/clawsec/claw/receipts"
 )
 
 // estopBy names the daemon in estop receipts and the ESTOP file.
@@ -27,21 +25,17 @@ func cleanReason(s string) string {
 }
 
 // EstopFile is the name of the emergency stop file in the claw home.
-const EstopFile = "ESTOP"
+const EstopFile = estop.FileName
 
 func (s *Server) estopPath() string { return filepath.Join(s.cfg.Home, EstopFile) }
 
-// estopEngaged fails closed: anything at the path, or a stat that fails
-// for another reason than its absence, is an engaged stop.
-func (s *Server) estopEngaged() bool {
-	_, err := os.Stat(s.estopPath())
-	return !errors.Is(err, os.ErrNotExist)
-}
+// estopEngaged fails closed (see estop.Engaged).
+func (s *Server) estopEngaged() bool { return estop.Engaged(s.estopPath()) }
 
-// handleEstop engages (on) or clears the emergency stop. Engaging makes
-// the file first (stopping actions at once) and then the receipt;
-// clearing writes the receipt first, and fails closed: no receipt, still
-// stopped.
+// handleEstop engages (on) or clears the emergency stop through the
+// broker's log: engaging makes the file first (stopping actions at once)
+// and then the receipt; clearing writes the receipt first, and fails
+// closed: no receipt, still stopped.
 func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 	ctx := context.WithoutCancel(r.Context())
 	if on {
@@ -54,42 +48,33 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 				return
 			}
 		}
-		reason := cleanReason(b.Reason)
-		// Same file format as 'claw estop'; details already there are kept.
-		content := "engaged " + time.Now().UTC().Format(time.RFC3339) + "\nby " + estopBy + "\nreason " + reason + "\n"
-		f, err := os.OpenFile(s.estopPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		_, err := s.cfg.Log.EngageEstop(ctx, s.estopPath(), estopBy, cleanReason(b.Reason))
 		switch {
-		case err == nil:
-			_, werr := f.WriteString(content)
-			if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-				s.log.Warn("writing the ESTOP details failed; the stop is engaged", "error", err.Error())
-			}
-		case errors.Is(err, os.ErrExist):
-		default:
-			writeError(w, http.StatusInternalServerError, "estop", "failed to create the ESTOP file")
-			return
-		}
-		if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: true, By: estopBy, Reason: reason}); err != nil {
+		case errors.Is(err, broker.ErrNoReceipt):
 			writeError(w, http.StatusInternalServerError, "receipt", "the stop is engaged, but its receipt could not be written")
+			return
+		case errors.Is(err, estop.ErrDetails):
+			s.log.Warn("writing the ESTOP details failed; the stop is engaged", "error", err.Error())
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "estop", "failed to create the ESTOP file")
 			return
 		}
 		s.log.Warn("emergency stop engaged", logx.Event(logx.EventEstopTriggered), "active", true)
 		writeJSON(w, http.StatusOK, map[string]bool{"estop": true})
 		return
 	}
-	if !s.estopEngaged() {
-		writeJSON(w, http.StatusOK, map[string]bool{"estop": false})
-		return
-	}
-	if _, err := s.cfg.Log.Estop(ctx, receipts.Estop{Active: false, By: estopBy}); err != nil {
+	engaged, err := s.cfg.Log.ClearEstop(ctx, s.estopPath(), estopBy)
+	switch {
+	case errors.Is(err, broker.ErrNoReceipt):
 		writeError(w, http.StatusInternalServerError, "receipt", "the receipt could not be written; the stop stays engaged")
 		return
-	}
-	if err := os.Remove(s.estopPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+	case err != nil:
 		writeError(w, http.StatusInternalServerError, "estop", "failed to remove the ESTOP file")
 		return
 	}
-	s.log.Warn("emergency stop cleared", logx.Event(logx.EventEstopCleared), "active", false)
+	if engaged {
+		s.log.Warn("emergency stop cleared", logx.Event(logx.EventEstopCleared), "active", false)
+	}
 	writeJSON(w, http.StatusOK, map[string]bool{"estop": false})
 }
 

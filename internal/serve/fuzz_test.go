@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -36,7 +37,7 @@ func FuzzChatBody(f *testing.F) {
 	dir := f.TempDir()
 	priv, _ := receipts.GenerateKey(receipts.Ed25519)
 	signer, _ := receipts.NewSigner(priv)
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func FuzzAutonomousBody(f *testing.F) {
 	dir := f.TempDir()
 	priv, _ := receipts.GenerateKey(receipts.Ed25519)
 	signer, _ := receipts.NewSigner(priv)
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}

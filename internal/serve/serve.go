@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -104,7 +105,7 @@ type Config struct {
 	Queue *approvals.Queue
 	// Log is the daemon's receipt writer: estop, policy_loaded and the
 	// final checkpoint (required).
-	Log *receipts.Log
+	Log *broker.Log
 	// Chat runs a turn; nil answers /chat with 503.
 	Chat ChatFunc
 	// Resolve maps a conversation id or unique prefix to the full id, so

@@ -21,8 +21,8 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/receipts/receiptstest"
 )
 
 const token = "tok-0123456789abcdef0123456789abcdef"
@@ -36,7 +36,7 @@ type rig struct {
 	cancel context.CancelFunc
 	done   chan error
 	queue  *approvals.Queue
-	log    *receipts.Log
+	log    *broker.Log
 	broker *broker.Broker
 	latest atomic.Value // the fake chat's latest conversation id
 }
@@ -57,7 +57,7 @@ func newRig(t *testing.T, mutate func(*Config)) *rig {
 		t.Fatal(err)
 	}
 	rdir := filepath.Join(home, "receipts")
-	log := receiptstest.NewLog(t, rdir)
+	log := brokertest.NewLog(t, rdir)
 	q := approvals.NewQueue(time.Minute)
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: home,
 		Home: filepath.Join(home, "user"), Channel: "serve", EstopFile: filepath.Join(home, EstopFile),
@@ -534,7 +534,7 @@ func TestEstop(t *testing.T) {
 func TestReceiptsPaging(t *testing.T) {
 	r := newRig(t, nil)
 	for i := 0; i < 5; i++ {
-		if _, err := r.log.Estop(context.Background(), receipts.Estop{Active: i%2 == 0, By: "test"}); err != nil {
+		if _, err := r.log.AppendFixture(context.Background(), receipts.Body{Type: receipts.TypeEstop, Estop: &receipts.Estop{Active: i%2 == 0, By: "test"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -805,12 +805,12 @@ func TestPageSegments(t *testing.T) {
 	dir := t.TempDir()
 	priv, _ := receipts.GenerateKey(receipts.Ed25519)
 	signer, _ := receipts.NewSigner(priv)
-	log, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1, CheckpointEvery: 1000, SegmentBytes: 2048})
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: 1000, SegmentBytes: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 60; i++ {
-		if _, err := log.Estop(context.Background(), receipts.Estop{Active: i%2 == 0, By: "test"}); err != nil {
+		if _, err := log.AppendFixture(context.Background(), receipts.Body{Type: receipts.TypeEstop, Estop: &receipts.Estop{Active: i%2 == 0, By: "test"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/clawsec/claw/internal/atomicfile"
 )
 
 // ErrNoSystemd is returned (wrapped) when systemd is not the running init
@@ -56,24 +58,7 @@ func Install(dir string, unit []byte, force bool) (InstallResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".claw.service.*")
-	if err != nil {
-		return res, fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(unit); err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := atomicfile.WriteFile(path, unit, 0o644); err != nil {
 		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return res, nil

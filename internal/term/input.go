@@ -2,6 +2,7 @@ package term
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/peterh/liner"
 )
@@ -244,16 +246,9 @@ func (in *LineInput) SaveHistory() {
 	if in.st == nil || in.hist == "" {
 		return
 	}
-	tmp := in.hist + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return
-	}
-	_, werr := in.st.WriteHistory(f)
-	if cerr := f.Close(); werr == nil && cerr == nil {
-		os.Rename(tmp, in.hist)
-	} else {
-		os.Remove(tmp)
+	var buf bytes.Buffer
+	if _, err := in.st.WriteHistory(&buf); err == nil {
+		atomicfile.WriteFile(in.hist, buf.Bytes(), 0o600) //nolint:errcheck // history is a convenience
 	}
 }
 

@@ -1,4 +1,4 @@
-package receipts_test
+package store_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/receipts"
+	"github.com/clawsec/claw/receipts/store"
 )
 
 // The test binary doubles as a writer process for the crash and
@@ -45,7 +46,7 @@ func writerMain(dir string) int {
 	s, _ := receipts.NewSigner(priv)
 	n, _ := strconv.Atoi(os.Getenv("CLAW_RECEIPTS_TEST_N"))
 	every, _ := strconv.Atoi(os.Getenv("CLAW_RECEIPTS_TEST_EVERY"))
-	l, err := receipts.Open(dir, s, receipts.Options{CheckpointEvery: every, CheckpointInterval: -1, SegmentBytes: 64 << 10})
+	l, err := store.Open(dir, s, store.Options{CheckpointEvery: every, CheckpointInterval: -1, SegmentBytes: 64 << 10})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -124,7 +125,7 @@ func seqs(t testing.TB, dir string) []uint64 {
 func TestFilePermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "receipts")
 	s, _ := newSigner(t)
-	l, err := receipts.Open(dir, s, receipts.Options{})
+	l, err := store.Open(dir, s, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestFilePermissions(t *testing.T) {
 
 func TestAppendValidates(t *testing.T) {
 	s, _ := newSigner(t)
-	l, err := receipts.Open(t.TempDir(), s, receipts.Options{})
+	l, err := store.Open(t.TempDir(), s, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestAppendValidates(t *testing.T) {
 func TestTornTailRecovery(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := newSigner(t)
-	l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(dir, s, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestTornTailRecovery(t *testing.T) {
 	if err != nil || !rep.Verified || rep.WarningCount != 1 || rep.Warnings[0].Kind != audit.WarnTornTail {
 		t.Fatalf("torn tail: err %v, report %+v", err, rep)
 	}
-	l, err = receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err = store.Open(dir, s, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +212,10 @@ func TestTornTailRecovery(t *testing.T) {
 func TestSegmentsAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := newSigner(t)
-	opts := receipts.Options{CheckpointEvery: 7, CheckpointInterval: -1, SegmentBytes: 4 << 10}
+	opts := store.Options{CheckpointEvery: 7, CheckpointInterval: -1, SegmentBytes: 4 << 10}
 	ctx := context.Background()
 	for round := range 5 {
-		l, err := receipts.Open(dir, s, opts)
+		l, err := store.Open(dir, s, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func TestSegmentsAndReopen(t *testing.T) {
 func TestConcurrentGoroutines(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := newSigner(t)
-	l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(dir, s, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +389,7 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	// Reopen: recovery, then everything verifies and no ack was lost.
-	l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
+	l, err := store.Open(dir, s, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,11 +410,11 @@ func TestCrash(t *testing.T) {
 func TestFreshLogSharesOneID(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "receipts")
 	signer, _ := newSigner(t)
-	a, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	a, err := store.Open(dir, signer, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := receipts.Open(dir, signer, receipts.Options{CheckpointInterval: -1})
+	b, err := store.Open(dir, signer, store.Options{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func TestFreshLogSharesOneID(t *testing.T) {
 		t.Fatalf("log ids %q and %q", a.LogID(), b.LogID())
 	}
 	ctx := context.Background()
-	for i, l := range []*receipts.Log{b, a, b} {
+	for i, l := range []*store.Log{b, a, b} {
 		if _, err := l.Decision(ctx, receipts.Ref{ActionID: fmt.Sprint(i)}, receipts.Action{Tool: "shell", Summary: "true"}, receipts.Decision{Result: "deny"}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package receipts
+package store
 
 import (
 	"os"

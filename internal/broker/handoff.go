@@ -1,0 +1,150 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/receipts"
+)
+
+// StatusDelegated is the outcome status of an action claw decided but
+// another program runs (see [Broker.Hand]): claw did not run it and does
+// not know how it ended. It is not an executed status, so an audit
+// neither counts it as run nor warns that the action has no outcome.
+const StatusDelegated = "delegated"
+
+// External is an action another program runs after claw's answer: a
+// tool call of an agent that runs its own tools (Claude Code and Codex,
+// through their hooks).
+type External struct {
+	Action       gate.Action
+	Conversation string
+	// Cwd is the canonical directory the action runs in;
+	// Config.Workspace when empty.
+	Cwd string
+	// Summary is the receipt's summary (gate.Summary of Action when
+	// empty). Config.Redact removes secrets from it.
+	Summary string
+	// Decide, when set, decides instead of the gate, told whether the
+	// emergency stop is engaged: for a call that maps to no action claw
+	// knows. degraded names the opt-ins the decision rests on (a tool
+	// trusted by name), written into the decision receipt.
+	Decide func(estop bool) (d gate.Decision, degraded []string)
+}
+
+// Handoff is an external action whose decision is recorded; its outcome
+// receipt is written by [Handoff.Close].
+type Handoff struct {
+	ActionID string
+	Decision gate.Decision
+
+	b   *Broker
+	ref receipts.Ref
+}
+
+// Hand decides x with the gate (or x.Decide) in the broker's context,
+// writes its decision receipt and returns the handoff, which the caller
+// closes once it knows what the other program was told. Nothing is asked
+// and nothing runs here: the other program runs the action, outside
+// claw's sandbox. A decision other than allow, ask, passphrase or deny is
+// recorded as a deny. When the gate could not decide, its deny is
+// recorded and Hand returns the handoff with the gate's error. An error
+// wrapping [ErrNoReceipt] means nothing was recorded (the handoff is nil).
+func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
+	c := b.cfg
+	estop := b.estopEngaged()
+	cwd := x.Cwd
+	if cwd == "" {
+		cwd = c.Workspace
+	}
+	var (
+		d        gate.Decision
+		degraded []string
+		gerr     error
+	)
+	if x.Decide != nil {
+		d, degraded = x.Decide(estop)
+	} else {
+		gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: cwd, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: x.Conversation}
+		d, gerr = c.Gate.DecideInput(ctx, gate.BuildInput(x.Action, gctx))
+	}
+	switch d.Decision {
+	case gate.Allow, gate.Ask, gate.Passphrase, gate.Deny:
+	default:
+		d.Decision = gate.Deny
+	}
+	summary := x.Summary
+	if summary == "" {
+		summary = gate.Summary(x.Action)
+	}
+	argsJSON, _ := json.Marshal(x.Action.Args)
+	h := &Handoff{ActionID: receipts.NewActionID(), Decision: d, b: b}
+	h.ref = receipts.Ref{ActionID: h.ActionID, Conversation: x.Conversation, Channel: c.Channel}
+	ra := receipts.Action{Tool: x.Action.Tool, ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
+	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy,
+		PolicyDigest: d.PolicyDigest, Degraded: degraded, Grant: d.Grant}
+	if _, err := c.Log.decision(ctx, h.ref, ra, rd); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+	}
+	if gerr != nil {
+		return h, fmt.Errorf("the gate could not decide: %w", gerr)
+	}
+	return h, nil
+}
+
+// Close writes the outcome receipt of h: "denied" when its decision was
+// a deny (naming the rules), or when allowed is false (with why);
+// otherwise [StatusDelegated], handed back to the channel's program.
+func (h *Handoff) Close(ctx context.Context, allowed bool, why string) error {
+	o := receipts.Outcome{Status: StatusDelegated, Error: "handed back to " + h.ref.Channel + ", which runs it outside claw's sandbox"}
+	switch {
+	case h.Decision.Decision == gate.Deny:
+		o = receipts.Outcome{Status: StatusDenied, Error: "denied: " + strings.Join(h.Decision.RuleIDs(), ", ")}
+	case !allowed:
+		o = receipts.Outcome{Status: StatusDenied, Error: h.b.cfg.Redact(why)}
+	}
+	if _, err := h.b.cfg.Log.outcome(context.WithoutCancel(ctx), h.ref, o); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
+	}
+	return nil
+}
+
+// Refusal is a call refused before it reaches the gate: input that could
+// not be decoded (a hook's), a tool disabled because its definition
+// changed since it was pinned (the MCP proxy's).
+type Refusal struct {
+	Tool         string // the tool the receipt names
+	Args         []byte // the raw call, recorded as its digest only
+	Summary      string // Config.Redact removes secrets from it
+	Conversation string
+	Rule         string // the reason id
+	Msg          string // why, in the outcome receipt
+}
+
+// Refuse records r as a denied action, a decision receipt (deny, risk
+// high, reason r.Rule) and an outcome receipt (denied, r.Msg), and
+// returns its outcome. An error wraps [ErrNoReceipt]: the refusal stands,
+// but its receipts could not be written.
+func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
+	c := b.cfg
+	if r.Rule == "" {
+		return nil, errors.New("a refusal needs a rule id")
+	}
+	d := gate.Decision{Decision: gate.Deny, Risk: "high", PolicyDigest: c.Gate.Digest(),
+		Reasons: []gate.Reason{{ID: r.Rule, Severity: "high", Msg: r.Msg}}}
+	out := &Outcome{ActionID: receipts.NewActionID(), Status: StatusDenied, Decision: d, Err: errors.New(r.Msg)}
+	ref := receipts.Ref{ActionID: out.ActionID, Conversation: r.Conversation, Channel: c.Channel}
+	ra := receipts.Action{Tool: r.Tool, ArgsSHA256: receipts.Digest(r.Args), Summary: c.Redact(r.Summary)}
+	rd := receipts.Decision{Result: gate.Deny, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy, PolicyDigest: d.PolicyDigest}
+	if _, err := c.Log.decision(ctx, ref, ra, rd); err != nil {
+		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+	}
+	if _, err := c.Log.outcome(context.WithoutCancel(ctx), ref, receipts.Outcome{Status: StatusDenied, Error: c.Redact(r.Msg)}); err != nil {
+		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+	}
+	return out, nil
+}

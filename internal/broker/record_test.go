@@ -1,0 +1,191 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/estop"
+	"github.com/clawsec/claw/receipts"
+)
+
+// allOf returns the receipts of the rig's log of type typ that belong
+// to no action.
+func (r *rig) allOf(t *testing.T, typ receipts.Type) []receipts.Body {
+	t.Helper()
+	var out []receipts.Body
+	for _, b := range r.bodies(t, "") {
+		if b.Type == typ {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// A handed-off action is decided by the gate, recorded with the same
+// action_sha256 an approval of a run action binds to (tool, arguments and
+// the sandbox plan), and closed as delegated or denied; nothing runs.
+func TestHand(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	ctx := context.Background()
+	target := filepath.Join(r.ws, "made-by-hand")
+	a := gate.Action{Tool: "shell", Args: map[string]any{"command": "touch " + target}}
+	h, err := r.b.Hand(ctx, External{Action: a, Conversation: "s1", Summary: "Bash: touch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(ctx, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a handed-off action ran: %v", err)
+	}
+	bs := r.bodies(t, h.ActionID)
+	if got := types(bs); got != "decision outcome:delegated" {
+		t.Fatalf("receipts %s, want decision outcome:delegated", got)
+	}
+	d := bs[0]
+	if d.Action.ActionSHA256 != actionDigest(a, h.Decision) || len(h.Decision.Sandbox.Write) == 0 {
+		t.Errorf("action_sha256 %s, want the broker's digest over tool, args and sandbox plan %s", d.Action.ActionSHA256, actionDigest(a, h.Decision))
+	}
+	if d.Decision.Result != h.Decision.Decision || d.Conversation != "s1" || d.Channel != "test" || d.Action.Summary != "Bash: touch" {
+		t.Errorf("decision receipt %+v %+v, want the gate's decision in conversation s1 on channel test", d.Decision, d.Action)
+	}
+
+	// A deny is closed as denied, naming its rules, whatever the answer.
+	h, err = r.b.Hand(ctx, External{Action: gate.Action{Tool: "shell", Args: map[string]any{"command": "rm -rf /"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Decision.Decision != gate.Deny {
+		t.Fatalf("rm -rf / decided %s", h.Decision.Decision)
+	}
+	if err := h.Close(ctx, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	bs = r.bodies(t, h.ActionID)
+	if types(bs) != "decision outcome:denied" || !strings.HasPrefix(bs[1].Outcome.Error, "denied: ") {
+		t.Fatalf("receipts %s (%+v), want a denied outcome naming the rules", types(bs), bs[len(bs)-1].Outcome)
+	}
+}
+
+// A caller's own decision replaces the gate's, knows about the emergency
+// stop, and its opt-ins are written into the decision receipt; a
+// decision that is none of the four is recorded as a deny.
+func TestHandDecidedByCaller(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	ctx := context.Background()
+	if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sawEstop bool
+	h, err := r.b.Hand(ctx, External{Action: gate.Action{Tool: "TodoWrite"}, Decide: func(estop bool) (gate.Decision, []string) {
+		sawEstop = estop
+		return gate.Decision{Decision: "maybe", Risk: "low"}, []string{"hook.trust_tool=TodoWrite"}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawEstop || h.Decision.Decision != gate.Deny {
+		t.Fatalf("estop seen %v, decision %q; want the stop seen and an unknown decision recorded as deny", sawEstop, h.Decision.Decision)
+	}
+	bs := r.bodies(t, h.ActionID)
+	if len(bs) != 1 || bs[0].Decision.Result != gate.Deny || strings.Join(bs[0].Decision.Degraded, ",") != "hook.trust_tool=TodoWrite" {
+		t.Fatalf("decision receipt %+v, want a deny with the opt-in recorded", bs[0].Decision)
+	}
+	// Allowed but answered deny: denied with the reason given.
+	if err := h.Close(ctx, false, "denied with the rest of the tool call"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without a durable decision receipt there is no handoff.
+func TestHandNoReceipt(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	r.log.Close()
+	h, err := r.b.Hand(context.Background(), External{Action: gate.Action{Tool: "shell", Args: map[string]any{"command": "ls"}}})
+	if h != nil || !errors.Is(err, ErrNoReceipt) {
+		t.Fatalf("Hand on a closed log = %v, %v; want no handoff and ErrNoReceipt", h, err)
+	}
+}
+
+func TestRefuse(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	ctx := context.Background()
+	out, err := r.b.Refuse(ctx, Refusal{Tool: "tool", Args: []byte(`{"x":1}`), Summary: "tool up echo (disabled)",
+		Conversation: "c1", Rule: "mcp.pin_changed", Msg: "tool definition changed since it was pinned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != StatusDenied || out.ActionID == "" {
+		t.Fatalf("outcome %+v, want denied with an action id", out)
+	}
+	bs := r.bodies(t, out.ActionID)
+	if types(bs) != "decision outcome:denied" {
+		t.Fatalf("receipts %s, want decision outcome:denied", types(bs))
+	}
+	d := bs[0]
+	if d.Decision.Result != gate.Deny || strings.Join(d.Decision.Reasons, ",") != "mcp.pin_changed" ||
+		d.Action.ArgsSHA256 != receipts.Digest([]byte(`{"x":1}`)) || d.Conversation != "c1" {
+		t.Errorf("decision receipt %+v %+v", d.Decision, d.Action)
+	}
+	if bs[1].Outcome.Error != "tool definition changed since it was pinned" {
+		t.Errorf("outcome error %q", bs[1].Outcome.Error)
+	}
+	if _, err := r.b.Refuse(ctx, Refusal{Tool: "tool"}); err == nil {
+		t.Error("a refusal without a rule was recorded")
+	}
+	r.log.Close()
+	if _, err := r.b.Refuse(ctx, Refusal{Tool: "tool", Rule: "x"}); !errors.Is(err, ErrNoReceipt) {
+		t.Errorf("Refuse on a closed log = %v, want ErrNoReceipt", err)
+	}
+}
+
+// Engaging makes the stop first and records it; clearing records first
+// and lifts the stop only once that is durable.
+func TestEstopThroughTheLog(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	ctx := context.Background()
+	file := r.b.cfg.EstopFile
+	already, err := r.log.EngageEstop(ctx, file, "cli:alice", "looping")
+	if err != nil || already {
+		t.Fatalf("EngageEstop = %v, %v", already, err)
+	}
+	if st := estop.Read(file); !st.Engaged || st.By != "cli:alice" || st.Reason != "looping" {
+		t.Fatalf("ESTOP file says %+v", st)
+	}
+	if already, err := r.log.EngageEstop(ctx, file, "serve:http", ""); err != nil || !already {
+		t.Fatalf("second EngageEstop = %v, %v; want already engaged, recorded again", already, err)
+	}
+	engaged, err := r.log.ClearEstop(ctx, file, "cli:alice")
+	if err != nil || !engaged || estop.Engaged(file) {
+		t.Fatalf("ClearEstop = %v, %v; stop engaged after: %v", engaged, err, estop.Engaged(file))
+	}
+	if engaged, err := r.log.ClearEstop(ctx, file, "cli:alice"); err != nil || engaged {
+		t.Fatalf("clearing a cleared stop = %v, %v; want nothing done", engaged, err)
+	}
+	var got []string
+	for _, b := range r.allOf(t, receipts.TypeEstop) {
+		s := "off:" + b.Estop.By
+		if b.Estop.Active {
+			s = "on:" + b.Estop.By
+		}
+		got = append(got, s)
+	}
+	if want := "on:cli:alice,on:serve:http,off:cli:alice"; strings.Join(got, ",") != want {
+		t.Fatalf("estop receipts %s, want %s", strings.Join(got, ","), want)
+	}
+
+	// No receipt, no clearing; but an engage without its receipt still stops.
+	r.log.Close()
+	if _, err := r.log.EngageEstop(ctx, file, "cli", ""); !errors.Is(err, ErrNoReceipt) || !estop.Engaged(file) {
+		t.Fatalf("EngageEstop on a closed log = %v, engaged %v; want ErrNoReceipt and the stop engaged", err, estop.Engaged(file))
+	}
+	if _, err := r.log.ClearEstop(ctx, file, "cli"); !errors.Is(err, ErrNoReceipt) || !estop.Engaged(file) {
+		t.Fatalf("ClearEstop on a closed log = %v, engaged %v; want ErrNoReceipt and the stop still engaged", err, estop.Engaged(file))
+	}
+}
