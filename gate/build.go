@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawsec/claw/gate/shell"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Kinds lists the action kinds the gate knows, with the arguments each takes
@@ -278,12 +279,8 @@ func dedupe(s []string) []string {
 	return out
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts s to n bytes and a mark.
+func truncate(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }
 
 // Summary is a one-line description of an action for receipts and
 // approval prompts: the command, the tool and path, the method and URL, or
@@ -308,12 +305,5 @@ func Summary(a Action) string {
 		b, _ := json.Marshal(a.Args)
 		s = a.Tool + " " + string(b)
 	}
-	if len(s) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return truncate(s, 512)
 }

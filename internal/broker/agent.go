@@ -11,6 +11,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // maxModelOutput bounds each output stream given back to the model.
@@ -142,15 +143,8 @@ func writeStream(b *strings.Builder, name string, data []byte, truncated bool) {
 	}
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip cuts s to n bytes and a mark.
+func clip(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }
 
 func errString(err error) string {
 	if err == nil {

@@ -52,7 +52,7 @@ var rules = map[string]rule{
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
 	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
 		stdOnly: "the executor links it; it adds no code of its own to the sandbox"},
-	"internal/textesc": {mayUse: []string{}, why: "escaping text for a terminal or a chat is a leaf", never: map[string]string{
+	"internal/textesc": {mayUse: []string{}, why: "escaping and cutting text is a leaf every package may use", stdOnly: "every package may link it", never: map[string]string{
 		"os":       "escaping is a pure function of its input",
 		"os/exec":  "escaping is a pure function of its input",
 		"net/http": "escaping is a pure function of its input",
@@ -113,6 +113,11 @@ var rules = map[string]rule{
 		module + "/internal/broker": "the hook decides and records; it has no approval or execution path",
 	}},
 }
+
+// leaves are the claw packages every package may depend on, whatever its
+// mayUse says: helpers of the standard library alone that decide and run
+// nothing (their own rules above say so).
+var leaves = []string{"internal/textesc"}
 
 // forbidden returns why imp is in never, if it is.
 func forbidden(never map[string]string, imp string) (string, bool) {
@@ -187,7 +192,7 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 			for _, d := range p.Deps {
 				if dr, ok := rel(d); ok && r.mayUse != nil {
 					allowed := false
-					for _, m := range r.mayUse {
+					for _, m := range append(r.mayUse, leaves...) {
 						if under(dr, m) {
 							allowed = true
 						}
@@ -252,6 +257,7 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "channel writes receipts", pkg: pkg{ImportPath: module + "/internal/channel/bridge", Imports: []string{module + "/receipts"}}, want: "receipts"},
 		{name: "logx uses a library", pkg: pkg{ImportPath: module + "/internal/logx", Deps: []string{"golang.org/x/exp/slog"}}, want: "standard library"},
 		{name: "config imports receipts", pkg: pkg{ImportPath: module + "/internal/config", Deps: []string{module + "/receipts"}}, want: "receipts"},
+		{name: "textesc uses a claw package", pkg: pkg{ImportPath: module + "/internal/textesc", Deps: []string{module + "/internal/redact"}}, want: "internal/redact"},
 		{name: "textesc reads files", pkg: pkg{ImportPath: module + "/internal/textesc", Imports: []string{"os"}}, want: "os"},
 		{name: "service imports the broker", pkg: pkg{ImportPath: module + "/internal/service", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
 		{name: "mcpgate runs the executor", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{module + "/executor"}}, want: "executor"},
@@ -278,7 +284,7 @@ func TestViolationsAreFound(t *testing.T) {
 		})
 	}
 	ok, _ := violations([]pkg{
-		{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}},
+		{ImportPath: module + "/gate", Deps: []string{module + "/policies", module + "/internal/textesc", "fmt"}},
 		{ImportPath: module + "/internal/serve", Imports: []string{module + "/internal/broker", module + "/agentic"}},
 		{ImportPath: module + "/internal/logx", Deps: []string{module + "/internal/redact", "log/slog"}},
 		{ImportPath: module + "/cmd/claw", Deps: []string{module + "/internal/config", module + "/executor/internal/child", "github.com/pelletier/go-toml/v2"}},
