@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/clawsec/claw/audit"
@@ -37,28 +36,14 @@ func logDirArg(g *globals, args []string) (string, error) {
 	return receiptDir(g)
 }
 
-// parseWhen reads a time as RFC 3339, a date (YYYY-MM-DD, UTC), or a
-// duration back from now ("24h", "7d").
+// parseWhen reads the time of a --since, --from or --until flag (see
+// [audit.ParseTime]); a bad one is a usage error.
 func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
+	t, err := audit.ParseTime(s, now)
+	if err != nil {
+		return time.Time{}, usageErrorf("%v", err)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == d {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, usageErrorf("bad time %q (want RFC 3339, YYYY-MM-DD, or a duration like 24h or 7d)", s)
+	return t, nil
 }
 
 func newAuditVerifyCommand(g *globals, use string) *cobra.Command {
