@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"time"
 )
 
 // DefaultAnthropicBaseURL is the Anthropic API root; the client appends
@@ -200,42 +199,13 @@ func (p *Anthropic) Chat(ctx context.Context, req ChatRequest) (ChatResponse, er
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	start := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	hdr := http.Header{}
-	hdr.Set("anthropic-version", AnthropicVersion)
-	if p.key != "" {
-		hdr.Set("x-api-key", p.key)
-	}
-	if req.Stream {
-		hdr.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.post(callCtx, "/v1/messages", hdr, body)
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	if req.Stream && !isJSON(resp) {
-		out, err = p.readStream(resp.Body, req.OnDelta)
-	} else {
-		var data []byte
-		if data, err = p.readBody(resp.Body); err == nil {
-			out, err = decodeAnthropic(p.name, data)
-			if err == nil {
-				out.Raw = json.RawMessage(redact(string(data), p.key))
-				if req.Stream && req.OnDelta != nil && out.Text != "" {
-					req.OnDelta(out.Text)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	out.Provider = p.name
-	return out, nil
+	return p.chat(ctx, req, body, dialect{
+		path:      "/v1/messages",
+		headers:   map[string]string{"anthropic-version": AnthropicVersion},
+		keyHeader: "x-api-key",
+		decode:    decodeAnthropic,
+		stream:    p.readStream,
+	})
 }
 
 // decodeAnthropic decodes a whole (non-streamed) Messages response.

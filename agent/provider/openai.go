@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"time"
 )
 
 // DefaultOpenAIBaseURL is the OpenAI API root; the client appends
@@ -189,41 +188,13 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	start := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	hdr := http.Header{}
-	if p.key != "" {
-		hdr.Set("Authorization", "Bearer "+p.key)
-	}
-	if req.Stream {
-		hdr.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.post(callCtx, "/chat/completions", hdr, body)
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	if req.Stream && !isJSON(resp) {
-		out, err = p.readStream(resp.Body, req.OnDelta)
-	} else {
-		var data []byte
-		if data, err = p.readBody(resp.Body); err == nil {
-			out, err = decodeOpenAI(p.name, data)
-			if err == nil {
-				out.Raw = json.RawMessage(redact(string(data), p.key))
-				if req.Stream && req.OnDelta != nil && out.Text != "" {
-					req.OnDelta(out.Text)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	out.Provider = p.name
-	return out, nil
+	return p.chat(ctx, req, body, dialect{
+		path:      "/chat/completions",
+		keyHeader: "Authorization",
+		keyPrefix: "Bearer ",
+		decode:    decodeOpenAI,
+		stream:    p.readStream,
+	})
 }
 
 // decodeOpenAI decodes a whole (non-streamed) chat completion.
