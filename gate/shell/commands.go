@@ -7,7 +7,7 @@ import (
 var handlers map[string]func(*build)
 
 var (
-	bunSpec    = spec("+ e: p: r: --eval= --print= --preload= --cwd= --config= --env-file=")
+	bunSpec    = spec("+ e: p: r: --eval=! --print=! --preload=! --cwd= --config= --env-file=")
 	trapSpec   = spec("l p P")
 	aliasSpec  = spec("p")
 	cdSpec     = spec("L P e @")

@@ -231,7 +231,7 @@ func (b *build) parallel() {
 	}
 }
 
-var watchSpec = spec("+ n: d:: g x t b e c p q: w r --interval= --differences? --chgexit --exec --no-title --beep --errexit --color --precise --equexit= --no-wrap --no-rerun")
+var watchSpec = spec("+ n: d:: g x t b e c p q: w r --interval= --differences? --chgexit --exec! --no-title --beep --errexit --color --precise --equexit= --no-wrap --no-rerun")
 
 func (b *build) watch() {
 	b.parse(watchSpec)

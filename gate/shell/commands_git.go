@@ -7,20 +7,20 @@ import (
 
 // --- git ---
 
-var gitGlobal = spec("+ C: c: --git-dir= --work-tree= --namespace= --exec-path? --config-env= --super-prefix= --list-cmds= p P " +
+var gitGlobal = spec("+ C: c: --git-dir= --work-tree= --namespace= --exec-path?! --config-env= --super-prefix= --list-cmds= p P " +
 	"--paginate --no-pager --bare --no-replace-objects --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice --version --help")
 
 var gitSub = map[string]*optSpec{
 	"commit":        spec("m: F: C: c: t: S:: --message= --file= --reuse-message= --reedit-message= --template= --author= --date= --fixup= --squash= --cleanup= --trailer= --pathspec-from-file= --gpg-sign?"),
 	"checkout":      spec("b: B: --orphan= --conflict= --pathspec-from-file="),
 	"switch":        spec("c: C: --create= --force-create= --orphan= --conflict="),
-	"clone":         spec("b: o: c: j: u: --branch= --origin= --config= --depth= --reference= --reference-if-able= --template= --upload-pack= --separate-git-dir= --shallow-since= --shallow-exclude= --jobs= --filter= --server-option= --bundle-uri= --ref-format= --revision="),
-	"fetch":         spec("j: o: --upload-pack= --depth= --deepen= --shallow-since= --shallow-exclude= --refmap= --server-option= --jobs= --negotiation-tip= --filter= --recurse-submodules?"),
+	"clone":         spec("b: o: c: j: u: --branch= --origin= --config= --depth= --reference= --reference-if-able= --template= --upload-pack=! --separate-git-dir= --shallow-since= --shallow-exclude= --jobs= --filter= --server-option= --bundle-uri= --ref-format= --revision="),
+	"fetch":         spec("j: o: --upload-pack=! --depth= --deepen= --shallow-since= --shallow-exclude= --refmap= --server-option= --jobs= --negotiation-tip= --filter= --recurse-submodules?"),
 	"pull":          spec("j: o: s: X: --upload-pack= --depth= --deepen= --shallow-since= --shallow-exclude= --server-option= --jobs= --strategy= --strategy-option= --recurse-submodules?"),
-	"push":          spec("o: --receive-pack= --exec= --repo= --push-option= --signed? --force-with-lease? --recurse-submodules="),
+	"push":          spec("o: --receive-pack=! --exec=! --repo= --push-option= --signed? --force-with-lease? --recurse-submodules="),
 	"ls-remote":     spec("--upload-pack= --sort= o: --server-option="),
-	"archive":       spec("o: --output= --format= --prefix= --remote= --exec= --add-file= --add-virtual-file="),
-	"rebase":        spec("x: s: X: S:: --exec= --onto= --strategy= --strategy-option= --gpg-sign?"),
+	"archive":       spec("o: --output= --format= --prefix= --remote= --exec=! --add-file= --add-virtual-file="),
+	"rebase":        spec("x: s: X: S:: --exec=! --onto= --strategy= --strategy-option= --gpg-sign?"),
 	"stash":         spec("m: --message= --pathspec-from-file="),
 	"tag":           spec("m: F: u: --message= --file= --local-user= --cleanup= --sort= --format= --contains= --points-at="),
 	"config":        spec("f: --file= --blob= --type= --default= --comment= --value="),

@@ -133,14 +133,13 @@ func (b *build) pwsh() {
 		}
 		key := strings.TrimLeft(v, "-/")
 		b.cmd.Opts = append(b.cmd.Opts, key)
-		// A parameter may be any prefix of its name: -comm is -Command.
-		switch {
-		case key == "":
-		case strings.HasPrefix("command", key) || strings.HasPrefix("commandwithargs", key) || key == "cwa":
+		switch pwshParam(key) {
+		case "":
+		case "command", "commandwithargs":
 			b.mark(MarkInlineCode, b.name+" "+f.val)
 			b.lenientString(joinFields(b.args[i+1:]), b.name+" -c")
 			return
-		case strings.HasPrefix("encodedcommand", key) || key == "ec":
+		case "encodedcommand":
 			b.mark(MarkInlineCode, b.name+" "+f.val)
 			if i+1 < len(b.args) && !b.args[i+1].dyn {
 				if src, ok := decodePwsh(b.args[i+1].val); ok {
@@ -150,7 +149,7 @@ func (b *build) pwsh() {
 			}
 			b.dynamic(b.name + " -EncodedCommand that does not decode")
 			return
-		case strings.HasPrefix("file", key):
+		case "file":
 			if i+1 < len(b.args) {
 				b.script(b.args[i+1])
 			}
@@ -160,6 +159,32 @@ func (b *build) pwsh() {
 	if len(b.cmd.Operands) > 0 {
 		b.script(b.args[len(b.args)-len(b.cmd.Operands)])
 	}
+}
+
+// pwshParams are PowerShell's parameters (7.4), the ones that run
+// something first; pwshAliases are its short names that are not prefixes.
+var (
+	pwshParams = strings.Fields("command commandwithargs encodedcommand file configurationfile configurationname custompipename " +
+		"executionpolicy help inputformat interactive login mta noexit nologo noninteractive noprofile noprofileloadtime " +
+		"outputformat settingsfile sshservermode sta version windowstyle workingdirectory")
+	pwshAliases = map[string]string{"cwa": "commandwithargs", "ec": "encodedcommand"}
+)
+
+// pwshParam resolves a parameter name (lower case, without its dash) as
+// PowerShell does, a prefix of a name standing for it: -comm is -Command
+// (see [abbrev]). It returns "" for a name it cannot resolve, and for a
+// bare dash (standard input).
+func pwshParam(key string) string {
+	if key == "" {
+		return ""
+	}
+	if full, ok := pwshAliases[key]; ok {
+		return full
+	}
+	full, _ := abbrev(key, pwshParams, func(n string) bool {
+		return n == "command" || n == "commandwithargs" || n == "encodedcommand" || n == "file"
+	})
+	return full
 }
 
 func (b *build) bun() {

@@ -123,7 +123,7 @@ func (b *build) wget() {
 }
 
 var (
-	juliaSpec  = spec("+ e: E: L: J: C: t: p: O: g: --eval= --print= --load= --sysimage= --project? --threads= --procs= --machine-file= --startup-file= --history-file= --depwarn= --inline= --check-bounds= --math-mode= --code-coverage? --track-allocation?")
+	juliaSpec  = spec("+ e: E: L: J: C: t: p: O: g: --eval=! --print=! --load=! --sysimage= --project? --threads= --procs= --machine-file= --startup-file= --history-file= --depwarn= --inline= --check-bounds= --math-mode= --code-coverage? --track-allocation?")
 	expectSpec = spec("+ c: f: b: d i n N D:")
 )
 
@@ -189,7 +189,7 @@ func (b *build) gdb() {
 // dash or two, and any unique prefix (-eval-comm is -eval-command).
 var gdbLong = strings.Fields("tui dbx readnow readnever r q quiet silent nh nx n batch-silent batch version fullname f nw nowindows w windows " +
 	"statistics configuration help h write return-child-result args se symbols s e exec c core pid p x command eval-command ex " +
-	"init-command init-eval-command ix iex early-init-command eix early-init-eval-command eiex directory d data-directory D cd " +
+	"init-eval-command init-command ix iex early-init-eval-command early-init-command eix eiex directory d data-directory D cd " +
 	"tty t i interpreter b baud l")
 
 // gdbOption resolves an option name as getopt_long_only does.
@@ -197,26 +197,12 @@ func gdbOption(name string) string {
 	return longOption(name, gdbLong, "eval-command", "init-eval-command", "early-init-eval-command", "command", "init-command", "early-init-command", "args")
 }
 
-// longOption resolves a long option given as a unique prefix of one of
-// names. An ambiguous prefix, which the program rejects, is taken as the
-// first of runs (the options that run code) among its matches, if any.
+// longOption resolves a long option given as a prefix of one of names
+// (see [abbrev]; runs are the options that run code), or keeps it as
+// written.
 func longOption(name string, names []string, runs ...string) string {
-	var match []string
-	for _, n := range names {
-		if n == name {
-			return n
-		}
-		if strings.HasPrefix(n, name) {
-			match = append(match, n)
-		}
-	}
-	if len(match) == 1 {
-		return match[0]
-	}
-	for _, r := range runs {
-		if slices.Contains(match, r) {
-			return r
-		}
+	if full, ok := abbrev(name, names, func(n string) bool { return slices.Contains(runs, n) }); ok {
+		return full
 	}
 	return name
 }
@@ -246,7 +232,7 @@ func (b *build) gdbCommand(c string) {
 	}
 }
 
-var netcatSpec = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec= --sh-exec= --lua-exec= --proxy= --proxy-type= --source= --wait= --output=")
+var netcatSpec = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec=! --sh-exec=! --lua-exec=! --proxy= --proxy-type= --source= --wait= --output=")
 
 // netcat: -e/-c run a program with the connection as its standard input
 // and output.
