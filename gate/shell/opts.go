@@ -124,17 +124,20 @@ func abbrev(name string, names []string, runs func(string) bool) (full string, o
 	if slices.Contains(names, name) {
 		return name, true
 	}
-	var match []string
+	first, count := "", 0
 	for _, n := range names {
 		if strings.HasPrefix(n, name) {
-			match = append(match, n)
+			if count == 0 {
+				first = n
+			}
+			count++
 		}
 	}
-	if len(match) == 1 {
-		return match[0], true
+	if count == 1 {
+		return first, true
 	}
-	for _, n := range match {
-		if runs(n) {
+	for _, n := range names {
+		if strings.HasPrefix(n, name) && runs(n) {
 			return n, true
 		}
 	}

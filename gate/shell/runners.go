@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Runners start commands given in their arguments in a way of their own:
@@ -148,19 +149,27 @@ var tmuxCommands = []tmuxDef{
 // abbreviation (see [abbrev]; the commands that run something are those
 // of a kind other than tmuxOther).
 func findTmux(name string) (tmuxDef, bool) {
-	names := make([]string, len(tmuxCommands))
-	for i, d := range tmuxCommands {
+	for _, d := range tmuxCommands {
 		if d.alias == name {
 			return d, true
 		}
-		names[i] = d.name
 	}
+	names := tmuxNames()
 	full, ok := abbrev(name, names, func(n string) bool { return tmuxCommands[slices.Index(names, n)].kind != tmuxOther })
 	if !ok {
 		return tmuxDef{}, false
 	}
 	return tmuxCommands[slices.Index(names, full)], true
 }
+
+// tmuxNames are the names of tmuxCommands, in order.
+var tmuxNames = sync.OnceValue(func() []string {
+	names := make([]string, len(tmuxCommands))
+	for i, d := range tmuxCommands {
+		names[i] = d.name
+	}
+	return names
+})
 
 var tmuxGlobal = spec("+ 2 C D h l N u U v V c: f: L: S: T:")
 
