@@ -12,6 +12,7 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // maxModelOutput bounds each output stream given back to the model.
@@ -96,7 +97,7 @@ func okContent(name string, res *executor.Result) string {
 		return clip(string(res.Tool.Payload), 4*maxModelOutput)
 	}
 	var b strings.Builder
-	if name == "shell" {
+	if name == toolkind.Shell {
 		fmt.Fprintf(&b, "exit %d\n", res.ExitCode)
 	}
 	writeStream(&b, "stdout", res.Stdout, res.StdoutTruncated)

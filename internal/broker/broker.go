@@ -69,6 +69,7 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -358,7 +359,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 	gctx := gate.Context{Autonomy: c.Autonomy, Workspace: c.Workspace, Cwd: c.Workspace, Home: c.Home, Channel: c.Channel, Estop: estop, Conversation: conversation}
 	in := gate.BuildInput(a, gctx)
 	var plugin PluginCall
-	if in.Kind == "plugin" && relay == nil {
+	if in.Kind == toolkind.Plugin && relay == nil {
 		plugin = b.resolvePlugin(a, in)
 	}
 	var (
@@ -376,7 +377,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
 			d = notAllowed(d, a.Tool)
 		}
-		if delegated && in.Kind == "delegate" && del.depth >= MaxDelegationDepth {
+		if delegated && in.Kind == toolkind.Delegate && del.depth >= MaxDelegationDepth {
 			d = delegationDenial(d, del.depth)
 		}
 	}
@@ -548,7 +549,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		res = runInProcess(context.WithValue(tctx, actionKey{}, id), fn, a.Args)
 		cancel()
 	} else {
-		if in.Kind == "plugin" {
+		if in.Kind == toolkind.Plugin {
 			spec, err = b.pluginSpec(a, in, d, plugin)
 		} else {
 			spec, err = b.spec(a, in, d)
@@ -559,7 +560,7 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		}
 		start = time.Now()
 		res, err = executor.Run(ctx, spec)
-		if err == nil && in.Kind == "plugin" {
+		if err == nil && in.Kind == toolkind.Plugin {
 			pluginResult(&res)
 		}
 	}
@@ -696,7 +697,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 	s := b.cfg.Sandbox
 	spec := b.baseSpec(a.Tool, in, d)
 	switch a.Tool {
-	case "shell":
+	case toolkind.Shell:
 		cmd, _ := a.Args["command"].(string)
 		spec.Tool = executor.ToolShell
 		spec.Argv = []string{"bash", "-c", cmd}
@@ -708,7 +709,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 			spec.Net.Egress = b.egressGrant(d)
 		}
 		return spec, nil
-	case "file_read", "file_list", "file_write", "edit_file":
+	case toolkind.FileRead, toolkind.FileList, toolkind.FileWrite, toolkind.EditFile:
 		if len(in.Paths) != 1 {
 			return spec, errors.New("file action without one canonical path")
 		}
@@ -723,7 +724,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		}
 		spec.Tool, spec.Args = a.Tool, raw
 		return spec, nil
-	case "http":
+	case toolkind.HTTP:
 		// the tool checks the URL and every redirect against the list
 		// the gate judged the URL with; nothing the model wrote widens it
 		raw, err := executor.HTTPArgs(a.Args, configList(b.cfg.Gate, "allowed_domains"))

@@ -57,6 +57,8 @@ var rules = map[string]rule{
 		"os/exec":  "escaping is a pure function of its input",
 		"net/http": "escaping is a pure function of its input",
 	}},
+	"internal/toolkind": {mayUse: []string{}, why: "the names of the kinds of action are a leaf every package may use",
+		stdOnly: "every package may link it", never: map[string]string{"os": "names only; it does nothing"}},
 	"internal/service": {mayUse: []string{"internal/service", "internal/config"}, why: "installing the daemon as a service needs only its config", never: map[string]string{
 		"net/http": "installing a service never reaches the network",
 	}},
@@ -117,7 +119,7 @@ var rules = map[string]rule{
 // leaves are the claw packages every package may depend on, whatever its
 // mayUse says: helpers of the standard library alone that decide and run
 // nothing (their own rules above say so).
-var leaves = []string{"internal/textesc"}
+var leaves = []string{"internal/textesc", "internal/toolkind"}
 
 // forbidden returns why imp is in never, if it is.
 func forbidden(never map[string]string, imp string) (string, bool) {
