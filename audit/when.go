@@ -31,3 +31,17 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("bad time %q (want RFC 3339, YYYY-MM-DD, or a duration like 24h or 7d)", s)
 }
+
+// ParseFilter reads the bounds of a --since (or --from) and an --until
+// flag, as [ParseTime] does.
+func ParseFilter(since, until string, now time.Time) (Filter, error) {
+	s, err := ParseTime(since, now)
+	if err != nil {
+		return Filter{}, err
+	}
+	u, err := ParseTime(until, now)
+	if err != nil {
+		return Filter{}, err
+	}
+	return Filter{Since: s, Until: u}, nil
+}

@@ -42,3 +42,16 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFilter(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	f, err := ParseFilter("24h", "2026-11-27", now)
+	if err != nil || !f.Since.Equal(now.Add(-24*time.Hour)) || !f.Until.Equal(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("ParseFilter = %+v, %v", f, err)
+	}
+	for _, c := range [][2]string{{"yesterday", ""}, {"", "tomorrow"}} {
+		if _, err := ParseFilter(c[0], c[1], now); err == nil || !strings.Contains(err.Error(), "bad time") {
+			t.Errorf("ParseFilter(%q, %q) = %v, want a bad time error", c[0], c[1], err)
+		}
+	}
+}

@@ -36,14 +36,14 @@ func logDirArg(g *globals, args []string) (string, error) {
 	return receiptDir(g)
 }
 
-// parseWhen reads the time of a --since, --from or --until flag (see
-// [audit.ParseTime]); a bad one is a usage error.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	t, err := audit.ParseTime(s, now)
+// parseRange reads the times of a --since (or --from) and an --until flag
+// (see [audit.ParseFilter]); a bad one is a usage error.
+func parseRange(since, until string) (audit.Filter, error) {
+	f, err := audit.ParseFilter(since, until, time.Now())
 	if err != nil {
-		return time.Time{}, usageErrorf("%v", err)
+		return audit.Filter{}, usageErrorf("%v", err)
 	}
-	return t, nil
+	return f, nil
 }
 
 func newAuditVerifyCommand(g *globals, use string) *cobra.Command {
@@ -76,14 +76,12 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			now := time.Now()
 			var opts audit.Options
-			if opts.From, err = parseWhen(from, now); err != nil {
+			r, err := parseRange(from, until)
+			if err != nil {
 				return err
 			}
-			if opts.Until, err = parseWhen(until, now); err != nil {
-				return err
-			}
+			opts.From, opts.Until = r.Since, r.Until
 			opts.Fast = fast
 			if len(keyFiles) == 0 {
 				keys, _, err := trustedReceiptKeys(g)
@@ -153,12 +151,8 @@ log without verifying it; run 'claw audit verify' for that.`,
 			if err != nil {
 				return err
 			}
-			var f audit.Filter
-			now := time.Now()
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return err
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
+			f, err := parseRange(since, until)
+			if err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); err != nil {
@@ -200,12 +194,8 @@ spreadsheets do not run them. Nothing is verified; run 'claw audit verify'.`,
 			if err != nil {
 				return err
 			}
-			var f audit.Filter
-			now := time.Now()
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return err
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
+			f, err := parseRange(since, until)
+			if err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); err != nil {

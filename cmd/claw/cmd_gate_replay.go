@@ -73,14 +73,11 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 		return err
 	}
 	now := time.Now()
-	since, err := parseWhen(o.since, now)
+	r, err := parseRange(o.since, o.until)
 	if err != nil {
 		return err
 	}
-	until, err := parseWhen(o.until, now)
-	if err != nil {
-		return err
-	}
+	since, until := r.Since, r.Until
 	e, err := loadEnv(g)
 	if err != nil {
 		return err
