@@ -36,9 +36,6 @@ func NewAnthropic(c HTTPConfig) (*Anthropic, error) {
 	return &Anthropic{b}, nil
 }
 
-// Name implements [Provider].
-func (p *Anthropic) Name() string { return p.name }
-
 // Capabilities implements [Provider].
 func (p *Anthropic) Capabilities() Capabilities {
 	return Capabilities{Tools: true, Streaming: true, PromptCaching: true, Network: true}

@@ -119,6 +119,9 @@ func newHTTPBase(c HTTPConfig, defaultName, defaultURL string) (httpBase, error)
 	return b, nil
 }
 
+// Name implements [Provider].
+func (b *httpBase) Name() string { return b.name }
+
 func (b *httpBase) modelFor(req ChatRequest) (string, error) {
 	if req.Model != "" {
 		return req.Model, nil

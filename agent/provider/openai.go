@@ -33,9 +33,6 @@ func NewOpenAI(c HTTPConfig) (*OpenAI, error) {
 	return &OpenAI{b}, nil
 }
 
-// Name implements [Provider].
-func (p *OpenAI) Name() string { return p.name }
-
 // Capabilities implements [Provider].
 func (p *OpenAI) Capabilities() Capabilities {
 	return Capabilities{Tools: true, Streaming: true, Network: true}
