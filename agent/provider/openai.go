@@ -91,14 +91,7 @@ type oaResponse struct {
 		Delta        *oaRespMessage `json:"delta"`
 		FinishReason *string        `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *oaUsageBody    `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -304,14 +297,17 @@ func oaFinish(s string) FinishReason {
 	return FinishReason(s)
 }
 
-func oaUsage(u *struct {
+// oaUsageBody is the usage of a chat completion, whole or streamed.
+type oaUsageBody struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
 	TotalTokens         int `json:"total_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
-}) *Usage {
+}
+
+func oaUsage(u *oaUsageBody) *Usage {
 	if u == nil {
 		return nil
 	}
