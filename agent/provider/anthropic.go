@@ -299,7 +299,7 @@ type anPartial struct {
 
 // readStream consumes a Messages event stream.
 func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
-	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
+	sse := p.openStream(body)
 	var (
 		out     ChatResponse
 		msgID   string
@@ -311,14 +311,11 @@ func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatRespon
 		stopped bool
 	)
 	for !stopped {
-		ev, err := sse.Next()
+		ev, err := p.nextEvent(sse)
 		if errors.Is(err, io.EOF) {
 			return ChatResponse{}, badResponse(p.name, "stream ended before message_stop")
 		}
 		if err != nil {
-			if errors.Is(err, ErrBadResponse) {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w", p.name, err)
-			}
 			return ChatResponse{}, err
 		}
 		var e anEvent
@@ -371,7 +368,7 @@ func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatRespon
 				size += int64(len(e.Delta.PartialJSON))
 			}
 			if size > p.max {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", p.name, ErrBadResponse, ErrTooLarge, p.max)
+				return ChatResponse{}, p.streamTooLarge()
 			}
 		case "content_block_stop":
 		case "message_delta":

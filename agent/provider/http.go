@@ -189,6 +189,27 @@ func (b *httpBase) chat(ctx context.Context, req ChatRequest, body []byte, w dia
 	return out, nil
 }
 
+// openStream reads the events of a streamed answer, at most
+// streamOverhead times the answer's bound of raw bytes.
+func (b *httpBase) openStream(body io.Reader) *sseReader {
+	return newSSEReader(io.LimitReader(body, b.max*streamOverhead))
+}
+
+// nextEvent returns the next event of s; the error of a malformed stream
+// names the provider.
+func (b *httpBase) nextEvent(s *sseReader) (sseEvent, error) {
+	ev, err := s.Next()
+	if err != nil && errors.Is(err, ErrBadResponse) {
+		return ev, fmt.Errorf("provider %q: %w", b.name, err)
+	}
+	return ev, err
+}
+
+// streamTooLarge is the error of a streamed answer past the bound.
+func (b *httpBase) streamTooLarge() error {
+	return fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", b.name, ErrBadResponse, ErrTooLarge, b.max)
+}
+
 // post sends body and returns a 2xx response; any other status becomes a
 // typed error. The caller closes the body. A request that failed before
 // anything of its answer came back is sent again, within the bounds

@@ -348,7 +348,7 @@ type oaPartial struct {
 
 // readStream consumes a chat.completion.chunk stream.
 func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
-	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
+	sse := p.openStream(body)
 	var (
 		out      ChatResponse
 		respID   string
@@ -358,7 +358,7 @@ func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse,
 		finished bool
 	)
 	for {
-		ev, err := sse.Next()
+		ev, err := p.nextEvent(sse)
 		if errors.Is(err, io.EOF) {
 			if !finished {
 				return ChatResponse{}, badResponse(p.name, "stream ended before [DONE]")
@@ -366,9 +366,6 @@ func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse,
 			break
 		}
 		if err != nil {
-			if errors.Is(err, ErrBadResponse) {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w", p.name, err)
-			}
 			return ChatResponse{}, err
 		}
 		if ev.Data == "[DONE]" {
@@ -452,7 +449,7 @@ func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse,
 				}
 			}
 			if size > p.max {
-				return ChatResponse{}, fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", p.name, ErrBadResponse, ErrTooLarge, p.max)
+				return ChatResponse{}, p.streamTooLarge()
 			}
 		}
 	}
