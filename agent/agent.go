@@ -73,6 +73,7 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Invoker carries out one tool call: the broker.
@@ -719,10 +720,7 @@ func (a *Agent) summarise(ctx context.Context, prev string, msgs []memory.Messag
 		b.WriteString("Summary so far:\n" + prev + "\n\nLater messages:\n")
 	}
 	for _, m := range msgs {
-		c := m.Content
-		if len(c) > 4096 {
-			c = c[:4096] + " …"
-		}
+		c := textesc.Cut(m.Content, 4096+len(" …"), " …")
 		switch m.Role {
 		case memory.RoleTool:
 			kind := "result"
@@ -830,18 +828,7 @@ func memCalls(calls []provider.ToolCall) []memory.ToolCall {
 
 // clipText cuts s to at most n bytes on a rune boundary, marking the cut.
 func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "\n[claw: reply truncated]"
-	cut := n - len(mark)
-	if cut < 0 {
-		cut = 0
-	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return textesc.Cut(s, n, "\n[claw: reply truncated]")
 }
 
 // keepName is s as the memory keeps a name the provider gave (its name,
@@ -853,22 +840,11 @@ func keepName(s string) string {
 
 // prefix cuts s to at most n bytes on a rune boundary, marking the cut
 // with "…".
-func prefix(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func prefix(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return textesc.Cut(s, 300+len("…"), "…")
 }

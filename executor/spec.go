@@ -13,11 +13,12 @@ import (
 
 	"github.com/clawsec/claw/executor/internal/child"
 	"github.com/clawsec/claw/executor/internal/egress"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Tools a Spec can run.
 const (
-	ToolShell     = "shell"
+	ToolShell     = toolkind.Shell
 	ToolFileRead  = child.ToolFileRead
 	ToolFileWrite = child.ToolFileWrite
 	ToolEditFile  = child.ToolEditFile

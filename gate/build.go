@@ -8,24 +8,26 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawsec/claw/gate/shell"
+	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Kinds lists the action kinds the gate knows, with the arguments each takes
 // (required first). Any other tool is the kind "unknown" and is denied.
 var Kinds = map[string]struct{ Required, Optional []string }{
-	"shell":         {Required: []string{"command"}},
-	"file_read":     {Required: []string{"path"}},
-	"file_write":    {Required: []string{"path", "content"}},
-	"edit_file":     {Required: []string{"path", "old", "new"}},
-	"file_list":     {Required: []string{"path"}},
-	"http":          {Required: []string{"url"}, Optional: []string{"method", "body", "headers"}},
-	"time":          {},
-	"memory_search": {Required: []string{"query"}},
-	"ask_user":      {Required: []string{"question"}},
-	"yield_to_user": {Optional: []string{"reason"}},
-	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
-	"plugin":        {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
-	"delegate":      {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider"}},
+	toolkind.Shell:        {Required: []string{"command"}},
+	toolkind.FileRead:     {Required: []string{"path"}},
+	toolkind.FileWrite:    {Required: []string{"path", "content"}},
+	toolkind.EditFile:     {Required: []string{"path", "old", "new"}},
+	toolkind.FileList:     {Required: []string{"path"}},
+	toolkind.HTTP:         {Required: []string{"url"}, Optional: []string{"method", "body", "headers"}},
+	toolkind.Time:         {},
+	toolkind.MemorySearch: {Required: []string{"query"}},
+	toolkind.AskUser:      {Required: []string{"question"}},
+	toolkind.YieldToUser:  {Optional: []string{"reason"}},
+	toolkind.MCP:          {Required: []string{"server", "name"}, Optional: []string{"args"}},
+	toolkind.Plugin:       {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
+	toolkind.Delegate:     {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -72,7 +74,7 @@ func BuildInput(a Action, c Context) *Input {
 	}
 	res := &PathResolver{Home: c.Home, Cwd: c.Cwd}
 	switch in.Kind {
-	case "shell":
+	case toolkind.Shell:
 		cmd, ok := in.str("command")
 		if !ok {
 			break
@@ -80,18 +82,18 @@ func BuildInput(a Action, c Context) *Input {
 		in.Parsed = shell.Analyze(cmd, shell.Options{Cwd: c.Cwd, Home: c.Home})
 		in.canonShell(res)
 		in.Destinations = destinations(in.Parsed)
-	case "file_read", "file_list":
+	case toolkind.FileRead, toolkind.FileList:
 		if p, ok := in.str("path"); ok {
 			in.addPath(res, p, false)
 		}
-	case "file_write", "edit_file":
+	case toolkind.FileWrite, toolkind.EditFile:
 		if p, ok := in.str("path"); ok {
 			in.addPath(res, p, true)
 		}
 		in.str("content")
 		in.str("old")
 		in.str("new")
-	case "http":
+	case toolkind.HTTP:
 		if u, ok := in.str("url"); ok {
 			in.URL = AnalyzeURL(u)
 		}
@@ -104,18 +106,18 @@ func BuildInput(a Action, c Context) *Input {
 				in.Action.Args["method"] = strings.ToUpper(s)
 			}
 		}
-	case "memory_search":
+	case toolkind.MemorySearch:
 		in.str("query")
-	case "ask_user":
+	case toolkind.AskUser:
 		in.str("question")
-	case "yield_to_user":
+	case toolkind.YieldToUser:
 		in.str("reason")
-	case "delegate":
+	case toolkind.Delegate:
 		in.str("task")
 		in.str("autonomy")
 		in.str("tools")
 		in.str("provider")
-	case "tool", "plugin":
+	case toolkind.MCP, toolkind.Plugin:
 		in.str("server")
 		in.str("name")
 		in.str("plugin")
@@ -278,12 +280,8 @@ func dedupe(s []string) []string {
 	return out
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts s to n bytes and a mark.
+func truncate(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }
 
 // Summary is a one-line description of an action for receipts and
 // approval prompts: the command, the tool and path, the method and URL, or
@@ -292,12 +290,12 @@ func truncate(s string, n int) string {
 func Summary(a Action) string {
 	var s string
 	switch a.Tool {
-	case "shell":
+	case toolkind.Shell:
 		s, _ = a.Args["command"].(string)
-	case "file_read", "file_list", "file_write", "edit_file":
+	case toolkind.FileRead, toolkind.FileList, toolkind.FileWrite, toolkind.EditFile:
 		p, _ := a.Args["path"].(string)
 		s = a.Tool + " " + p
-	case "http":
+	case toolkind.HTTP:
 		u, _ := a.Args["url"].(string)
 		m, _ := a.Args["method"].(string)
 		if m == "" {
@@ -308,12 +306,5 @@ func Summary(a Action) string {
 		b, _ := json.Marshal(a.Args)
 		s = a.Tool + " " + string(b)
 	}
-	if len(s) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return truncate(s, 512)
 }

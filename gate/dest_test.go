@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clawsec/claw/gate/shell"
 )
@@ -147,5 +148,18 @@ func TestPlanProtect(t *testing.T) {
 	}
 	if got := underWorkspace("/ws", []string{"../x", "/etc", ".git/hooks"}); !slices.Equal(got, []string{"/ws/.git/hooks"}) {
 		t.Errorf("underWorkspace = %v", got)
+	}
+}
+
+// TestTruncateKeepsCharacters checks that a long destination or path shown
+// in a decision is cut between characters, so that it stays UTF-8.
+func TestTruncateKeepsCharacters(t *testing.T) {
+	long := strings.Repeat("é", 150) // 300 bytes
+	got := truncate(long, 199)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 199+len("…") {
+		t.Errorf("truncate = %q", got)
+	}
+	if got := Summary(Action{Tool: "http", Args: map[string]any{"url": "https://example.com/" + strings.Repeat("é", 300)}}); !utf8.ValidString(got) {
+		t.Errorf("Summary = %q", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Role says who wrote a message.
@@ -209,14 +211,7 @@ func truncate(s string, max int) string {
 	if !utf8.ValidString(s) {
 		s = toValidUTF8(s)
 	}
-	if len(s) <= max {
-		return s
-	}
-	cut := max - len(truncMarker)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncMarker
+	return textesc.Cut(s, max, truncMarker)
 }
 
 func toValidUTF8(s string) string {

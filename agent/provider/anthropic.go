@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"time"
 )
 
 // DefaultAnthropicBaseURL is the Anthropic API root; the client appends
@@ -36,9 +35,6 @@ func NewAnthropic(c HTTPConfig) (*Anthropic, error) {
 	}
 	return &Anthropic{b}, nil
 }
-
-// Name implements [Provider].
-func (p *Anthropic) Name() string { return p.name }
 
 // Capabilities implements [Provider].
 func (p *Anthropic) Capabilities() Capabilities {
@@ -200,42 +196,13 @@ func (p *Anthropic) Chat(ctx context.Context, req ChatRequest) (ChatResponse, er
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	start := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	hdr := http.Header{}
-	hdr.Set("anthropic-version", AnthropicVersion)
-	if p.key != "" {
-		hdr.Set("x-api-key", p.key)
-	}
-	if req.Stream {
-		hdr.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.post(callCtx, "/v1/messages", hdr, body)
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	if req.Stream && !isJSON(resp) {
-		out, err = p.readStream(resp.Body, req.OnDelta)
-	} else {
-		var data []byte
-		if data, err = p.readBody(resp.Body); err == nil {
-			out, err = decodeAnthropic(p.name, data)
-			if err == nil {
-				out.Raw = json.RawMessage(redact(string(data), p.key))
-				if req.Stream && req.OnDelta != nil && out.Text != "" {
-					req.OnDelta(out.Text)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	out.Provider = p.name
-	return out, nil
+	return p.chat(ctx, req, body, dialect{
+		path:      "/v1/messages",
+		headers:   map[string]string{"anthropic-version": AnthropicVersion},
+		keyHeader: "x-api-key",
+		decode:    decodeAnthropic,
+		stream:    p.readStream,
+	})
 }
 
 // decodeAnthropic decodes a whole (non-streamed) Messages response.
@@ -332,15 +299,15 @@ type anPartial struct {
 
 // readStream consumes a Messages event stream.
 func (p *Anthropic) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
-	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
+	sse := p.openStream(body)
 	s := &anStream{p: p, onDelta: onDelta, blocks: map[int]*anPartial{}}
 	for !s.stopped {
-		ev, err := sse.Next()
+		ev, err := p.nextEvent(sse)
 		if errors.Is(err, io.EOF) {
 			return ChatResponse{}, badResponse(p.name, "stream ended before message_stop")
 		}
 		if err != nil {
-			return ChatResponse{}, streamErr(p.name, err)
+			return ChatResponse{}, err
 		}
 		var e anEvent
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
@@ -444,7 +411,7 @@ func (s *anStream) blockDelta(e *anEvent) error {
 		s.size += int64(len(e.Delta.PartialJSON))
 	}
 	if s.size > s.p.max {
-		return tooLarge(s.p.name, s.p.max)
+		return s.p.streamTooLarge()
 	}
 	return nil
 }

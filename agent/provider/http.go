@@ -119,6 +119,9 @@ func newHTTPBase(c HTTPConfig, defaultName, defaultURL string) (httpBase, error)
 	return b, nil
 }
 
+// Name implements [Provider].
+func (b *httpBase) Name() string { return b.name }
+
 func (b *httpBase) modelFor(req ChatRequest) (string, error) {
 	if req.Model != "" {
 		return req.Model, nil
@@ -127,6 +130,84 @@ func (b *httpBase) modelFor(req ChatRequest) (string, error) {
 		return b.model, nil
 	}
 	return "", fmt.Errorf("provider %q: %w: no model configured", b.name, ErrBadRequest)
+}
+
+// dialect is what the HTTP providers' Chat calls do differently: the path
+// they post to, their headers, where the key goes, and how they read an
+// answer, whole or streamed.
+type dialect struct {
+	path      string
+	headers   map[string]string
+	keyHeader string
+	keyPrefix string
+	decode    func(name string, data []byte) (ChatResponse, error)
+	stream    func(body io.Reader, onDelta func(string)) (ChatResponse, error)
+}
+
+// chat posts body (the request req was built into) the way w says, under
+// the call's timeout, and reads the answer: streamed when req asked for it
+// and the server streams, whole otherwise (given to req.OnDelta at once
+// when a stream was asked for). Raw keeps the whole answer, key redacted.
+func (b *httpBase) chat(ctx context.Context, req ChatRequest, body []byte, w dialect) (ChatResponse, error) {
+	start := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	hdr := http.Header{}
+	for k, v := range w.headers {
+		hdr.Set(k, v)
+	}
+	if b.key != "" {
+		hdr.Set(w.keyHeader, w.keyPrefix+b.key)
+	}
+	if req.Stream {
+		hdr.Set("Accept", "text/event-stream")
+	}
+	resp, err := b.post(callCtx, w.path, hdr, body)
+	if err != nil {
+		return ChatResponse{}, b.classify(ctx, callCtx, start, err)
+	}
+	defer resp.Body.Close()
+	var out ChatResponse
+	if req.Stream && !isJSON(resp) {
+		out, err = w.stream(resp.Body, req.OnDelta)
+	} else {
+		var data []byte
+		if data, err = b.readBody(resp.Body); err == nil {
+			out, err = w.decode(b.name, data)
+			if err == nil {
+				out.Raw = json.RawMessage(redact(string(data), b.key))
+				if req.Stream && req.OnDelta != nil && out.Text != "" {
+					req.OnDelta(out.Text)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return ChatResponse{}, b.classify(ctx, callCtx, start, err)
+	}
+	out.Provider = b.name
+	return out, nil
+}
+
+// openStream reads the events of a streamed answer, at most
+// streamOverhead times the answer's bound of raw bytes.
+func (b *httpBase) openStream(body io.Reader) *sseReader {
+	return newSSEReader(io.LimitReader(body, b.max*streamOverhead))
+}
+
+// nextEvent returns the next event of s; the error of a malformed stream
+// names the provider.
+func (b *httpBase) nextEvent(s *sseReader) (sseEvent, error) {
+	ev, err := s.Next()
+	if err != nil && errors.Is(err, ErrBadResponse) {
+		return ev, fmt.Errorf("provider %q: %w", b.name, err)
+	}
+	return ev, err
+}
+
+// streamTooLarge is the error of a streamed answer past the bound.
+func (b *httpBase) streamTooLarge() error {
+	return fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", b.name, ErrBadResponse, ErrTooLarge, b.max)
 }
 
 // post sends body and returns a 2xx response; any other status becomes a

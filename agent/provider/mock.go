@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawsec/claw/internal/textesc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -395,12 +396,7 @@ func expand(s string, v mockView) string {
 	if !strings.Contains(s, "{{") {
 		return s
 	}
-	clip := func(x string) string {
-		if len(x) > maxPlaceholder {
-			return x[:maxPlaceholder] + "…"
-		}
-		return x
-	}
+	clip := func(x string) string { return textesc.Cut(x, maxPlaceholder+len("…"), "…") }
 	pairs := []string{
 		"{{user}}", clip(v.user),
 		"{{tool_result}}", clip(v.toolResult),

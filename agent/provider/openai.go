@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"time"
 )
 
 // DefaultOpenAIBaseURL is the OpenAI API root; the client appends
@@ -33,9 +32,6 @@ func NewOpenAI(c HTTPConfig) (*OpenAI, error) {
 	}
 	return &OpenAI{b}, nil
 }
-
-// Name implements [Provider].
-func (p *OpenAI) Name() string { return p.name }
 
 // Capabilities implements [Provider].
 func (p *OpenAI) Capabilities() Capabilities {
@@ -95,14 +91,7 @@ type oaResponse struct {
 		Delta        *oaRespMessage `json:"delta"`
 		FinishReason *string        `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *oaUsageBody    `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -189,41 +178,13 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	start := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	hdr := http.Header{}
-	if p.key != "" {
-		hdr.Set("Authorization", "Bearer "+p.key)
-	}
-	if req.Stream {
-		hdr.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.post(callCtx, "/chat/completions", hdr, body)
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	defer resp.Body.Close()
-	var out ChatResponse
-	if req.Stream && !isJSON(resp) {
-		out, err = p.readStream(resp.Body, req.OnDelta)
-	} else {
-		var data []byte
-		if data, err = p.readBody(resp.Body); err == nil {
-			out, err = decodeOpenAI(p.name, data)
-			if err == nil {
-				out.Raw = json.RawMessage(redact(string(data), p.key))
-				if req.Stream && req.OnDelta != nil && out.Text != "" {
-					req.OnDelta(out.Text)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return ChatResponse{}, p.classify(ctx, callCtx, start, err)
-	}
-	out.Provider = p.name
-	return out, nil
+	return p.chat(ctx, req, body, dialect{
+		path:      "/chat/completions",
+		keyHeader: "Authorization",
+		keyPrefix: "Bearer ",
+		decode:    decodeOpenAI,
+		stream:    p.readStream,
+	})
 }
 
 // decodeOpenAI decodes a whole (non-streamed) chat completion.
@@ -336,14 +297,17 @@ func oaFinish(s string) FinishReason {
 	return FinishReason(s)
 }
 
-func oaUsage(u *struct {
+// oaUsageBody is the usage of a chat completion, whole or streamed.
+type oaUsageBody struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
 	TotalTokens         int `json:"total_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
-}) *Usage {
+}
+
+func oaUsage(u *oaUsageBody) *Usage {
 	if u == nil {
 		return nil
 	}
@@ -384,10 +348,10 @@ type oaPartial struct {
 
 // readStream consumes a chat.completion.chunk stream.
 func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse, error) {
-	sse := newSSEReader(io.LimitReader(body, p.max*streamOverhead))
+	sse := p.openStream(body)
 	s := &oaStream{p: p, onDelta: onDelta, calls: map[int]*oaPartial{}}
 	for {
-		ev, err := sse.Next()
+		ev, err := p.nextEvent(sse)
 		if errors.Is(err, io.EOF) {
 			if !s.finished {
 				return ChatResponse{}, badResponse(p.name, "stream ended before [DONE]")
@@ -395,7 +359,7 @@ func (p *OpenAI) readStream(body io.Reader, onDelta func(string)) (ChatResponse,
 			break
 		}
 		if err != nil {
-			return ChatResponse{}, streamErr(p.name, err)
+			return ChatResponse{}, err
 		}
 		if ev.Data == "[DONE]" {
 			break
@@ -483,7 +447,7 @@ func (s *oaStream) delta(d *oaRespMessage) error {
 		}
 	}
 	if s.size > s.p.max {
-		return tooLarge(s.p.name, s.p.max)
+		return s.p.streamTooLarge()
 	}
 	return nil
 }

@@ -117,17 +117,3 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 	}
 }
-
-// streamErr is the error of a stream that could not be read: a malformed
-// one names the provider.
-func streamErr(name string, err error) error {
-	if errors.Is(err, ErrBadResponse) {
-		return fmt.Errorf("provider %q: %w", name, err)
-	}
-	return err
-}
-
-// tooLarge is the error of a streamed answer over limit bytes.
-func tooLarge(name string, limit int64) error {
-	return fmt.Errorf("provider %q: %w: %w: streamed answer larger than %d bytes", name, ErrBadResponse, ErrTooLarge, limit)
-}

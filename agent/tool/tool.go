@@ -41,6 +41,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // MaxArgBytes bounds one call's arguments, as JSON.
@@ -66,46 +68,46 @@ type Spec struct {
 }
 
 var specs = []Spec{
-	{Name: "time", Description: "Return the current date and time (UTC and local).", Risk: "low"},
-	{Name: "file_list", Description: "List the files under a directory of the workspace, recursively, with depth and entry caps.", Risk: "low", Props: []Prop{
+	{Name: toolkind.Time, Description: "Return the current date and time (UTC and local).", Risk: "low"},
+	{Name: toolkind.FileList, Description: "List the files under a directory of the workspace, recursively, with depth and entry caps.", Risk: "low", Props: []Prop{
 		{Name: "path", Type: "string", Description: "directory, relative to the workspace or absolute", Required: true},
 	}},
-	{Name: "file_read", Description: "Read a UTF-8 text file (size-capped).", Risk: "low", Props: []Prop{
+	{Name: toolkind.FileRead, Description: "Read a UTF-8 text file (size-capped).", Risk: "low", Props: []Prop{
 		{Name: "path", Type: "string", Description: "file, relative to the workspace or absolute", Required: true},
 	}},
-	{Name: "memory_search", Description: "Search earlier conversations for messages that contain every word of the query.", Risk: "low", Props: []Prop{
+	{Name: toolkind.MemorySearch, Description: "Search earlier conversations for messages that contain every word of the query.", Risk: "low", Props: []Prop{
 		{Name: "query", Type: "string", Description: "plain words, not a query language", Required: true},
 	}},
-	{Name: "ask_user", Description: "Ask the person a question and return their answer. Use it when you need a decision or a fact only they have.", Risk: "low", Props: []Prop{
+	{Name: toolkind.AskUser, Description: "Ask the person a question and return their answer. Use it when you need a decision or a fact only they have.", Risk: "low", Props: []Prop{
 		{Name: "question", Type: "string", Description: "the question, one or two sentences", Required: true},
 	}},
-	{Name: "file_write", Description: "Write a text file atomically, replacing it if it exists.", Risk: "medium", Props: []Prop{
+	{Name: toolkind.FileWrite, Description: "Write a text file atomically, replacing it if it exists.", Risk: "medium", Props: []Prop{
 		{Name: "path", Type: "string", Description: "file, relative to the workspace or absolute", Required: true},
 		{Name: "content", Type: "string", Description: "the whole new content", Required: true},
 	}},
-	{Name: "edit_file", Description: "Replace one exact occurrence of old with new in a file; old must occur exactly once.", Risk: "medium", Props: []Prop{
+	{Name: toolkind.EditFile, Description: "Replace one exact occurrence of old with new in a file; old must occur exactly once.", Risk: "medium", Props: []Prop{
 		{Name: "path", Type: "string", Description: "file, relative to the workspace or absolute", Required: true},
 		{Name: "old", Type: "string", Description: "the exact text to replace", Required: true},
 		{Name: "new", Type: "string", Description: "the replacement", Required: true},
 	}},
-	{Name: "http", Description: "Fetch a URL on an allowed domain (GET by default).", Risk: "medium", Kind: "http", Props: []Prop{
+	{Name: toolkind.HTTP, Description: "Fetch a URL on an allowed domain (GET by default).", Risk: "medium", Kind: toolkind.HTTP, Props: []Prop{
 		{Name: "url", Type: "string", Description: "http or https URL", Required: true},
 		{Name: "method", Type: "string", Description: "GET, HEAD or POST"},
 		{Name: "body", Type: "string", Description: "request body for POST"},
 		{Name: "headers", Type: "object", Description: "extra request headers (string values)"},
 	}},
-	{Name: "plugin", Description: "Call a tool of an installed plugin; it runs sandboxed with the reach its manifest declares.", Risk: "medium", Props: []Prop{
+	{Name: toolkind.Plugin, Description: "Call a tool of an installed plugin; it runs sandboxed with the reach its manifest declares.", Risk: "medium", Props: []Prop{
 		{Name: "plugin", Type: "string", Description: "the plugin's name", Required: true},
 		{Name: "tool", Type: "string", Description: "the tool's name", Required: true},
 		{Name: "args", Type: "json", Description: "the tool's arguments, a JSON object matching its schema"},
 	}},
-	{Name: "delegate", Description: "Hand a self-contained sub-task to a sub-agent and get its answer. It runs one turn with a bounded number of tool calls; its autonomy and tools can only be narrower than yours, and every call it makes is checked and receipted like yours.", Risk: "medium", Props: []Prop{
+	{Name: toolkind.Delegate, Description: "Hand a self-contained sub-task to a sub-agent and get its answer. It runs one turn with a bounded number of tool calls; its autonomy and tools can only be narrower than yours, and every call it makes is checked and receipted like yours.", Risk: "medium", Props: []Prop{
 		{Name: "task", Type: "string", Description: "the sub-task, with everything the sub-agent needs to know", Required: true},
 		{Name: "autonomy", Type: "string", Description: "readonly, supervised or full; never wider than yours (default: yours)"},
 		{Name: "tools", Type: "string", Description: "comma-separated tool names the sub-agent may use (default: yours)"},
 		{Name: "provider", Type: "string", Description: "a configured provider to run it on (default: yours)"},
 	}},
-	{Name: "shell", Description: "Run a command with bash in the workspace, inside a sandbox. Output is capped.", Risk: "high", Kind: "shell", Props: []Prop{
+	{Name: toolkind.Shell, Description: "Run a command with bash in the workspace, inside a sandbox. Output is capped.", Risk: "high", Kind: toolkind.Shell, Props: []Prop{
 		{Name: "command", Type: "string", Description: "the command line", Required: true},
 	}},
 }

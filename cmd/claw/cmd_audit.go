@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/clawsec/claw/audit"
@@ -38,28 +37,14 @@ func logDirArg(g *globals, args []string) (string, error) {
 	return receiptDir(g)
 }
 
-// parseWhen reads a time as RFC 3339, a date (YYYY-MM-DD, UTC), or a
-// duration back from now ("24h", "7d").
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
+// parseRange reads the times of a --since (or --from) and an --until flag
+// (see [audit.ParseFilter]); a bad one is a usage error.
+func parseRange(since, until string) (audit.Filter, error) {
+	f, err := audit.ParseFilter(since, until, time.Now())
+	if err != nil {
+		return audit.Filter{}, usageErrorf("%v", err)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if _, err := fmt.Sscanf(d, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == d {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, usageErrorf("bad time %q (want RFC 3339, YYYY-MM-DD, or a duration like 24h or 7d)", s)
+	return f, nil
 }
 
 func newAuditVerifyCommand(g *globals, use string) *cobra.Command {
@@ -92,14 +77,12 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			now := time.Now()
 			var opts audit.Options
-			if opts.From, err = parseWhen(from, now); err != nil {
+			r, err := parseRange(from, until)
+			if err != nil {
 				return err
 			}
-			if opts.Until, err = parseWhen(until, now); err != nil {
-				return err
-			}
+			opts.From, opts.Until = r.Since, r.Until
 			opts.Fast = fast
 			if len(keyFiles) == 0 {
 				keys, _, err := trustedReceiptKeys(g)
@@ -169,12 +152,8 @@ log without verifying it; run 'claw audit verify' for that.`,
 			if err != nil {
 				return err
 			}
-			var f audit.Filter
-			now := time.Now()
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return err
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
+			f, err := parseRange(since, until)
+			if err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); err != nil {
@@ -216,12 +195,8 @@ spreadsheets do not run them. Nothing is verified; run 'claw audit verify'.`,
 			if err != nil {
 				return err
 			}
-			var f audit.Filter
-			now := time.Now()
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return err
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
+			f, err := parseRange(since, until)
+			if err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); err != nil {

@@ -33,8 +33,8 @@ The candidate is the built-in policies, the user policies in --policies DIR
 FILE, default HOME/config.toml) and the grants of --grants FILE (default
 HOME/grants.json; those active now apply). Each action is decided at the
 autonomy, channel and conversation its receipt recorded, in the workspace
-of the config. --since and --until take an RFC 3339 time or a duration
-back from now (24h).
+of the config. --since and --until take an RFC 3339 time, a date
+(YYYY-MM-DD) or a duration back from now (24h, 7d).
 
 Decision receipts keep the canonical action with secrets redacted (body
 version 2). Older receipts, actions whose arguments were too large to keep
@@ -59,8 +59,8 @@ func newGateReplayCommand(g *globals) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.since, "since", "", "only actions recorded at or after T (RFC 3339, or a duration ago)")
-	f.StringVar(&o.until, "until", "", "only actions recorded at or before T (RFC 3339, or a duration ago)")
+	f.StringVar(&o.since, "since", "", "only actions recorded at or after T (RFC 3339, YYYY-MM-DD or 24h)")
+	f.StringVar(&o.until, "until", "", "only actions recorded at or before T (RFC 3339, YYYY-MM-DD or 24h)")
 	f.StringVar(&o.policies, "policies", "", "directory of candidate user policies (default HOME/policies)")
 	f.StringVar(&o.grants, "grants", "", "grant file to apply (default HOME/grants.json)")
 	f.StringVar(&o.receipts, "receipts", "", "receipt log directory (default from the config)")
@@ -68,33 +68,16 @@ func newGateReplayCommand(g *globals) *cobra.Command {
 	return c
 }
 
-// replayTime parses an RFC 3339 time or a duration back from now.
-func replayTime(flag, s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, usageErrorf("--%s %q is neither an RFC 3339 time nor a duration", flag, s)
-}
-
 func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
 	now := time.Now()
-	since, err := replayTime("since", o.since, now)
+	r, err := parseRange(o.since, o.until)
 	if err != nil {
 		return err
 	}
-	until, err := replayTime("until", o.until, now)
-	if err != nil {
-		return err
-	}
+	since, until := r.Since, r.Until
 	e, err := loadEnv(g)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 func init() { registerCommand("plugin", newPluginCommand) }
@@ -180,7 +181,7 @@ func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
 	}
 	catalog := b.String()
 	if len(catalog) > maxPluginCatalog {
-		catalog = catalog[:maxPluginCatalog] + "\n(more plugin tools are installed than fit here)"
+		catalog = textesc.Prefix(catalog, maxPluginCatalog) + "\n(more plugin tools are installed than fit here)"
 	}
 	out := append([]tool.Spec(nil), tools...)
 	for i := range out {

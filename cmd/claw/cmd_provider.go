@@ -15,6 +15,7 @@ import (
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/textesc"
 	"github.com/spf13/cobra"
 )
 
@@ -292,10 +293,7 @@ func probeProvider(ctx context.Context, cfg *config.Config, name string, timeout
 	if len(resp.ToolCalls) > 0 && reply == "" {
 		reply = fmt.Sprintf("(%d tool call(s))", len(resp.ToolCalls))
 	}
-	if len(reply) > 200 {
-		reply = reply[:200] + "…"
-	}
-	res.Reply = reply
+	res.Reply = textesc.Cut(reply, 200+len("…"), "…")
 	return res, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode"
 
 	"github.com/clawsec/claw/internal/broker"
@@ -49,15 +48,11 @@ show all receipts of those actions. Listing does not verify; run
 			if err != nil {
 				return err
 			}
-			now := time.Now()
-			from, err := parseWhen(since, now)
+			r, err := parseRange(since, until)
 			if err != nil {
 				return err
 			}
-			to, err := parseWhen(until, now)
-			if err != nil {
-				return err
-			}
+			from, to := r.Since, r.Until
 			if _, err := os.Stat(dir); err != nil {
 				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
 			}

@@ -176,12 +176,9 @@ func (b *build) sqliteCommand(f field) {
 		if sqliteQuiet[name] {
 			continue
 		}
-		for _, n := range sqliteRunning {
-			// sqlite3 takes a prefix of a dot-command's name: .sh is .shell.
-			if len(name) >= 2 && strings.HasPrefix(n, name) {
-				name = n
-				break
-			}
+		// sqlite3 takes a prefix of a dot-command's name: .sh is .shell.
+		if full, ok := abbrev(name, sqliteRunning, func(string) bool { return true }); ok {
+			name = full
 		}
 		b.mark(MarkExecFlag, "sqlite3 ."+name)
 		arg := rest
@@ -294,7 +291,7 @@ func decodePwsh(s string) (string, bool) {
 	return string(utf16.Decode(u)), true
 }
 
-var emacsclientSpec = spec("a: c d: e f: F: H n q r s: t T: u w: V --alternate-editor= --create-frame --display= --eval --frame-parameters= " +
+var emacsclientSpec = spec("a: c d: e f: F: H n q r s: t T: u w: V --alternate-editor=! --create-frame --display= --eval! --frame-parameters= " +
 	"--help --no-wait --quiet --reuse-frame --server-file= --socket-name= --timeout= --tramp= --tty --nw --version --parent-id= --suppress-output")
 
 // emacsclient -e makes its operands Lisp expressions for a running emacs;

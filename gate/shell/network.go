@@ -71,7 +71,7 @@ var (
 	wgetSends = set("post-data post-file body-data body-file")
 	hostSpec  = spec("c: i: I: s: t: W: w: l: p: Q: S: T: m: f: N: q: z: M: P: F: h: r: -count= -interval= -interface= -size= -ttl= -timeout= -deadline=")
 	dnsSpec   = spec("b: c: f: k: p: q: t: x: y: -type= -class=")
-	ncSpec    = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec= --sh-exec= --lua-exec= --proxy= --proxy-type= --source= --wait= --output=")
+	ncSpec    = spec("e: c: p: s: w: i: q: x: X: P: I: O: T: V: M: m: --exec=! --sh-exec=! --lua-exec=! --proxy= --proxy-type= --source= --wait= --output=")
 )
 
 func (b *build) netDests() {

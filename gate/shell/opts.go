@@ -2,6 +2,7 @@ package shell
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -33,6 +34,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 //     --name   long option without a value
 //     --name=  long option with a required value: --name=V or --name V
 //     --name?  long option with an optional value, attached only: --name=V
+//     …!       (after any long option) the option runs a program or code
 //
 // Unknown options take no value. Long options listed in a spec may be
 // abbreviated to any unique prefix, as getopt_long allows; the parser
@@ -45,7 +47,8 @@ type optSpec struct {
 	posix bool
 	short [128]uint8 // argNone, argRequired, argOptional
 	long  map[string]uint8
-	names []string // long names in spec order, for prefix matching
+	runs  map[string]bool // long options marked !
+	names []string        // long names in spec order, for prefix matching
 }
 
 const (
@@ -64,18 +67,21 @@ func (sp *optSpec) load() *optSpec {
 
 func (sp *optSpec) parse() {
 	sp.long = map[string]uint8{}
+	sp.runs = map[string]bool{}
 	for _, tok := range strings.Fields(sp.src) {
 		switch {
 		case tok == "+":
 			sp.posix = true
 		case strings.HasPrefix(tok, "--"):
 			name, kind := tok[2:], argNone
+			name, runs := strings.CutSuffix(name, "!")
 			if n, ok := strings.CutSuffix(name, "="); ok {
 				name, kind = n, argRequired
 			} else if n, ok := strings.CutSuffix(name, "?"); ok {
 				name, kind = n, argOptional
 			}
 			sp.long[name] = kind
+			sp.runs[name] = runs
 			sp.names = append(sp.names, name)
 		default:
 			c := tok[0]
@@ -94,25 +100,48 @@ func (sp *optSpec) parse() {
 }
 
 // resolveLong returns the full name of a possibly abbreviated long option
-// and its arity.
+// and its arity (see [abbrev]; the options that run something are marked
+// with ! in the spec). A name it cannot resolve is kept as written, with
+// no value.
 func (sp *optSpec) resolveLong(name string) (string, uint8) {
 	sp.load()
-	if kind, ok := sp.long[name]; ok {
-		return name, kind
-	}
-	match := ""
-	for _, n := range sp.names {
-		if strings.HasPrefix(n, name) {
-			if match != "" {
-				return name, argNone // ambiguous: keep as written
-			}
-			match = n
-		}
-	}
-	if match != "" {
-		return match, sp.long[match]
+	if full, ok := abbrev(name, sp.names, func(n string) bool { return sp.runs[n] }); ok {
+		return full, sp.long[full]
 	}
 	return name, argNone
+}
+
+// abbrev resolves name, which may abbreviate one of names (be a prefix of
+// it), as getopt_long, tmux, PowerShell, emacs, gdb and sqlite3 take
+// abbreviations: a name in names is itself, and a prefix of one name is
+// that name. A prefix of several is an error for the program, but a
+// version of it that knows fewer names or more may take it, so it is taken
+// as the first of them that runs something (runs says which do): an
+// ambiguous prefix that could run something is treated as running it. ok
+// is false for a name that abbreviates none of names, or several of which
+// none runs anything.
+func abbrev(name string, names []string, runs func(string) bool) (full string, ok bool) {
+	if slices.Contains(names, name) {
+		return name, true
+	}
+	first, count := "", 0
+	for _, n := range names {
+		if strings.HasPrefix(n, name) {
+			if count == 0 {
+				first = n
+			}
+			count++
+		}
+	}
+	if count == 1 {
+		return first, true
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, name) && runs(n) {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 // optVal is the value given to an option.
@@ -294,13 +323,13 @@ var specSource = map[string]string{
 		"--directories= --devices= --include= --exclude= --exclude-dir= --exclude-from= --label= --binary-files= --color? --colour? --group-separator= " +
 		"--recursive --dereference-recursive --ignore-case --invert-match --word-regexp --line-regexp --count --files-with-matches --files-without-match --line-number --quiet --silent --no-messages --only-matching --extended-regexp --fixed-strings --basic-regexp --perl-regexp --null --null-data --text",
 	"rg": "e: f: g: t: T: m: A: B: C: j: M: r: E: d: --regexp= --file= --glob= --iglob= --type= --type-not= --max-count= --after-context= --before-context= --context= " +
-		"--threads= --max-columns= --replace= --encoding= --max-depth= --pre= --pre-glob= --type-add= --type-clear= --sort= --sortr= --colors= --color= --ignore-file= " +
+		"--threads= --max-columns= --replace= --encoding= --max-depth= --pre=! --pre-glob= --type-add= --type-clear= --sort= --sortr= --colors= --color= --ignore-file= " +
 		"--max-filesize= --path-separator= --context-separator= --field-match-separator= --field-context-separator= --dfa-size-limit= --regex-size-limit= --engine= --hyperlink-format= --generate=",
-	"sed":                "e: f: l: i:: --expression= --file= --line-length= --in-place? --separate --quiet --silent --regexp-extended --null-data --unbuffered --sandbox --debug --posix --follow-symlinks --zero-terminated",
-	"awk gawk mawk nawk": "+ f: v: F: e: i: l: E: W: --file= --assign= --field-separator= --source= --include= --load= --exec=",
-	"tar": "f: C: T: X: I: F: g: K: L: N: b: H: V: --file= --directory= --files-from= --exclude-from= --use-compress-program= --info-script= --new-volume-script= " +
+	"sed":                "e: f: l: i:: --expression=! --file=! --line-length= --in-place? --separate --quiet --silent --regexp-extended --null-data --unbuffered --sandbox --debug --posix --follow-symlinks --zero-terminated",
+	"awk gawk mawk nawk": "+ f: v: F: e: i: l: E: W: --file=! --assign= --field-separator= --source=! --include=! --load=! --exec=!",
+	"tar": "f: C: T: X: I: F: g: K: L: N: b: H: V: --file= --directory= --files-from= --exclude-from= --use-compress-program=! --info-script=! --new-volume-script=! " +
 		"--listed-incremental= --starting-file= --tape-length= --newer= --after-date= --newer-mtime= --blocking-factor= --record-size= --format= --label= " +
-		"--to-command= --checkpoint-action= --checkpoint? --exclude= --owner= --group= --mode= --mtime= --transform= --xform= --rsh-command= --rmt-command= " +
+		"--to-command=! --checkpoint-action=! --checkpoint? --exclude= --owner= --group= --mode= --mtime= --transform= --xform= --rsh-command=! --rmt-command=! " +
 		"--suffix= --backup? --volno-file= --index-file= --strip-components= --occurrence? --sort= --warning= --quoting-style= --add-file= --exclude-tag= " +
 		"--exclude-tag-under= --exclude-tag-all= --exclude-ignore= --exclude-ignore-recursive= --hole-detection= --owner-map= --group-map= --pax-option= " +
 		"--extract --get --create --list --append --update --delete --diff --compare --concatenate --catenate --gzip --gunzip --bzip2 --xz --zstd --lzip --lzma --lzop " +
@@ -308,7 +337,7 @@ var specSource = map[string]string{
 		"--one-file-system --totals --wildcards --no-wildcards --remove-files --verify --touch --unlink-first --recursive-unlink --sparse --ignore-zeros " +
 		"--incremental --multi-volume --null --no-null --to-stdout --keep-newer-files --skip-old-files --same-owner --no-same-owner --no-same-permissions",
 	"head tail":     "n: c: s: --lines= --bytes= --sleep-interval= --pid= --max-unchanged-stats= --follow? --retry --quiet --silent --verbose --zero-terminated",
-	"sort":          "o: k: t: S: T: --output= --key= --field-separator= --buffer-size= --temporary-directory= --compress-program= --files0-from= --parallel= --random-source= --batch-size= --sort= --check?",
+	"sort":          "o: k: t: S: T: --output= --key= --field-separator= --buffer-size= --temporary-directory= --compress-program=! --files0-from= --parallel= --random-source= --batch-size= --sort= --check?",
 	"uniq":          "f: s: w: --skip-fields= --skip-chars= --check-chars= --all-repeated? --group?",
 	"cut":           "b: c: d: f: --bytes= --characters= --delimiter= --fields= --output-delimiter=",
 	"ls":            "I: T: w: --ignore= --hide= --tabsize= --width= --format= --sort= --time= --time-style= --color? --block-size= --quoting-style= --indicator-style=",
@@ -332,21 +361,21 @@ var specSource = map[string]string{
 		"--remote-name --remote-name-all --location --silent --show-error --fail --insecure --include --head --verbose --compressed --create-dirs",
 	"wget": "O: o: a: P: i: t: T: w: Q: U: e: B: D: X: I: R: A: l: " +
 		"--output-document= --output-file= --append-output= --directory-prefix= --input-file= --tries= --timeout= --wait= --quota= --user-agent= " +
-		"--execute= --base= --domains= --exclude-domains= --include-directories= --exclude-directories= --reject= --accept= --level= --header= " +
+		"--execute=! --base= --domains= --exclude-domains= --include-directories= --exclude-directories= --reject= --accept= --level= --header= " +
 		"--post-data= --post-file= --body-data= --body-file= --method= --user= --password= --http-user= --http-password= --load-cookies= --save-cookies= " +
-		"--config= --use-askpass= --referer= --limit-rate= --bind-address= --ca-certificate= --certificate= --private-key= --ca-directory= " +
+		"--config= --use-askpass=! --referer= --limit-rate= --bind-address= --ca-certificate= --certificate= --private-key= --ca-directory= " +
 		"--read-timeout= --dns-timeout= --connect-timeout= --waitretry= --restrict-file-names= --default-page= --cut-dirs= --progress= --warc-file= --rejected-log=",
 	"ssh":                              "+ B: b: c: D: E: e: F: I: i: J: L: l: m: O: o: p: Q: R: S: W: w:",
 	"scp":                              "c: D: F: i: J: l: o: P: S: X:",
 	"sftp":                             "B: b: c: D: F: i: J: l: o: P: R: S: s: X:",
-	"rsync":                            "e: f: T: B: M: --rsh= --rsync-path= --filter= --exclude= --exclude-from= --include= --include-from= --files-from= --temp-dir= --compare-dest= --copy-dest= --link-dest= --backup-dir= --suffix= --log-file= --log-file-format= --password-file= --partial-dir= --chmod= --chown= --usermap= --groupmap= --timeout= --contimeout= --port= --sockopts= --bwlimit= --max-size= --min-size= --max-delete= --block-size= --compress-level= --compress-choice= --checksum-choice= --out-format= --remote-option= --only-write-batch= --write-batch= --read-batch= --iconv= --modify-window= --address= --info= --debug= --stop-after= --stop-at= --mkpath --recursive --archive --verbose --delete --dry-run",
-	"zip":                              "b: n: t: P: x: i: Z: O: A: --temp-path= --suffixes= --from-date= --password= --exclude= --include= --compression-method= --output-file= --unzip-command=",
+	"rsync":                            "e: f: T: B: M: --rsh=! --rsync-path=! --filter= --exclude= --exclude-from= --include= --include-from= --files-from= --temp-dir= --compare-dest= --copy-dest= --link-dest= --backup-dir= --suffix= --log-file= --log-file-format= --password-file= --partial-dir= --chmod= --chown= --usermap= --groupmap= --timeout= --contimeout= --port= --sockopts= --bwlimit= --max-size= --min-size= --max-delete= --block-size= --compress-level= --compress-choice= --checksum-choice= --out-format= --remote-option= --only-write-batch= --write-batch= --read-batch= --iconv= --modify-window= --address= --info= --debug= --stop-after= --stop-at= --mkpath --recursive --archive --verbose --delete --dry-run",
+	"zip":                              "b: n: t: P: x: i: Z: O: A: --temp-path= --suffixes= --from-date= --password= --exclude= --include= --compression-method= --output-file= --unzip-command=!",
 	"unzip":                            "d: x: P: Z:",
 	"less more":                        "b: h: j: k: o: O: p: P: t: T: x: y: z: --log-file= --LOG-FILE= --pattern= --prompt= --tag= --tag-file= --tabs= --window= --shift=",
-	"man":                              "C: M: P: L: S: m: e: p: r: E: H:: T:: --config-file= --manpath= --pager= --locale= --sections= --systems= --extension= --preprocessor= --prompt= --encoding= --html? --troff-device?",
-	"vim vi nvim view ex vimdiff gvim": "c: S: u: U: i: T: w: W: t: q: --cmd= --startuptime= --servername= --remote-send= --remote-expr=",
+	"man":                              "C: M: P: L: S: m: e: p: r: E: H:: T:: --config-file= --manpath= --pager=! --locale= --sections= --systems= --extension= --preprocessor= --prompt= --encoding= --html?! --troff-device?",
+	"vim vi nvim view ex vimdiff gvim": "c: S: u: U: i: T: w: W: t: q: --cmd=! --startuptime= --servername= --remote-send=! --remote-expr=!",
 	"jq":                               "f: L: --from-file= --indent= --arg= --argjson= --slurpfile= --rawfile=",
-	"make gmake":                       "C: f: I: j: l: o: W: --directory= --file= --makefile= --include-dir= --jobs? --load-average? --old-file= --assume-old= --what-if= --new-file= --assume-new= --eval= --output-sync?",
+	"make gmake":                       "C: f: I: j: l: o: W: --directory= --file= --makefile= --include-dir= --jobs? --load-average? --old-file= --assume-old= --what-if= --new-file= --assume-new= --eval=! --output-sync?",
 	"kill":                             "s: n: --signal= --queue= --timeout=",
 	"pkill pgrep":                      "s: g: G: P: s: t: u: U: F: --signal= --pgroup= --group= --parent= --session= --terminal= --euid= --uid= --pidfile= --ns= --nslist=",
 	"killall":                          "s: u: o: y: --signal= --user= --older-than= --younger-than=",
@@ -372,12 +401,12 @@ var specSource = map[string]string{
 	"readlink realpath":                "--relative-to= --relative-base=",
 	"strings":                          "n: t: e: T: --bytes= --radix= --encoding= --target=",
 	"python python2 python3":           "+ c: m: W: X: Q: --check-hash-based-pycs=",
-	"node nodejs":                      "+ e: p: r: C: --eval= --print= --require= --import= --loader= --experimental-loader= --input-type= --conditions= --title= --env-file= --env-file-if-exists= --inspect? --inspect-brk? --stack-size=",
+	"node nodejs":                      "+ e: p: r: C: --eval=! --print=! --require=! --import=! --loader=! --experimental-loader=! --input-type= --conditions= --title= --env-file= --env-file-if-exists= --inspect? --inspect-brk? --stack-size=",
 	"ruby":                             "+ e: r: I: C: E: x:: F: i:: W:: --encoding= --external-encoding= --internal-encoding= --enable= --disable= --dump=",
 	"perl":                             "+ e: E: I: M: m: x:: i:: l:: 0:: C:: d:: D:: F: V::",
 	"php":                              "+ r: f: B: R: E: F: c: d: z: t: S:",
 	"lua luajit":                       "+ e: l:",
-	"Rscript":                          "+ e: --file=",
+	"Rscript":                          "+ e: --file=!",
 	"osascript":                        "+ e: l: s:",
 	"tclsh wish":                       "+",
 	"deno bun":                         "+",

@@ -2,7 +2,9 @@ package shell
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Runners start commands given in their arguments in a way of their own:
@@ -143,27 +145,31 @@ var tmuxCommands = []tmuxDef{
 	{"wait-for", "wait", nil, tmuxOther},
 }
 
-// findTmux resolves a tmux command name. An abbreviation that fits several
-// commands is an error for tmux; it is taken as the first of them that
-// runs something, so that a command list older or newer than this one
-// cannot hide a runner.
+// findTmux resolves a tmux command name: an alias, or a name or its
+// abbreviation (see [abbrev]; the commands that run something are those
+// of a kind other than tmuxOther).
 func findTmux(name string) (tmuxDef, bool) {
-	var match []tmuxDef
 	for _, d := range tmuxCommands {
-		if d.name == name || d.alias == name {
-			return d, true
-		}
-		if strings.HasPrefix(d.name, name) {
-			match = append(match, d)
-		}
-	}
-	for _, d := range match {
-		if len(match) == 1 || d.kind != tmuxOther {
+		if d.alias == name {
 			return d, true
 		}
 	}
-	return tmuxDef{}, false
+	names := tmuxNames()
+	full, ok := abbrev(name, names, func(n string) bool { return tmuxCommands[slices.Index(names, n)].kind != tmuxOther })
+	if !ok {
+		return tmuxDef{}, false
+	}
+	return tmuxCommands[slices.Index(names, full)], true
 }
+
+// tmuxNames are the names of tmuxCommands, in order.
+var tmuxNames = sync.OnceValue(func() []string {
+	names := make([]string, len(tmuxCommands))
+	for i, d := range tmuxCommands {
+		names[i] = d.name
+	}
+	return names
+})
 
 var tmuxGlobal = spec("+ 2 C D h l N u U v V c: f: L: S: T:")
 

@@ -451,7 +451,7 @@ func wrapSu(u *unwrap) wrapAction {
 	return wrapAlone
 }
 
-var runuserPosix = spec("+ u: c: s: g: G: w: l m p P f --user= --command= --session-command= --shell= --group= --supp-group= --whitelist-environment= --login --preserve-environment --pty")
+var runuserPosix = spec("+ u: c: s: g: G: w: l m p P f --user= --command=! --session-command=! --shell=! --group= --supp-group= --whitelist-environment= --login --preserve-environment --pty")
 
 func wrapRunuser(u *unwrap) wrapAction {
 	u.privilege()
@@ -870,7 +870,7 @@ func wrapBwrap(u *unwrap) wrapAction {
 	return wrapAlone
 }
 
-var startStopDaemonOpts = spec("S K T H V x: a: n: u: p: g: c: r: d: N: P: I: k: O: R: s: m b C o q v t --start --stop --status --exec= --startas= --name= " +
+var startStopDaemonOpts = spec("S K T H V x: a: n: u: p: g: c: r: d: N: P: I: k: O: R: s: m b C o q v t --start --stop --status --exec=! --startas=! --name= " +
 	"--user= --pidfile= --group= --chuid= --chroot= --chdir= --nicelevel= --procsched= --iosched= --umask= --output= --retry= --signal= " +
 	"--make-pidfile --remove-pidfile --background --no-close --oknodo --quiet --verbose --test --ppid= --notify-await --notify-timeout=")
 

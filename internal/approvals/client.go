@@ -12,9 +12,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Bounds of the response bodies the client reads: the list of pending
@@ -251,17 +251,10 @@ func parseError(status int, data []byte) error {
 
 // sanitizeMsg keeps a server message printable and short.
 func sanitizeMsg(s string) string {
-	if len(s) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r >= 0x7f && r < 0xa0 { // C0, DEL and C1 (0x9b is CSI)
 			return ' '
 		}
 		return r
-	}, s)
+	}, textesc.Prefix(s, 512))
 }

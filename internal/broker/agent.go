@@ -11,6 +11,8 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // maxModelOutput bounds each output stream given back to the model.
@@ -95,7 +97,7 @@ func okContent(name string, res *executor.Result) string {
 		return clip(string(res.Tool.Payload), 4*maxModelOutput)
 	}
 	var b strings.Builder
-	if name == "shell" {
+	if name == toolkind.Shell {
 		fmt.Fprintf(&b, "exit %d\n", res.ExitCode)
 	}
 	writeStream(&b, "stdout", res.Stdout, res.StdoutTruncated)
@@ -142,15 +144,8 @@ func writeStream(b *strings.Builder, name string, data []byte, truncated bool) {
 	}
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip cuts s to n bytes and a mark.
+func clip(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }
 
 func errString(err error) string {
 	if err == nil {

@@ -69,6 +69,7 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -409,7 +410,7 @@ func (x *invocation) decide(ctx context.Context) {
 		x.out = &Outcome{ActionID: id, Decision: b.relayDecision(x.estop, *relay)}
 		return
 	}
-	if x.in.Kind == "plugin" {
+	if x.in.Kind == toolkind.Plugin {
 		x.plugin = b.resolvePlugin(a, x.in)
 	}
 	decideStart := time.Now()
@@ -420,7 +421,7 @@ func (x *invocation) decide(ctx context.Context) {
 	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
 		d = notAllowed(d, a.Tool)
 	}
-	if delegated && x.in.Kind == "delegate" && del.depth >= MaxDelegationDepth {
+	if delegated && x.in.Kind == toolkind.Delegate && del.depth >= MaxDelegationDepth {
 		d = delegationDenial(d, del.depth)
 	}
 	x.out = &Outcome{ActionID: id, Decision: d, Err: err}
@@ -628,7 +629,7 @@ func (x *invocation) run(ctx context.Context) (ran, error) {
 		return r, nil
 	}
 	var err error
-	if x.in.Kind == "plugin" {
+	if x.in.Kind == toolkind.Plugin {
 		r.spec, err = x.b.pluginSpec(a, x.in, d, x.plugin)
 	} else {
 		r.spec, err = x.b.spec(a, x.in, d)
@@ -638,7 +639,7 @@ func (x *invocation) run(ctx context.Context) (ran, error) {
 	}
 	r.start = time.Now()
 	r.res, r.err = executor.Run(ctx, r.spec)
-	if r.err == nil && x.in.Kind == "plugin" {
+	if r.err == nil && x.in.Kind == toolkind.Plugin {
 		pluginResult(&r.res)
 	}
 	return r, nil
@@ -826,7 +827,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 	s := b.cfg.Sandbox
 	spec := b.baseSpec(a.Tool, in, d)
 	switch a.Tool {
-	case "shell":
+	case toolkind.Shell:
 		cmd, _ := a.Args["command"].(string)
 		spec.Tool = executor.ToolShell
 		spec.Argv = []string{"bash", "-c", cmd}
@@ -838,7 +839,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 			spec.Net.Egress = b.egressGrant(d)
 		}
 		return spec, nil
-	case "file_read", "file_list", "file_write", "edit_file":
+	case toolkind.FileRead, toolkind.FileList, toolkind.FileWrite, toolkind.EditFile:
 		if len(in.Paths) != 1 {
 			return spec, errors.New("file action without one canonical path")
 		}
@@ -853,7 +854,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 		}
 		spec.Tool, spec.Args = a.Tool, raw
 		return spec, nil
-	case "http":
+	case toolkind.HTTP:
 		// the tool checks the URL and every redirect against the list
 		// the gate judged the URL with; nothing the model wrote widens it
 		raw, err := executor.HTTPArgs(a.Args, configList(b.cfg.Gate, "allowed_domains"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // PluginCall is a plugin tool as the plugins directory resolved it for one
@@ -66,7 +67,7 @@ func (b *Broker) resolvePlugin(a gate.Action, in *gate.Input) PluginCall {
 // the decision also grants, and network only to the hosts the decision
 // plans, through the egress proxy.
 func (b *Broker) pluginSpec(a gate.Action, in *gate.Input, d gate.Decision, pc PluginCall) (executor.Spec, error) {
-	spec := b.baseSpec("plugin", in, d)
+	spec := b.baseSpec(toolkind.Plugin, in, d)
 	if pc.Info.Status != "ok" || len(pc.Argv) == 0 {
 		return spec, errors.New("plugin call without a resolved plugin")
 	}

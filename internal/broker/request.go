@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -171,9 +172,9 @@ const maxRecordedArgs = 64 << 10
 // policies decide on paths and hosts, and the log is no place for file
 // contents.
 var payloadArgs = map[string][]string{
-	"file_write": {"content"},
-	"edit_file":  {"old", "new"},
-	"http":       {"body"},
+	toolkind.FileWrite: {"content"},
+	toolkind.EditFile:  {"old", "new"},
+	toolkind.HTTP:      {"body"},
 }
 
 // recordedArgs is the decision receipt's copy of the arguments of a tool

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clawsec/claw/internal/textesc"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -197,10 +198,7 @@ func show(path, v string) string {
 	if secretKey(path) || looksSecret(v) {
 		return "(value hidden)"
 	}
-	if len(v) > 80 {
-		v = v[:80] + "…"
-	}
-	return strconv.Quote(v)
+	return strconv.Quote(textesc.Cut(v, 80+len("…"), "…"))
 }
 
 // WriteTOML writes c as a TOML document, tables in the order of the

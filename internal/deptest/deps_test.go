@@ -36,6 +36,8 @@ type rule struct {
 // widens no package's reach.
 var leaves = map[string]string{
 	"internal/atomicfile": "one atomic file replacement (temp file, fsync, rename, fsync of the directory) for every state file",
+	"internal/textesc":    "escaping and cutting text for display, a pure function of its input",
+	"internal/toolkind":   "the names of the kinds of action",
 }
 
 // writers lists the packages whose own code may import a package, and
@@ -77,11 +79,13 @@ var rules = map[string]rule{
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
 	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
 		stdOnly: "the executor links it; it adds no code of its own to the sandbox"},
-	"internal/textesc": {mayUse: []string{}, why: "escaping text for a terminal or a chat is a leaf", never: map[string]string{
+	"internal/textesc": {mayUse: []string{}, why: "escaping and cutting text is a leaf every package may use", stdOnly: "every package may link it", never: map[string]string{
 		"os":       "escaping is a pure function of its input",
 		"os/exec":  "escaping is a pure function of its input",
 		"net/http": "escaping is a pure function of its input",
 	}},
+	"internal/toolkind": {mayUse: []string{}, why: "the names of the kinds of action are a leaf every package may use",
+		stdOnly: "every package may link it", never: map[string]string{"os": "names only; it does nothing"}},
 	"internal/service": {mayUse: []string{"internal/service", "internal/config"}, why: "installing the daemon as a service needs only its config", never: map[string]string{
 		"net/http": "installing a service never reaches the network",
 	}},
@@ -300,6 +304,7 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "channel writes receipts", pkg: pkg{ImportPath: module + "/internal/channel/bridge", Imports: []string{module + "/receipts"}}, want: "receipts"},
 		{name: "logx uses a library", pkg: pkg{ImportPath: module + "/internal/logx", Deps: []string{"golang.org/x/exp/slog"}}, want: "standard library"},
 		{name: "config imports receipts", pkg: pkg{ImportPath: module + "/internal/config", Deps: []string{module + "/receipts"}}, want: "receipts"},
+		{name: "textesc uses a claw package", pkg: pkg{ImportPath: module + "/internal/textesc", Deps: []string{module + "/internal/redact"}}, want: "internal/redact"},
 		{name: "textesc reads files", pkg: pkg{ImportPath: module + "/internal/textesc", Imports: []string{"os"}}, want: "os"},
 		{name: "service imports the broker", pkg: pkg{ImportPath: module + "/internal/service", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
 		{name: "mcpgate runs the executor", pkg: pkg{ImportPath: module + "/internal/mcpgate", Imports: []string{module + "/executor"}}, want: "executor"},
@@ -335,7 +340,7 @@ func TestViolationsAreFound(t *testing.T) {
 		})
 	}
 	ok, _ := violations([]pkg{
-		{ImportPath: module + "/gate", Deps: []string{module + "/policies", "fmt"}},
+		{ImportPath: module + "/gate", Deps: []string{module + "/policies", module + "/internal/textesc", "fmt"}},
 		{ImportPath: module + "/executor/internal/child", Deps: []string{module + "/internal/atomicfile", "os"}},
 		{ImportPath: module + "/internal/broker", Imports: []string{module + "/receipts/store"}},
 		{ImportPath: module + "/bench/receiptsgen", Imports: []string{module + "/receipts/store"}},

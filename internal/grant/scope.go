@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Scope is what a grant covers; see [gate.GrantScope] for what each field
@@ -42,7 +43,7 @@ func Format(sc Scope) string {
 		}
 		add("cmd", v)
 	}
-	if sc.Tool == "shell" {
+	if sc.Tool == toolkind.Shell {
 		add("args", argsOf(sc))
 	}
 	for _, p := range sc.Paths {
@@ -154,13 +155,13 @@ func Parse(s string) (Scope, error) {
 	if sc.Tool == "" {
 		return sc, errors.New("scope: tool= is required")
 	}
-	if sc.Tool == "shell" && len(sc.Commands) == 0 {
+	if sc.Tool == toolkind.Shell && len(sc.Commands) == 0 {
 		return sc, errors.New("scope: a shell scope needs at least one cmd=")
 	}
-	if sc.Tool != "shell" && (len(sc.Commands) > 0 || sc.Args != "") {
+	if sc.Tool != toolkind.Shell && (len(sc.Commands) > 0 || sc.Args != "") {
 		return sc, errors.New("scope: cmd= and args= are for tool=shell")
 	}
-	if sc.Tool == "shell" && sc.Args == "" {
+	if sc.Tool == toolkind.Shell && sc.Args == "" {
 		sc.Args = "any"
 	}
 	return sc, nil
@@ -211,7 +212,7 @@ func printable(s string) bool {
 func Describe(sc Scope) string {
 	var b strings.Builder
 	switch sc.Tool {
-	case "shell":
+	case toolkind.Shell:
 		var cmds []string
 		for _, c := range sc.Commands {
 			cmds = append(cmds, strings.TrimSpace(c.Program+" "+c.Subcommand))
@@ -278,7 +279,7 @@ func Propose(in *gate.Input) (Scope, bool) {
 		return sc, false
 	}
 	switch in.Kind {
-	case "shell":
+	case toolkind.Shell:
 		p := in.Parsed
 		if p == nil || p.Dynamic || p.Error != "" || len(p.Commands) == 0 {
 			return sc, false
@@ -301,7 +302,7 @@ func Propose(in *gate.Input) (Scope, bool) {
 			}
 		}
 		sc.Args = "any"
-	case "http":
+	case toolkind.HTTP:
 		if in.URL == nil || in.URL.Host == "" || in.URL.Error != "" {
 			return sc, false
 		}
@@ -316,7 +317,7 @@ func Propose(in *gate.Input) (Scope, bool) {
 	}
 	ws := in.Context.Workspace
 	wsValid := ws != "" && ws != "/" && filepath.IsAbs(ws)
-	if in.Kind == "shell" && wsValid {
+	if in.Kind == toolkind.Shell && wsValid {
 		// a command's paths vary from one run to the next (git add -A,
 		// git add a.go): the workspace covers them all
 		sc.Paths = []string{ws}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // MaxInput bounds what is read from standard input. Larger input is not
@@ -118,12 +120,4 @@ func hasReplacement(v any) bool {
 }
 
 // clip shortens s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clip(s string, n int) string { return textesc.Cut(s, n+len("…"), "…") }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // A Call is one gate action derived from a hook event. Most tool calls
@@ -50,17 +51,17 @@ func Map(ev *Event) []Call {
 	}
 	switch ev.ToolName {
 	case "Bash":
-		return one("shell", pick(in, "command", "command"))
+		return one(toolkind.Shell, pick(in, "command", "command"))
 	case "Read", "NotebookRead":
 		key := "file_path"
 		if ev.ToolName == "NotebookRead" {
 			key = "notebook_path"
 		}
-		return one("file_read", pick(in, key, "path"))
+		return one(toolkind.FileRead, pick(in, key, "path"))
 	case "Write":
-		return one("file_write", pick(in, "file_path", "path", "content", "content"))
+		return one(toolkind.FileWrite, pick(in, "file_path", "path", "content", "content"))
 	case "Edit":
-		return one("edit_file", pick(in, "file_path", "path", "old_string", "old", "new_string", "new"))
+		return one(toolkind.EditFile, pick(in, "file_path", "path", "old_string", "old", "new_string", "new"))
 	case "MultiEdit":
 		args := pick(in, "file_path", "path")
 		old, nw, ok := joinEdits(in["edits"])
@@ -69,28 +70,28 @@ func Map(ev *Event) []Call {
 		} else {
 			args["old"], args["new"] = in["edits"], in["edits"]
 		}
-		return one("edit_file", args)
+		return one(toolkind.EditFile, args)
 	case "NotebookEdit":
 		args := pick(in, "notebook_path", "path", "new_source", "content")
 		if _, ok := args["content"]; !ok {
 			args["content"] = "" // a cell deletion still writes the notebook
 		}
-		return one("file_write", args)
+		return one(toolkind.FileWrite, args)
 	case "Glob":
-		return one("file_list", map[string]any{"path": globDir(base(), in["pattern"])})
+		return one(toolkind.FileList, map[string]any{"path": globDir(base(), in["pattern"])})
 	case "Grep":
-		return one("file_read", map[string]any{"path": base()})
+		return one(toolkind.FileRead, map[string]any{"path": base()})
 	case "LS":
-		return one("file_list", map[string]any{"path": base()})
+		return one(toolkind.FileList, map[string]any{"path": base()})
 	case "WebFetch":
-		return one("http", map[string]any{"url": in["url"], "method": "GET"})
+		return one(toolkind.HTTP, map[string]any{"url": in["url"], "method": "GET"})
 	case "WebSearch":
-		return one("tool", map[string]any{"server": "web", "name": "search", "args": in})
+		return one(toolkind.MCP, map[string]any{"server": "web", "name": "search", "args": in})
 	case "apply_patch":
 		return patchCalls(in["command"], in)
 	}
 	if server, name, ok := mcpName(ev.ToolName); ok {
-		return one("tool", map[string]any{"server": server, "name": name, "args": in})
+		return one(toolkind.MCP, map[string]any{"server": server, "name": name, "args": in})
 	}
 	return []Call{{Unknown: true, Action: gate.Action{Tool: "unknown", Args: map[string]any{"name": ev.ToolName}}}}
 }
@@ -199,7 +200,7 @@ func patchCalls(cmd any, in map[string]any) []Call {
 	s, ok := cmd.(string)
 	if !ok {
 		if s, ok = in["input"].(string); !ok {
-			return []Call{{Action: gate.Action{Tool: "file_write", Args: map[string]any{"path": cmd, "content": ""}}}}
+			return []Call{{Action: gate.Action{Tool: toolkind.FileWrite, Args: map[string]any{"path": cmd, "content": ""}}}}
 		}
 	}
 	var (
@@ -228,13 +229,13 @@ func patchCalls(cmd any, in map[string]any) []Call {
 	}
 	switch {
 	case len(order) == 0:
-		return []Call{{Action: gate.Action{Tool: "file_write", Args: map[string]any{"content": s}}}}
+		return []Call{{Action: gate.Action{Tool: toolkind.FileWrite, Args: map[string]any{"content": s}}}}
 	case len(order) > maxPatchFiles:
-		return []Call{{Action: gate.Action{Tool: "file_write", Args: map[string]any{"content": s, "files": len(order)}}}}
+		return []Call{{Action: gate.Action{Tool: toolkind.FileWrite, Args: map[string]any{"content": s, "files": len(order)}}}}
 	}
 	calls := make([]Call, 0, len(order))
 	for _, p := range order {
-		calls = append(calls, Call{Action: gate.Action{Tool: "file_write", Args: map[string]any{"path": p, "content": parts[p].String()}}})
+		calls = append(calls, Call{Action: gate.Action{Tool: toolkind.FileWrite, Args: map[string]any{"path": p, "content": parts[p].String()}}})
 	}
 	return calls
 }

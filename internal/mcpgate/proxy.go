@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Separator joins the server name and the upstream tool name.
@@ -150,7 +151,7 @@ func (p *Proxy) Server(ctx context.Context, inv Invoker, o Options) (*mcp.Server
 			if err != nil {
 				return errorResult("malformed arguments: " + err.Error()), nil
 			}
-			a := gate.Action{Tool: "tool", Args: map[string]any{"server": p.name, "name": upName, "args": args}}
+			a := gate.Action{Tool: toolkind.MCP, Args: map[string]any{"server": p.name, "name": upName, "args": args}}
 			out, err := inv.Invoke(ctx, a, o.Conversation)
 			o.Logger.Info("tool call", "server", p.name, "tool", upName, "status", status(out), "action_id", actionID(out))
 			return resultOf(out, err, o.MaxResultBytes), nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Invoker takes one action through claw's path; *broker.Broker is one.
@@ -308,14 +309,9 @@ func bound(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	cut := limit
-	for cut > 0 && cut < len(s) && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[truncated: %d of %d bytes shown]", cut, len(s))
+	kept := textesc.Prefix(s, limit)
+	return kept + fmt.Sprintf("\n[truncated: %d of %d bytes shown]", len(kept), len(s))
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // TimeTool is the in-process runner of the "time" tool.
 func TimeTool(context.Context, map[string]any) (json.RawMessage, error) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Outcome statuses a [Steps] method returns.
@@ -188,9 +190,7 @@ func (rn *Runner) step(ctx context.Context, p *SOP, r *Run, i int) (Outcome, err
 		msg := st.Prompt
 		if i > 0 && r.Steps[i-1].Output != "" {
 			prev := r.Steps[i-1].Output
-			if len(prev) > maxPrevious {
-				prev = cutOutput(prev[:maxPrevious])
-			}
+			prev = textesc.Prefix(prev, maxPrevious)
 			msg += "\n\nOutput of step " + p.Steps[i-1].ID + ":\n" + prev
 		}
 		return rn.Steps.Agent(ctx, r.ID, st.ID, msg)

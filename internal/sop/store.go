@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/clawsec/claw/internal/textesc"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -326,11 +326,4 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 // cutOutput bounds an output to MaxOutput bytes at a UTF-8 boundary.
-func cutOutput(s string) string {
-	if len(s) <= MaxOutput {
-		return s
-	}
-	const note = "\n[output cut]"
-	s = strings.ToValidUTF8(s[:MaxOutput-len(note)], "")
-	return s + note
-}
+func cutOutput(s string) string { return textesc.Cut(s, MaxOutput, "\n[output cut]") }

@@ -2,6 +2,10 @@
 // characters, bidi overrides and other invisible formatting are escaped, so
 // an approval prompt or a report shows what will really run. The terminal
 // prompts and the chat channels show arguments through it alike.
+//
+// It also cuts text to a bound in bytes without splitting a character
+// ([Cut], [Prefix]), for every package that keeps or shows a bounded
+// piece of text.
 package textesc
 
 import (

@@ -14,15 +14,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawsec/claw/internal/atomicfile"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Tool names.
 const (
-	ToolFileRead  = "file_read"
-	ToolFileWrite = "file_write"
-	ToolEditFile  = "edit_file"
-	ToolFileList  = "file_list"
-	ToolHTTP      = "http"
+	ToolFileRead  = toolkind.FileRead
+	ToolFileWrite = toolkind.FileWrite
+	ToolEditFile  = toolkind.EditFile
+	ToolFileList  = toolkind.FileList
+	ToolHTTP      = toolkind.HTTP
 )
 
 // Limits of the tools.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Limits of the REST client.
@@ -224,10 +226,7 @@ func apiError(status int, data []byte) error {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(data, &b)
-	msg := b.Message
-	if len(msg) > 200 {
-		msg = msg[:200]
-	}
+	msg := textesc.Prefix(b.Message, 200)
 	return &APIError{Status: status, Code: b.Code, Message: strings.ToValidUTF8(msg, "?")}
 }
 

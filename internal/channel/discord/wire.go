@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Gateway opcodes (Discord gateway v10) claw speaks.
@@ -154,12 +156,7 @@ func snowflake(s string) bool {
 	return err == nil
 }
 
-func clipID(s string) string {
-	if len(s) > 24 {
-		return s[:24] + "…"
-	}
-	return s
-}
+func clipID(s string) string { return textesc.Cut(s, 24+len("…"), "…") }
 
 // identify is op 2's data.
 type identify struct {

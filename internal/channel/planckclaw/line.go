@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // Bounds of a line.
@@ -63,11 +65,7 @@ func ParseToolLine(line []byte) (ToolRequest, error) {
 func EncodeResult(text string) []byte {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	if len(text) > MaxResult {
-		cut := MaxResult
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "\n[result cut at " + fmt.Sprint(MaxResult) + " bytes]"
+		text = textesc.Prefix(text, MaxResult) + "\n[result cut at " + fmt.Sprint(MaxResult) + " bytes]"
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	for strings.Contains(text, "\n\n") {
