@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/audit"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 )
@@ -111,7 +112,7 @@ EXIT STATUS
 				opts.Keys = keys
 			}
 			for _, kf := range keyFiles {
-				ks, err := loadPublicKeyFile(kf)
+				ks, err := runtime.LoadPublicKeyFile(kf)
 				if err != nil {
 					return err
 				}

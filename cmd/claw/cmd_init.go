@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -306,8 +307,8 @@ func initReceiptKey(g *globals, dir, passFile string) (bool, error) {
 			return false, err
 		}
 	}
-	if _, err := generateReceiptKey(dir, receipts.Ed25519, pass); err != nil {
-		return false, err
+	if _, err := runtime.GenerateReceiptKey(dir, receipts.Ed25519, pass); err != nil {
+		return false, keyError(err)
 	}
 	return true, nil
 }
