@@ -28,10 +28,10 @@ func init() {
 // checkEstop fails while the emergency stop is engaged: no action runs.
 func checkEstop(g *globals) doctorResult {
 	s := loadDoctorState(g)
-	if !s.homeExists {
+	if !s.HomeExists {
 		return notInitialised(s)
 	}
-	st, _ := readEstop(filepath.Join(s.home, "ESTOP"))
+	st, _ := readEstop(filepath.Join(s.Home, "ESTOP"))
 	if !st.Engaged {
 		return passed("not engaged")
 	}

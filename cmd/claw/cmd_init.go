@@ -155,7 +155,7 @@ EXIT STATUS
 				for _, e := range errs.List {
 					fmt.Fprintln(g.stderr, e)
 				}
-				return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, configPlural(len(errs.List), "problem")),
+				return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")),
 					"fix it, or move it away and run 'claw init' again")
 			case err != nil:
 				return withCode(exitError, err)

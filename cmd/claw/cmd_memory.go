@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/clawsec/claw/internal/runtime"
+
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/redact"
 	"github.com/spf13/cobra"
@@ -307,7 +309,7 @@ EXIT STATUS
 			if err := st.Clear(c.Context()); err != nil { // and vacuums what the runs held
 				return withCode(exitError, err)
 			}
-			infof(g.stderr, "cleared %s and %s from %s", configPlural(len(convs), "conversation"), configPlural(runs, "SOP run"), st.Path())
+			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(len(convs), "conversation"), runtime.Plural(runs, "SOP run"), st.Path())
 			return nil
 		},
 	}

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -21,30 +19,7 @@ import (
 
 func init() {
 	registerCommand("passphrase", newPassphraseCommand)
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: checkPassphrase})
-}
-
-// checkPassphrase reports whether the passphrase gate is set, and fails
-// while it is locked after wrong passphrases.
-func checkPassphrase(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	switch {
-	case !s.homeExists:
-		return notInitialised(s)
-	case s.err != nil || s.cfg == nil:
-		return skipped("the config does not load (see the config check)")
-	case s.cfg.Security.PassphraseHash == "":
-		return skipped("no passphrase set: passphrase_for has no effect (set one with 'claw passphrase set')")
-	}
-	st, err := broker.PassphraseLock(filepath.Join(s.home, "passphrase.state"))
-	switch {
-	case err != nil:
-		return failed(err.Error()+"; passphrase actions are denied", "remove the file to reset the lockout")
-	case !st.IsZero():
-		return failed("locked after too many wrong passphrases, until "+st.UTC().Format(time.RFC3339)+"; passphrase actions are denied",
-			"wait until then")
-	}
-	return passed("set (argon2id), not locked")
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: func(g *globals) doctorResult { return runtime.CheckPassphrase(loadDoctorState(g)) }})
 }
 
 func newPassphraseCommand(g *globals) *cobra.Command {
