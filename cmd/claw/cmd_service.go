@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/service"
 	"github.com/spf13/cobra"
 )
@@ -169,7 +170,7 @@ func runServiceInstall(ctx context.Context, g *globals, opts service.Options, un
 // run_as empty), and hands it to a dedicated user. With DynamicUser, or a
 // home that is the unit's StateDirectory, systemd hands it over at start.
 func setupServiceHome(ctx context.Context, g *globals, opts service.Options) error {
-	if _, err := ensureDir(opts.Home); err != nil {
+	if _, err := runtime.EnsureDir(opts.Home); err != nil {
 		return withCode(exitError, err)
 	}
 	cfgPath := filepath.Join(opts.Home, "config.toml")
@@ -177,7 +178,7 @@ func setupServiceHome(ctx context.Context, g *globals, opts service.Options) err
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	created, err := writeNew(cfgPath, cfg)
+	created, err := runtime.WriteNew(cfgPath, cfg)
 	if err != nil {
 		return withCode(exitError, err)
 	}
