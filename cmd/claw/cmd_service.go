@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
 
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/service"
@@ -198,47 +196,10 @@ func setupServiceHome(ctx context.Context, g *globals, opts service.Options) err
 	if opts.User == "" {
 		return nil
 	}
-	uid, gid, err := lookupIDs(opts.User, opts.Group)
-	if err != nil {
+	if err := service.HandTo(opts.User, opts.Group, opts.Home, opts.Workspace); err != nil {
 		return withCode(exitError, err)
 	}
-	for _, dir := range []string{opts.Home, opts.Workspace} {
-		if err := chownTree(dir, uid, gid); err != nil {
-			return withCode(exitError, fmt.Errorf("handing %s to %s: %w", dir, opts.User, err))
-		}
-	}
 	return nil
-}
-
-func lookupIDs(name, group string) (uid, gid int, err error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, 0, fmt.Errorf("user %q: %w", name, err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	if group != "" && group != name {
-		gr, err := user.LookupGroup(group)
-		if err != nil {
-			return 0, 0, fmt.Errorf("group %q: %w", group, err)
-		}
-		gid, _ = strconv.Atoi(gr.Gid)
-	}
-	return uid, gid, nil
-}
-
-// chownTree gives dir and everything below it to uid:gid, without following
-// symbolic links.
-func chownTree(dir string, uid, gid int) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
 }
 
 func newServiceUninstallCommand(g *globals) *cobra.Command {
