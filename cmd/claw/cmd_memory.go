@@ -10,10 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/clawsec/claw/internal/runtime"
-
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 

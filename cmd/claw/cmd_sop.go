@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/clawsec/claw/internal/runtime"
-
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/sop"
 )
 

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clawsec/claw/internal/runtime"
-
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 func init() { registerCommand("tool", newToolCommand) }
@@ -64,7 +63,7 @@ func newToolListCommand(g *globals) *cobra.Command {
 				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runtime.Runnable(k)})
 			}
 			if s, err := pluginStore(g); err == nil {
-				names, descs := pluginTools(s)
+				names, descs := runtime.PluginTools(s)
 				for i, n := range names {
 					rows = append(rows, row{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
 				}
