@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto"
 	"errors"
 	"fmt"
 	"os"
@@ -101,29 +100,15 @@ EXIT STATUS
 				return err
 			}
 			opts.Fast = fast
-			if len(keyFiles) == 0 {
-				keys, _, err := trustedReceiptKeys(g)
-				if err != nil {
-					return err
-				}
-				if len(keys) == 0 {
-					return withCode(exitError, errors.New("no public keys to verify with"), "pass --key FILE with the receipt public key")
-				}
-				opts.Keys = keys
+			opts.Keys, err = runtime.VerifyKeys(keyFiles, func() (string, error) { return receiptKeyDir(g) })
+			if errors.Is(err, runtime.ErrNoVerifyKeys) {
+				return withCode(exitError, err, "pass --key FILE with the receipt public key")
 			}
-			for _, kf := range keyFiles {
-				ks, err := runtime.LoadPublicKeyFile(kf)
-				if err != nil {
-					return err
-				}
-				opts.Keys = append(opts.Keys, ks...)
+			if err != nil {
+				return err
 			}
-			for _, af := range anchorFiles {
-				b, err := readSmall(af, receipts.MaxCheckpointBytes)
-				if err != nil {
-					return withCode(exitError, fmt.Errorf("failed to read anchor: %w", err))
-				}
-				opts.Anchors = append(opts.Anchors, audit.Anchor{Source: af, Note: b})
+			if opts.Anchors, err = runtime.VerifyAnchors(anchorFiles); err != nil {
+				return withCode(exitError, err)
 			}
 			rep, err := audit.Verify(c.Context(), dir, opts)
 			if err != nil {
@@ -268,15 +253,7 @@ first (needs the signing key).`,
 				if err != nil {
 					return err
 				}
-				l, err := receipts.Open(dir, s, receipts.Options{CheckpointInterval: -1})
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				_, err = l.Checkpoint(c.Context())
-				if cerr := l.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
+				if err := runtime.WriteCheckpoint(c.Context(), dir, s); err != nil {
 					return withCode(exitError, err)
 				}
 			}
@@ -295,5 +272,3 @@ first (needs the signing key).`,
 	c.Flags().BoolVar(&create, "new", false, "write a new checkpoint first (needs the signing key)")
 	return c
 }
-
-var _ crypto.PublicKey
