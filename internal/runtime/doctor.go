@@ -68,7 +68,9 @@ func LoadDoctorState(home, path string) DoctorState {
 func DoctorSkipped(detail string) DoctorResult { return DoctorResult{Skipped: true, Detail: detail} }
 
 // DoctorPassed is a check that found nothing wrong.
-func DoctorPassed(detail string) DoctorResult { return DoctorResult{OK: true, Detail: redact.String(detail)} }
+func DoctorPassed(detail string) DoctorResult {
+	return DoctorResult{OK: true, Detail: redact.String(detail)}
+}
 
 // DoctorFailed is a check that found a problem, with its fix.
 func DoctorFailed(detail, fix string) DoctorResult {
