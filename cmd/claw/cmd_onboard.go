@@ -210,9 +210,5 @@ func onboardPassphrase(g *globals, ask func(q, def string, check func(string) er
 func onboardInit(g *globals) error {
 	sub := *g
 	sub.stdout = g.stderr
-	c := newInitCommand(&sub)
-	c.SetArgs(nil)
-	c.SetOut(g.stderr)
-	c.SetErr(g.stderr)
-	return c.RunE(c, nil)
+	return runInit(context.Background(), &sub, "", false, "", false)
 }

@@ -186,11 +186,7 @@ func setupServiceHome(ctx context.Context, g *globals, opts service.Options) err
 		infof(g.stderr, "%s exists; kept it (the service needs [sandbox] run_as = \"\" and a workspace it can write)", cfgPath)
 	}
 	sub := &globals{home: opts.Home, config: cfgPath, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
-	initCmd := newInitCommand(sub)
-	initCmd.SetArgs([]string{})
-	initCmd.SetOut(io.Discard)
-	initCmd.SetErr(io.Discard)
-	if err := initCmd.ExecuteContext(ctx); err != nil {
+	if err := runInit(ctx, sub, "", false, "", false); err != nil {
 		return err
 	}
 	if opts.User == "" {
