@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 
 	"github.com/clawsec/claw/internal/runtime"
@@ -91,30 +90,16 @@ func runServiceInstall(ctx context.Context, g *globals, opts service.Options, un
 	if !noSystemctl && !service.Running() {
 		return noSystemdError()
 	}
-	if opts.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return withCode(exitError, fmt.Errorf("finding the claw executable: %w", err), "give it with --binary")
-		}
-		if opts.Binary, err = filepath.EvalSymlinks(exe); err != nil {
-			return withCode(exitError, fmt.Errorf("finding the claw executable: %w", err), "give it with --binary")
-		}
-	}
-	for _, p := range []*string{&opts.Binary, &opts.Home, &opts.Workspace} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return usageErrorf("%v", err)
-			}
-			*p = abs
-		}
-	}
-	if opts.User != "" {
-		if _, err := user.Lookup(opts.User); err != nil {
-			return withCode(exitError, fmt.Errorf("user %q: %w", opts.User, err),
-				fmt.Sprintf("create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s", opts.User),
-				"or leave --user out to run as a DynamicUser")
-		}
+	var ue *service.UserError
+	switch err := opts.Locate(); {
+	case errors.Is(err, service.ErrNoBinary):
+		return withCode(exitError, err, "give it with --binary")
+	case errors.As(err, &ue):
+		return withCode(exitError, err,
+			fmt.Sprintf("create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s", opts.User),
+			"or leave --user out to run as a DynamicUser")
+	case err != nil:
+		return usageErrorf("%v", err)
 	}
 	unit, err := service.Render(opts)
 	if err != nil {

@@ -56,3 +56,47 @@ func chownTree(dir string, uid, gid int) error {
 		return os.Lchown(p, uid, gid)
 	})
 }
+
+// ErrNoBinary means the claw executable to run could not be found.
+var ErrNoBinary = errors.New("finding the claw executable")
+
+// UserError is a user to run the service as that could not be looked up.
+type UserError struct {
+	Name string
+	Err  error
+}
+
+func (e *UserError) Error() string { return fmt.Sprintf("user %q: %v", e.Name, e.Err) }
+func (e *UserError) Unwrap() error { return e.Err }
+
+// Locate fills in what installing needs and the caller did not give: the
+// binary (this executable, symbolic links resolved, when empty), and the
+// binary, home and workspace as absolute paths. It checks that the user
+// exists. Its errors wrap ErrNoBinary, are a *UserError, or come from
+// making a path absolute.
+func (o *Options) Locate() error {
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNoBinary, err)
+		}
+		if o.Binary, err = filepath.EvalSymlinks(exe); err != nil {
+			return fmt.Errorf("%w: %w", ErrNoBinary, err)
+		}
+	}
+	for _, p := range []*string{&o.Binary, &o.Home, &o.Workspace} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return err
+			}
+			*p = abs
+		}
+	}
+	if o.User != "" {
+		if _, err := user.Lookup(o.User); err != nil {
+			return &UserError{Name: o.User, Err: err}
+		}
+	}
+	return nil
+}
