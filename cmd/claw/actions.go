@@ -15,6 +15,7 @@ import (
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // actionOptions are the flags of commands that run actions through the
@@ -114,7 +115,7 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 		EstopFile:   filepath.Join(e.home, "ESTOP"),
 		Grants:      grant.Open(filepath.Join(e.home, grant.FileName)),
 		GrantExpiry: grantExpiry(e),
-		Plugins:     pluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}),
+		Plugins:     runtime.PluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: e.cfg.Sandbox.MinLandlockABI,
 			RunAs:          e.cfg.Sandbox.RunAs,

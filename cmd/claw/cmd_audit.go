@@ -1,14 +1,13 @@
 package main
 
 import (
-	"crypto"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/clawsec/claw/audit"
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 )
@@ -84,29 +83,15 @@ EXIT STATUS
 			}
 			opts.From, opts.Until = r.Since, r.Until
 			opts.Fast = fast
-			if len(keyFiles) == 0 {
-				keys, _, err := trustedReceiptKeys(g)
-				if err != nil {
-					return err
-				}
-				if len(keys) == 0 {
-					return withCode(exitError, errors.New("no public keys to verify with"), "pass --key FILE with the receipt public key")
-				}
-				opts.Keys = keys
+			opts.Keys, err = runtime.VerifyKeys(keyFiles, func() (string, error) { return receiptKeyDir(g) })
+			if errors.Is(err, runtime.ErrNoVerifyKeys) {
+				return withCode(exitError, err, "pass --key FILE with the receipt public key")
 			}
-			for _, kf := range keyFiles {
-				ks, err := loadPublicKeyFile(kf)
-				if err != nil {
-					return err
-				}
-				opts.Keys = append(opts.Keys, ks...)
+			if err != nil {
+				return err
 			}
-			for _, af := range anchorFiles {
-				b, err := readSmall(af, receipts.MaxCheckpointBytes)
-				if err != nil {
-					return withCode(exitError, fmt.Errorf("failed to read anchor: %w", err))
-				}
-				opts.Anchors = append(opts.Anchors, audit.Anchor{Source: af, Note: b})
+			if opts.Anchors, err = runtime.VerifyAnchors(anchorFiles); err != nil {
+				return withCode(exitError, err)
 			}
 			rep, err := audit.Verify(c.Context(), dir, opts)
 			if err != nil {
@@ -243,15 +228,7 @@ first (needs the signing key).`,
 				if err != nil {
 					return err
 				}
-				l, err := broker.OpenLog(dir, s, broker.LogOptions{CheckpointInterval: -1})
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				_, err = l.Checkpoint(c.Context())
-				if cerr := l.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
+				if err := runtime.WriteCheckpoint(c.Context(), dir, s); err != nil {
 					return withCode(exitError, err)
 				}
 			}
@@ -270,5 +247,3 @@ first (needs the signing key).`,
 	c.Flags().BoolVar(&create, "new", false, "write a new checkpoint first (needs the signing key)")
 	return c
 }
-
-var _ crypto.PublicKey

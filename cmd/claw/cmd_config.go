@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -75,7 +76,7 @@ EXIT STATUS
 				for _, e := range errs.List {
 					fmt.Fprintln(g.stderr, e)
 				}
-				return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, configPlural(len(errs.List), "problem")))
+				return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")))
 			case errors.Is(err, fs.ErrNotExist):
 				return withCode(exitError, fmt.Errorf("no config file at %s", path), "create one with 'claw init'")
 			default:
@@ -146,7 +147,7 @@ func loadUserConfig(g *globals) (*config.Config, error) {
 		for _, e := range errs.List {
 			fmt.Fprintln(g.stderr, e)
 		}
-		return nil, withCode(exitError, fmt.Errorf("%s is invalid: %s", path, configPlural(len(errs.List), "problem")),
+		return nil, withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")),
 			"see 'claw config validate'")
 	case err != nil:
 		return nil, withCode(exitError, err)
@@ -164,11 +165,4 @@ func writeConfigJSON(g *globals, v any) error {
 	enc := json.NewEncoder(g.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func configPlural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -45,22 +46,15 @@ type doctorCheck struct {
 }
 
 // doctorResult is what a check found: OK, or a problem and how to fix it.
-// Skipped checks (nothing to check here) are neither.
-type doctorResult struct {
-	Name    string `json:"name"`
-	OK      bool   `json:"ok"`
-	Skipped bool   `json:"skipped,omitempty"`
-	Detail  string `json:"detail,omitempty"`
-	Fix     string `json:"fix,omitempty"`
-}
+type doctorResult = runtime.DoctorResult
 
 var doctorChecks []doctorCheck
 
 func runDoctor(g *globals, asJSON bool) error {
 	s := executor.Check()
 	minABI := executor.DefaultMinLandlockABI
-	if st := loadDoctorState(g); st.cfg != nil && st.cfg.Sandbox.MinLandlockABI > 0 {
-		minABI = st.cfg.Sandbox.MinLandlockABI // what actions will require
+	if st := loadDoctorState(g); st.Cfg != nil && st.Cfg.Sandbox.MinLandlockABI > 0 {
+		minABI = st.Cfg.Sandbox.MinLandlockABI // what actions will require
 	}
 	err := s.Require(minABI)
 	s.Err = ""

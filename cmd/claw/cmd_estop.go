@@ -26,10 +26,10 @@ func init() {
 // checkEstop fails while the emergency stop is engaged: no action runs.
 func checkEstop(g *globals) doctorResult {
 	s := loadDoctorState(g)
-	if !s.homeExists {
+	if !s.HomeExists {
 		return notInitialised(s)
 	}
-	st, _ := readEstop(filepath.Join(s.home, estop.FileName))
+	st, _ := readEstop(filepath.Join(s.Home, estop.FileName))
 	if !st.Engaged {
 		return passed("not engaged")
 	}

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/policies"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 const gateExportLong = `Write the policy set in force to DIR, so stock OPA tools work on it:
@@ -59,34 +56,10 @@ func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string,
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return withCode(exitError, err, "give a directory that does not exist yet")
 	}
-	files := map[string][]byte{}
-	mods, err := policies.Modules()
+	files, err := runtime.PolicyExport(eng)
 	if err != nil {
 		return err
 	}
-	tests, err := policies.Tests()
-	if err != nil {
-		return err
-	}
-	for n, s := range mods {
-		files["policies/"+n] = []byte(s)
-	}
-	for n, s := range tests {
-		files["policies/"+n] = []byte(s)
-	}
-	for n, s := range eng.Modules() {
-		if strings.HasPrefix(n, "user/") {
-			files[n] = []byte(s)
-		}
-	}
-	for n, s := range eng.UserTests() {
-		files["user/"+n] = []byte(s)
-	}
-	data, err := json.MarshalIndent(eng.Data(), "", "  ")
-	if err != nil {
-		return err
-	}
-	files["data.json"] = data
 	if o.actionJSON != "" || len(args) > 0 {
 		action, err := actionFromArgs(o.actionJSON, args)
 		if err != nil {
@@ -102,25 +75,5 @@ func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string,
 		}
 		files["input.json"] = in
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	// user/ is made even when there are no user policies, so the same
-	// opa command line works with and without them.
-	if err := os.Mkdir(filepath.Join(dir, "user"), 0o700); err != nil {
-		return err
-	}
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, files[n], 0o600); err != nil {
-			return err
-		}
-		fmt.Fprintln(g.stdout, p)
-	}
-	return nil
+	return runtime.WriteExport(dir, files, func(p string) { fmt.Fprintln(g.stdout, p) })
 }

@@ -3,16 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 type gateReplayOptions struct {
@@ -87,25 +87,10 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 	if o.policies != "" {
 		policyDir = o.policies
 	}
-	eng, err := gate.New(ctx, gate.Options{
-		Policy:        policyFromConfig(e.cfg),
-		Home:          e.userDir,
-		ClawHome:      e.home,
-		UserPolicyDir: policyDir,
-		Timeout:       max(e.cfg.Security.GateTimeout.Duration, e.dryRunTimeout),
-	})
-	if err != nil {
-		return withCode(exitError, err, "check the candidate policies with 'claw gate test --rego'")
-	}
 	grantFile := filepath.Join(e.home, grant.FileName)
 	if o.grants != "" {
 		grantFile = o.grants
 	}
-	gs, err := grant.Open(grantFile).Load()
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	eng.SetGrants(grant.Active(gs, now))
 	dir := o.receipts
 	if dir == "" {
 		dir = e.cfg.Receipts.Dir
@@ -119,13 +104,20 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 	if err != nil {
 		return err
 	}
-	rep, err := audit.Replay(ctx, dir, audit.ReplayOptions{
-		Engine:  eng,
-		Context: gate.Context{Workspace: ws, Cwd: ws, Home: e.userDir},
-		Since:   since,
-		Until:   until,
+	rep, err := runtime.ReplayLog(ctx, runtime.ReplayInput{
+		Gate: gate.Options{
+			Policy:        policyFromConfig(e.cfg),
+			Home:          e.userDir,
+			ClawHome:      e.home,
+			UserPolicyDir: policyDir,
+			Timeout:       max(e.cfg.Security.GateTimeout.Duration, e.dryRunTimeout),
+		},
+		GrantFile: grantFile, LogDir: dir, Workspace: ws,
+		Since: since, Until: until, Now: now,
 	})
-	if err != nil {
+	if pe := (*runtime.PolicyError)(nil); errors.As(err, &pe) {
+		return withCode(exitError, err, "check the candidate policies with 'claw gate test --rego'")
+	} else if err != nil {
 		return withCode(exitError, err)
 	}
 	if o.output == "json" {
@@ -138,14 +130,8 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 	} else if err := rep.WriteText(g.stdout); err != nil {
 		return err
 	}
-	if rep.Breaking > 0 {
-		keys := make([]string, 0, 2)
-		for _, k := range []string{"allow -> deny", "deny -> allow"} {
-			if n := rep.Counts[k]; n > 0 {
-				keys = append(keys, fmt.Sprintf("%d %s", n, k))
-			}
-		}
-		return withCode(exitError, fmt.Errorf("the candidate policies change %s", strings.Join(keys, " and ")))
+	if b := runtime.ReplayBreaking(rep); b != "" {
+		return withCode(exitError, fmt.Errorf("the candidate policies change %s", b))
 	}
 	return nil
 }

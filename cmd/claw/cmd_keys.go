@@ -3,17 +3,13 @@ package main
 import (
 	"bytes"
 	"crypto"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -24,17 +20,11 @@ func init() { registerCommand("keys", newKeysCommand) }
 // receiptHome is the claw home for the receipt commands: --home, then
 // $CLAW_HOME, then ~/.claw.
 func receiptHome(g *globals) (string, error) {
-	if g.home != "" {
-		return g.home, nil
-	}
-	if h := os.Getenv("CLAW_HOME"); h != "" {
-		return h, nil
-	}
-	u, err := os.UserHomeDir()
+	h, err := runtime.ReceiptHome(g.home)
 	if err != nil {
-		return "", withCode(exitError, fmt.Errorf("cannot find the home directory: %w", err), "set CLAW_HOME or pass --home")
+		return "", withCode(exitError, err, "set CLAW_HOME or pass --home")
 	}
-	return filepath.Join(u, ".claw"), nil
+	return h, nil
 }
 
 func receiptKeyDir(g *globals) (string, error) {
@@ -54,9 +44,11 @@ func receiptDir(g *globals) (string, error) {
 }
 
 const (
-	receiptKeyName = "receipt.key"
-	receiptPubName = "receipt.pub"
+	receiptKeyName = runtime.ReceiptKeyName
+	receiptPubName = runtime.ReceiptPubName
 )
+
+var readSmall = runtime.ReadSmall
 
 // keyOptions are the flags that locate and unlock the receipt signing key.
 type keyOptions struct {
@@ -77,18 +69,9 @@ func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
 		path = os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
 	}
 	if path != "" {
-		f, err := os.Open(path)
+		b, err := runtime.ReadPassphraseFile(path)
 		if err != nil {
-			return nil, withCode(exitError, fmt.Errorf("failed to read passphrase file: %w", err))
-		}
-		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, 4096))
-		if err != nil {
-			return nil, withCode(exitError, fmt.Errorf("failed to read passphrase file: %w", err))
-		}
-		b = bytes.TrimRight(b, "\r\n")
-		if len(b) == 0 {
-			return nil, withCode(exitError, fmt.Errorf("passphrase file %s is empty", path))
+			return nil, withCode(exitError, err)
 		}
 		return b, nil
 	}
@@ -125,6 +108,30 @@ func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
 	return p, nil
 }
 
+// keyError adds the exit status and the hint for the step of key handling
+// err comes from.
+func keyError(err error) error {
+	var ke *runtime.KeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	switch ke.Step {
+	case runtime.KeyMissing:
+		return withCode(exitError, err, "create one with 'claw keys generate'")
+	case runtime.KeyRead:
+		return withCode(exitError, err, "create a key with 'claw keys generate'")
+	case runtime.KeyParse:
+		return withCode(exitError, err, "wrong passphrase?")
+	case runtime.KeyKind:
+		return withCode(exitUsage, err)
+	case runtime.KeyExists:
+		return withCode(exitError, err, "use 'claw keys rotate' to replace the signing key")
+	case runtime.KeyRecord:
+		return withCode(exitError, err, "the new key is in "+ke.Path)
+	}
+	return err
+}
+
 // loadReceiptSigner reads the private signing key from the keys directory.
 func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
 	if o.kms != "" {
@@ -134,97 +141,8 @@ func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, receiptKeyName)
-	pemBytes, err := readSmall(path, 64<<10)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, withCode(exitError, fmt.Errorf("no receipt signing key at %s", path), "create one with 'claw keys generate'")
-	}
-	if err != nil {
-		return nil, withCode(exitError, err)
-	}
-	var perr error
-	priv, err := receipts.ParsePrivateKey(pemBytes, func() ([]byte, error) {
-		p, err := o.passphrase(g, false)
-		perr = err
-		return p, err
-	})
-	if perr != nil {
-		return nil, perr
-	}
-	if err != nil {
-		return nil, withCode(exitError, fmt.Errorf("%s: %w", path, err), "wrong passphrase?")
-	}
-	return receipts.NewSigner(priv)
-}
-
-func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is too large", path)
-	}
-	return b, nil
-}
-
-// writeKeyFile creates path with O_EXCL so a key is never overwritten.
-func writeKeyFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return withCode(exitError, fmt.Errorf("%s already exists; keys are never overwritten", path), "use 'claw keys rotate' to replace the signing key")
-		}
-		return withCode(exitError, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return withCode(exitError, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return withCode(exitError, err)
-	}
-	return f.Close()
-}
-
-// generateReceiptKey writes a new signing key of kind to dir/receipt.key
-// (0600; encrypted when pass is not empty) and its public key to
-// dir/receipt.pub, never replacing either.
-func generateReceiptKey(dir string, kind receipts.KeyKind, pass []byte) (keyInfo, error) {
-	priv, err := receipts.GenerateKey(kind)
-	if err != nil {
-		return keyInfo{}, withCode(exitUsage, err)
-	}
-	privPEM, err := receipts.MarshalPrivateKey(priv, pass)
-	if err != nil {
-		return keyInfo{}, withCode(exitError, err)
-	}
-	pubPEM, err := receipts.MarshalPublicKey(priv.Public())
-	if err != nil {
-		return keyInfo{}, withCode(exitError, err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return keyInfo{}, withCode(exitError, err)
-	}
-	keyPath, pubPath := filepath.Join(dir, receiptKeyName), filepath.Join(dir, receiptPubName)
-	if err := writeKeyFile(keyPath, privPEM, 0o600); err != nil {
-		return keyInfo{}, err
-	}
-	if err := writeKeyFile(pubPath, pubPEM, 0o644); err != nil {
-		return keyInfo{}, err
-	}
-	ki, err := describeKey(priv.Public())
-	if err != nil {
-		return keyInfo{}, withCode(exitError, err)
-	}
-	ki.Private, ki.Public, ki.Encrypted = keyPath, pubPath, len(pass) > 0
-	return ki, nil
+	s, err := runtime.LoadReceiptSigner(dir, func() ([]byte, error) { return o.passphrase(g, false) })
+	return s, keyError(err)
 }
 
 // trustedReceiptKeys loads every *.pub in the keys directory (the current
@@ -234,57 +152,7 @@ func trustedReceiptKeys(g *globals) ([]crypto.PublicKey, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*.pub"))
-	sort.Strings(matches)
-	var keys []crypto.PublicKey
-	for _, m := range matches {
-		ks, err := loadPublicKeyFile(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		keys = append(keys, ks...)
-	}
-	return keys, matches, nil
-}
-
-func loadPublicKeyFile(path string) ([]crypto.PublicKey, error) {
-	b, err := readSmall(path, 1<<20)
-	if err != nil {
-		return nil, withCode(exitError, err)
-	}
-	ks, err := receipts.ParsePublicKeys(b)
-	if err != nil {
-		return nil, withCode(exitError, fmt.Errorf("%s: %w", path, err))
-	}
-	return ks, nil
-}
-
-type keyInfo struct {
-	KID         string `json:"kid"`
-	Kind        string `json:"kind"`
-	Public      string `json:"public_key_file,omitempty"`
-	Private     string `json:"private_key_file,omitempty"`
-	Encrypted   bool   `json:"encrypted"`
-	NoteKey     string `json:"note_verifier_key,omitempty"`
-	PublicKey   string `json:"public_key"`
-	RetiredFrom string `json:"retired_from,omitempty"`
-}
-
-func describeKey(pub crypto.PublicKey) (keyInfo, error) {
-	kid, err := receipts.KeyID(pub)
-	if err != nil {
-		return keyInfo{}, err
-	}
-	pem, err := receipts.MarshalPublicKey(pub)
-	if err != nil {
-		return keyInfo{}, err
-	}
-	ki := keyInfo{KID: kid, Kind: string(receipts.ECDSAP256), PublicKey: string(pem)}
-	if ed, ok := pub.(ed25519.PublicKey); ok {
-		ki.Kind = string(receipts.Ed25519)
-		ki.NoteKey, _ = receipts.NoteVerifierKey(ed)
-	}
-	return ki, nil
+	return runtime.TrustedReceiptKeys(dir)
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
@@ -342,9 +210,9 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 					return err
 				}
 			}
-			ki, err := generateReceiptKey(dir, receipts.KeyKind(kind), pass)
+			ki, err := runtime.GenerateReceiptKey(dir, receipts.KeyKind(kind), pass)
 			if err != nil {
-				return err
+				return keyError(err)
 			}
 			keyPath, pubPath := ki.Private, ki.Public
 			if asJSON {
@@ -376,24 +244,9 @@ func newKeysShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pubPath := filepath.Join(dir, receiptPubName)
-			if _, err := os.Stat(pubPath); errors.Is(err, os.ErrNotExist) {
-				return withCode(exitError, fmt.Errorf("no receipt public key at %s", pubPath), "create one with 'claw keys generate'")
-			}
-			ks, err := loadPublicKeyFile(pubPath)
+			ki, err := runtime.ShowReceiptKey(dir)
 			if err != nil {
-				return err
-			}
-			ki, err := describeKey(ks[0])
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			ki.Public = pubPath
-			ki.Private = filepath.Join(dir, receiptKeyName)
-			if b, err := readSmall(ki.Private, 64<<10); err == nil {
-				ki.Encrypted = receipts.IsEncryptedKey(b)
-			} else {
-				ki.Private = ""
+				return keyError(err)
 			}
 			if asJSON {
 				return writeReceiptJSON(g, ki)
@@ -434,83 +287,20 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 			if err != nil {
 				return err
 			}
-			keyPath, pubPath := filepath.Join(dir, receiptKeyName), filepath.Join(dir, receiptPubName)
-			oldPEM, err := readSmall(keyPath, 64<<10)
-			if err != nil {
-				return withCode(exitError, err, "create a key with 'claw keys generate'")
-			}
-			var pass []byte
-			if receipts.IsEncryptedKey(oldPEM) {
-				if pass, err = o.passphrase(g, false); err != nil {
-					return err
-				}
-			}
-			oldPriv, err := receipts.ParsePrivateKey(oldPEM, func() ([]byte, error) { return pass, nil })
-			if err != nil {
-				return withCode(exitError, fmt.Errorf("%s: %w", keyPath, err), "wrong passphrase?")
-			}
-			oldS, err := receipts.NewSigner(oldPriv)
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			if kind == "" {
-				kind = string(oldS.Kind())
-			}
-			newPriv, err := receipts.GenerateKey(receipts.KeyKind(kind))
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			newS, err := receipts.NewSigner(newPriv)
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			newPEM, err := receipts.MarshalPrivateKey(newPriv, pass)
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			newPub, err := receipts.MarshalPublicKey(newPriv.Public())
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			// The new key is on disk before the log names it.
-			pendingKey, pendingPub := keyPath+".new", pubPath+".new"
-			if err := writeKeyFile(pendingKey, newPEM, 0o600); err != nil {
-				return err
-			}
-			if err := writeKeyFile(pendingPub, newPub, 0o644); err != nil {
-				return err
-			}
 			rdir, err := receiptDir(g)
 			if err != nil {
 				return err
 			}
-			l, err := broker.OpenLog(rdir, oldS, broker.LogOptions{CheckpointInterval: -1})
+			rot, err := runtime.RotateReceiptKey(c.Context(), dir, rdir, kind, func() ([]byte, error) { return o.passphrase(g, false) })
 			if err != nil {
-				return withCode(exitError, err)
+				return keyError(err)
 			}
-			e, err := l.RotateKey(c.Context(), newS)
-			if cerr := l.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return withCode(exitError, fmt.Errorf("failed to record the key rotation: %w", err), "the new key is in "+pendingKey)
-			}
-			retiredKey := filepath.Join(dir, "receipt-"+oldS.KeyID()+".key")
-			retiredPub := filepath.Join(dir, "receipt-"+oldS.KeyID()+".pub")
-			for _, mv := range [][2]string{{keyPath, retiredKey}, {pubPath, retiredPub}, {pendingKey, keyPath}, {pendingPub, pubPath}} {
-				if _, err := os.Stat(mv[1]); err == nil {
-					return withCode(exitError, fmt.Errorf("%s already exists; keys are never overwritten", mv[1]))
-				}
-				if err := os.Rename(mv[0], mv[1]); err != nil {
-					return withCode(exitError, err)
-				}
-			}
-			res := map[string]any{"old_kid": oldS.KeyID(), "new_kid": newS.KeyID(), "seq": e.Seq, "retired_key_file": retiredKey}
+			res := map[string]any{"old_kid": rot.OldKID, "new_kid": rot.NewKID, "seq": rot.Seq, "retired_key_file": rot.Retired}
 			if asJSON {
 				return writeReceiptJSON(g, res)
 			}
-			infof(g.stderr, "rotated the receipt key at seq %d; the old key is kept as %s", e.Seq, retiredKey)
-			fmt.Fprintf(g.stdout, "kid %s\n", newS.KeyID())
+			infof(g.stderr, "rotated the receipt key at seq %d; the old key is kept as %s", rot.Seq, rot.Retired)
+			fmt.Fprintf(g.stdout, "kid %s\n", rot.NewKID)
 			return nil
 		},
 	}
@@ -526,5 +316,3 @@ func writeReceiptJSON(g *globals, v any) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
-
-var _ = strings.TrimSpace

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/clawsec/claw/agent/memory"
-	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -35,28 +32,22 @@ redacted again.`,
 // openMemory opens the memory database of the config, with the redactor
 // applied to everything printed from it: every known secret form, and the
 // values of the configured providers' key variables. With mustExist, a
-// missing file is reported as errNoMemory rather than created.
+// missing file is reported as runtime.ErrNoMemory rather than created.
 func openMemory(g *globals, mustExist bool) (*memory.Store, func(string) string, error) {
 	e, err := loadEnv(g)
 	if err != nil {
 		return nil, nil, err
 	}
 	red := keyRedactor(e)
-	path := e.cfg.Agent.MemoryDB
-	if mustExist {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, red, errNoMemory
-		}
+	st, err := runtime.OpenMemory(e.cfg.Agent.MemoryDB, red, mustExist)
+	if errors.Is(err, runtime.ErrNoMemory) {
+		return nil, red, err
 	}
-	st, err := memory.Open(path, memory.WithRedactor(red), memory.WithSecretFields(redact.SecretField))
 	if err != nil {
-		return nil, nil, withCode(exitError, fmt.Errorf("failed to open memory %s: %w", path, err))
+		return nil, nil, withCode(exitError, err)
 	}
 	return st, red, nil
 }
-
-// errNoMemory means the memory file does not exist yet: nothing to list.
-var errNoMemory = errors.New("no memory file yet")
 
 func newMemoryListCommand(g *globals) *cobra.Command {
 	var (
@@ -73,30 +64,21 @@ EXIT STATUS
   0 ok (also when there are none), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			type row struct {
-				memory.Conversation
-				Title string `json:"title,omitempty"`
-			}
-			rows := []row{}
+			rows := []runtime.ConversationRow{}
 			st, red, err := openMemory(g, true)
 			switch {
-			case errors.Is(err, errNoMemory):
+			case errors.Is(err, runtime.ErrNoMemory):
 			case err != nil:
 				return err
 			default:
 				defer st.Close()
-				convs, err := st.Conversations(c.Context(), limit)
-				if err != nil {
+				if rows, err = runtime.MemoryConversations(c.Context(), st, red, limit); err != nil {
 					return withCode(exitError, err)
-				}
-				for _, cv := range convs {
-					cv.Summary = red(cv.Summary)
-					rows = append(rows, row{Conversation: cv, Title: conversationTitle(c.Context(), st, red, cv.ID)})
 				}
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
-					Conversations []row `json:"conversations"`
+					Conversations []runtime.ConversationRow `json:"conversations"`
 				}{rows})
 			}
 			if len(rows) == 0 {
@@ -115,21 +97,6 @@ EXIT STATUS
 	addOutputFlag(c, &asJSON)
 	c.Flags().IntVar(&limit, "limit", 50, "list at most this many (0: all)")
 	return c
-}
-
-// conversationTitle is the redacted start of the first user message of a
-// conversation, or "".
-func conversationTitle(ctx context.Context, st *memory.Store, red func(string) string, id string) string {
-	_, msgs, err := st.Get(ctx, id)
-	if err != nil {
-		return ""
-	}
-	for _, m := range msgs {
-		if m.Role == memory.RoleUser {
-			return red(m.Content)
-		}
-	}
-	return ""
 }
 
 func newMemorySearchCommand(g *globals) *cobra.Command {
@@ -155,12 +122,12 @@ EXIT STATUS
 			hits := []memory.Hit{}
 			st, red, err := openMemory(g, true)
 			switch {
-			case errors.Is(err, errNoMemory):
+			case errors.Is(err, runtime.ErrNoMemory):
 			case err != nil:
 				return err
 			default:
 				defer st.Close()
-				found, err := st.Search(c.Context(), query, limit)
+				found, err := runtime.MemorySearch(c.Context(), st, red, query, limit)
 				var le *memory.LimitError
 				if errors.As(err, &le) {
 					return withCode(exitUsage, err, "use fewer or shorter words")
@@ -168,11 +135,7 @@ EXIT STATUS
 				if err != nil {
 					return withCode(exitError, err)
 				}
-				for _, h := range found {
-					h.Message.Content = red(h.Message.Content)
-					h.Snippet = red(h.Snippet)
-					hits = append(hits, h)
-				}
+				hits = found
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -209,29 +172,19 @@ EXIT STATUS
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			st, red, err := openMemory(g, true)
-			if errors.Is(err, errNoMemory) {
+			if errors.Is(err, runtime.ErrNoMemory) {
 				return withCode(exitError, fmt.Errorf("conversation %q: %w", args[0], memory.ErrNotFound), "see 'claw memory list'")
 			}
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			conv, msgs, err := st.Get(c.Context(), args[0])
+			conv, msgs, err := runtime.MemoryConversation(c.Context(), st, red, args[0])
 			if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
 				return withCode(exitError, err, "see 'claw memory list'")
 			}
 			if err != nil {
 				return withCode(exitError, err)
-			}
-			conv.Summary = red(conv.Summary)
-			for i := range msgs {
-				msgs[i].Content = red(msgs[i].Content)
-				for j := range msgs[i].ToolCalls {
-					msgs[i].ToolCalls[j].Arguments = []byte(red(string(msgs[i].ToolCalls[j].Arguments)))
-				}
-			}
-			if msgs == nil {
-				msgs = []memory.Message{}
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -292,7 +245,7 @@ EXIT STATUS
 				return err
 			}
 			st, _, err := openMemory(g, true)
-			if errors.Is(err, errNoMemory) {
+			if errors.Is(err, runtime.ErrNoMemory) {
 				infof(g.stderr, "no memory file; nothing to clear")
 				return nil
 			}
@@ -300,14 +253,11 @@ EXIT STATUS
 				return err
 			}
 			defer st.Close()
-			convs, err := st.Conversations(c.Context(), 0)
+			n, err := runtime.ClearMemory(c.Context(), st)
 			if err != nil {
 				return withCode(exitError, err)
 			}
-			if err := st.Clear(c.Context()); err != nil { // and vacuums what the runs held
-				return withCode(exitError, err)
-			}
-			infof(g.stderr, "cleared %s and %s from %s", configPlural(len(convs), "conversation"), configPlural(runs, "SOP run"), st.Path())
+			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(n, "conversation"), runtime.Plural(runs, "SOP run"), st.Path())
 			return nil
 		},
 	}

@@ -8,44 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
 
 func init() {
 	registerCommand("passphrase", newPassphraseCommand)
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: checkPassphrase})
-}
-
-// checkPassphrase reports whether the passphrase gate is set, and fails
-// while it is locked after wrong passphrases.
-func checkPassphrase(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	switch {
-	case !s.homeExists:
-		return notInitialised(s)
-	case s.err != nil || s.cfg == nil:
-		return skipped("the config does not load (see the config check)")
-	case s.cfg.Security.PassphraseHash == "":
-		return skipped("no passphrase set: passphrase_for has no effect (set one with 'claw passphrase set')")
-	}
-	st, err := broker.PassphraseLock(filepath.Join(s.home, "passphrase.state"))
-	switch {
-	case err != nil:
-		return failed(err.Error()+"; passphrase actions are denied", "remove the file to reset the lockout")
-	case !st.IsZero():
-		return failed("locked after too many wrong passphrases, until "+st.UTC().Format(time.RFC3339)+"; passphrase actions are denied",
-			"wait until then")
-	}
-	return passed("set (argon2id), not locked")
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: func(g *globals) doctorResult { return runtime.CheckPassphrase(loadDoctorState(g)) }})
 }
 
 func newPassphraseCommand(g *globals) *cobra.Command {
@@ -101,8 +75,8 @@ func runPassphraseSet(_ context.Context, g *globals, fromStdin bool) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	if err := writePassphraseHash(path, home, hash); err != nil {
-		return err
+	if err := runtime.WritePassphraseHash(path, home, hash); err != nil {
+		return passphraseHashError(err)
 	}
 	infof(g.stderr, "passphrase set in %s (argon2id, m=%d KiB, t=%d, p=%d)", path,
 		broker.DefaultArgon2id.Memory, broker.DefaultArgon2id.Time, broker.DefaultArgon2id.Threads)
@@ -155,81 +129,15 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 	return p1, nil
 }
 
-var (
-	tableHeader    = lazyRegexp(`^\s*\[`)
-	securityHeader = lazyRegexp(`^\s*\[\s*security\s*\]\s*(#.*)?$`)
-	hashLine       = lazyRegexp(`^\s*passphrase_hash\s*=`)
-)
-
-// setHashLine returns the config text with passphrase_hash in [security]
-// set to hash: the existing line replaced, or a line inserted right after
-// the [security] header, or a [security] table appended.
-func setHashLine(text []byte, hash string) []byte {
-	line := `passphrase_hash = "` + hash + `"`
-	lines := strings.SplitAfter(string(text), "\n")
-	sec := -1
-	for i, l := range lines {
-		body := strings.TrimRight(l, "\r\n")
-		switch {
-		case securityHeader().MatchString(body):
-			sec = i
-		case sec >= 0 && tableHeader().MatchString(body):
-			// the next table: no passphrase_hash line in [security]
-			return []byte(strings.Join(insertAt(lines, sec+1, line+"\n"), ""))
-		case sec >= 0 && hashLine().MatchString(body):
-			lines[i] = line + l[len(body):]
-			return []byte(strings.Join(lines, ""))
-		}
-	}
-	if sec >= 0 {
-		return []byte(strings.Join(insertAt(lines, sec+1, line+"\n"), ""))
-	}
-	out := string(text)
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
-	return []byte(out + "\n[security]\n" + line + "\n")
-}
-
-func insertAt(lines []string, i int, s string) []string {
-	if i > 0 && !strings.HasSuffix(lines[i-1], "\n") {
-		lines[i-1] += "\n"
-	}
-	return append(lines[:i], append([]string{s}, lines[i:]...)...)
-}
-
-// writePassphraseHash sets the hash in the config file at path: it writes
-// a temporary file next to it with the same mode, checks that it is a
-// valid config whose hash is the new one, and renames it over the old
-// file. On any problem the old file is left as it was.
-func writePassphraseHash(path, home, hash string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	old, err := readSmall(path, 1<<20)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	text := setHashLine(old, hash)
-	err = atomicfile.WriteFileCheck(path, text, fi.Mode().Perm(), func(tmp string) error {
-		cfg, _, err := config.LoadOrDefault(tmp, home)
-		if err != nil {
-			return withCode(exitError, fmt.Errorf("the config would not be valid with the new hash, so it was not changed: %w", err),
-				"see 'claw config validate'")
-		}
-		if cfg.Security.PassphraseHash != hash {
-			return withCode(exitError, errors.New("could not place passphrase_hash in the [security] table, so the config was not changed"),
-				`put passphrase_hash = "" right under the [security] header, and run this again`)
-		}
-		return nil
-	})
-	var bad *atomicfile.CheckError
+// passphraseHashError adds the hint for a config that could not take the
+// new hash.
+func passphraseHashError(err error) error {
+	var ee *runtime.EditError
 	switch {
-	case errors.As(err, &bad):
-		return bad.Err
-	case err != nil:
-		return withCode(exitError, fmt.Errorf("writing the config: %w", err))
+	case errors.As(err, &ee) && ee.Misplaced:
+		return withCode(exitError, err, `put passphrase_hash = "" right under the [security] header, and run this again`)
+	case ee != nil:
+		return withCode(exitError, err, "see 'claw config validate'")
 	}
-	return nil
+	return err
 }

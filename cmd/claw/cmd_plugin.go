@@ -10,10 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/agent/tool"
-	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/plugin"
-	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 func init() { registerCommand("plugin", newPluginCommand) }
@@ -33,20 +31,6 @@ func pluginStore(g *globals) (plugin.Store, error) {
 		return plugin.Store{}, err
 	}
 	return plugin.Store{Dir: filepath.Join(e.home, "plugins")}, nil
-}
-
-// pluginResolver gives the broker the plugin tools of the store.
-func pluginResolver(s plugin.Store) broker.PluginResolver {
-	return func(name, tool string, args map[string]any) broker.PluginCall {
-		c := s.Resolve(name, tool, args)
-		return broker.PluginCall{
-			Info: gate.PluginInfo{Status: c.Status, Detail: c.Detail},
-			Dir:  c.Dir, Argv: c.Argv,
-			Read: c.Reach.Read, Write: c.Reach.Write, Hosts: c.Reach.Hosts,
-			Timeout: c.Tool.TimeoutDuration(),
-			Digest:  c.Digest,
-		}
-	}
 }
 
 func newPluginInstallCommand(g *globals) *cobra.Command {
@@ -158,30 +142,13 @@ func pluginLine(p plugin.Installed) string {
 	return "ok  tools: " + strings.Join(tools, ", ")
 }
 
-// maxPluginCatalog bounds the plugin catalog in the plugin tool's
-// description.
-const maxPluginCatalog = 16 << 10
-
 // withPlugins gives the model's plugin tool a description that lists the
 // installed, unchanged plugin tools and their schemas, or drops it when
 // there are none.
 func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
-	list, _ := s.List()
-	var b strings.Builder
-	for _, p := range list {
-		if p.Status != plugin.StatusOK {
-			continue
-		}
-		for _, t := range p.Manifest.Tools {
-			fmt.Fprintf(&b, "\n- plugin %q, tool %q: %s Arguments schema: %s", p.Name, t.Name, t.Description, t.SchemaJSON())
-		}
-	}
-	if b.Len() == 0 {
+	catalog := runtime.PluginCatalog(s)
+	if catalog == "" {
 		return withoutTool(tools, "plugin")
-	}
-	catalog := b.String()
-	if len(catalog) > maxPluginCatalog {
-		catalog = textesc.Prefix(catalog, maxPluginCatalog) + "\n(more plugin tools are installed than fit here)"
 	}
 	out := append([]tool.Spec(nil), tools...)
 	for i := range out {
@@ -190,19 +157,4 @@ func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
 		}
 	}
 	return out
-}
-
-// pluginTools are the installed, unchanged plugin tools for claw tool list.
-func pluginTools(s plugin.Store) (names, descs []string) {
-	list, _ := s.List()
-	for _, p := range list {
-		if p.Status != plugin.StatusOK {
-			continue
-		}
-		for _, t := range p.Manifest.Tools {
-			names = append(names, p.Name+"/"+t.Name)
-			descs = append(descs, t.Description)
-		}
-	}
-	return names, descs
 }

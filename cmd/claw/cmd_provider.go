@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/clawsec/claw/agent/provider"
-	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/internal/logx"
-	"github.com/clawsec/claw/internal/redact"
-	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/runtime"
+
 	"github.com/spf13/cobra"
 )
 
@@ -33,22 +26,6 @@ each key, and whether it is set.`,
 	}
 	c.AddCommand(newProviderListCommand(g), newProviderTestCommand(g))
 	return c
-}
-
-// providerInfo is one row of claw provider list.
-type providerInfo struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Model     string   `json:"model,omitempty"`
-	BaseURL   string   `json:"base_url,omitempty"`
-	KeyEnv    string   `json:"api_key_env,omitempty"`
-	KeySet    bool     `json:"api_key_set"`
-	Default   bool     `json:"default"`
-	Members   []string `json:"members,omitempty"`
-	Usable    bool     `json:"usable"`
-	Problem   string   `json:"problem,omitempty"`
-	Network   bool     `json:"network"`
-	Streaming bool     `json:"streaming"`
 }
 
 func newProviderListCommand(g *globals) *cobra.Command {
@@ -69,11 +46,11 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			infos := listProviders(cfg, os.Getenv)
+			infos := runtime.ListProviders(cfg, providerSpecs(cfg), os.Getenv)
 			if asJSON {
 				return writeConfigJSON(g, struct {
-					Default   string         `json:"default_provider"`
-					Providers []providerInfo `json:"providers"`
+					Default   string                 `json:"default_provider"`
+					Providers []runtime.ProviderInfo `json:"providers"`
 				}{cfg.DefaultProvider, infos})
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
@@ -114,79 +91,6 @@ EXIT STATUS
 	return c
 }
 
-// listProviders describes every configured provider, sorted by name,
-// building each one to find out whether it is usable. Building makes no
-// request.
-func listProviders(cfg *config.Config, getenv func(string) string) []providerInfo {
-	specs := providerSpecs(cfg)
-	out := make([]providerInfo, 0, len(specs))
-	for _, s := range specs {
-		p := providerInfo{
-			Name:    s.Name,
-			Kind:    s.Kind,
-			Model:   s.Model,
-			BaseURL: redact.String(s.BaseURL), // a URL may carry a password
-			KeyEnv:  s.APIKeyEnv,
-			Default: s.Name == cfg.DefaultProvider,
-		}
-		if p.BaseURL == "" {
-			switch s.Kind {
-			case provider.KindOpenAI, "openai":
-				p.BaseURL = provider.DefaultOpenAIBaseURL
-			case provider.KindAnthropic:
-				p.BaseURL = provider.DefaultAnthropicBaseURL
-			}
-		}
-		if s.APIKeyEnv != "" {
-			p.KeySet = getenv(s.APIKeyEnv) != ""
-		}
-		switch s.Kind {
-		case provider.KindReliable:
-			p.Members = s.Fallbacks
-		case provider.KindRouter:
-			p.Members = append([]string{s.Default}, sortedValues(s.Routes)...)
-		}
-		built, err := provider.Build(specs, s.Name, getenv, logx.Discard())
-		if err != nil {
-			p.Problem = redact.String(err.Error())
-		} else {
-			p.Usable = true
-			caps := built.Capabilities()
-			p.Network, p.Streaming = caps.Network, caps.Streaming
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func sortedValues(m map[string]string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, k := range sortedKeys(m) {
-		if v := m[k]; !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// probeResult is the outcome of claw provider test, in -o json form.
-type probeResult struct {
-	Provider  string `json:"provider"`
-	OK        bool   `json:"ok"`
-	LatencyMS int64  `json:"latency_ms"`
-	Model     string `json:"model,omitempty"`
-	Answered  string `json:"answered_by,omitempty"`
-	Reply     string `json:"reply,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Hint      string `json:"hint,omitempty"`
-}
-
 func newProviderTestCommand(g *globals) *cobra.Command {
 	var (
 		asJSON  bool
@@ -219,7 +123,10 @@ EXIT STATUS
 			if len(args) == 1 {
 				name = args[0]
 			}
-			res, err := probeProvider(c.Context(), cfg, name, timeout, os.Getenv)
+			res, err := runtime.ProbeProvider(c.Context(), cfg, providerSpecs(cfg), name, timeout, os.Getenv)
+			if err != nil {
+				err = withCode(exitError, err, res.Hint)
+			}
 			if asJSON {
 				if jerr := writeConfigJSON(g, res); jerr != nil {
 					return jerr
@@ -247,64 +154,4 @@ EXIT STATUS
 	addOutputFlag(c, &asJSON)
 	c.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
 	return c
-}
-
-// probeProvider builds provider name and makes one small round trip. The
-// error carries the exit code and a hint; res is filled either way.
-func probeProvider(ctx context.Context, cfg *config.Config, name string, timeout time.Duration, getenv func(string) string) (probeResult, error) {
-	res := probeResult{Provider: name}
-	fail := func(err error, hints ...string) (probeResult, error) {
-		// Provider errors never carry the key; redact anyway, in case a
-		// server echoed some other credential.
-		res.Error = redact.String(err.Error())
-		if len(hints) > 0 {
-			res.Hint = hints[0]
-		}
-		return res, withCode(exitError, errors.New(res.Error), hints...)
-	}
-	if _, ok := cfg.Providers[name]; !ok {
-		return fail(fmt.Errorf("no provider %q in the config", name), "configured: "+strings.Join(sortedKeys(cfg.Providers), ", ")+" (see 'claw provider list')")
-	}
-	p, err := provider.Build(providerSpecs(cfg), name, getenv, logx.Discard())
-	if err != nil {
-		if h := provider.Hint(err); h != "" {
-			return fail(err, h)
-		}
-		return fail(err, "see 'claw config validate' and 'claw provider list'")
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	start := time.Now()
-	resp, err := provider.Probe(ctx, p)
-	res.LatencyMS = time.Since(start).Milliseconds()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, provider.ErrTimeout) {
-			err = fmt.Errorf("provider %q: %w after %s", name, provider.ErrTimeout, timeout)
-		}
-		return fail(err, probeHint(err))
-	}
-	res.OK = true
-	res.Model = resp.Model
-	res.Answered = resp.Provider
-	reply, _, _ := strings.Cut(strings.TrimSpace(resp.Text), "\n")
-	if len(resp.ToolCalls) > 0 && reply == "" {
-		reply = fmt.Sprintf("(%d tool call(s))", len(resp.ToolCalls))
-	}
-	res.Reply = textesc.Cut(reply, 200+len("…"), "…")
-	return res, nil
-}
-
-// probeHint is provider.Hint, with a fallback for errors it has nothing
-// specific to say about.
-func probeHint(err error) string {
-	if h := provider.Hint(err); h != "" {
-		return h
-	}
-	if strings.Contains(err.Error(), "connection refused") {
-		return "the endpoint is unreachable: check base_url and that the server is running"
-	}
-	return "check the provider's kind, base_url and model with 'claw provider list'"
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // plantedKey is a fake provider key; no output may ever contain it.
@@ -135,13 +137,13 @@ func TestProviderList(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var got struct {
-		Default   string         `json:"default_provider"`
-		Providers []providerInfo `json:"providers"`
+		Default   string                 `json:"default_provider"`
+		Providers []runtime.ProviderInfo `json:"providers"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
-	byName := map[string]providerInfo{}
+	byName := map[string]runtime.ProviderInfo{}
 	for _, p := range got.Providers {
 		byName[p.Name] = p
 	}
@@ -271,7 +273,7 @@ func TestProviderTestJSON(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	var res probeResult
+	var res runtime.ProbeResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"unicode"
 
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 )
@@ -56,37 +56,13 @@ show all receipts of those actions. Listing does not verify; run
 			if _, err := os.Stat(dir); err != nil {
 				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
 			}
-			byAction := tool != "" || decision != ""
-			picked := map[string]bool{}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			if !asJSON {
 				fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tACTION\tDETAIL")
 			}
-			bad := 0
-			err = receipts.Walk(c.Context(), dir, func(r receipts.Record) error {
-				if r.Err != nil {
-					if !r.Torn {
-						bad++
-					}
-					return nil
-				}
+			filter := runtime.ReceiptFilter{From: from, To: to, Tool: tool, Decision: decision}
+			bad, err := runtime.WalkReceipts(c.Context(), dir, filter, func(r receipts.Record) error {
 				b := &r.Line.Decoded
-				t, _ := b.Time()
-				if (!from.IsZero() && t.Before(from)) || (!to.IsZero() && t.After(to)) {
-					return nil
-				}
-				if byAction {
-					if b.Type == receipts.TypeDecision {
-						ok := (tool == "" || (b.Action != nil && b.Action.Tool == tool)) &&
-							(decision == "" || (b.Decision != nil && b.Decision.Result == decision))
-						if ok {
-							picked[b.ActionID] = true
-						}
-					}
-					if b.ActionID == "" || !picked[b.ActionID] {
-						return nil
-					}
-				}
 				if asJSON {
 					if _, err := g.stdout.Write(r.Line.Body); err != nil {
 						return err
@@ -237,19 +213,7 @@ func newReceiptAppendCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := broker.OpenLog(dir, s, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: every})
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			var last receipts.Entry
-			for range max(repeats, 1) {
-				if last, err = l.AppendFixture(c.Context(), b); err != nil {
-					break
-				}
-			}
-			if cerr := l.Close(); err == nil {
-				err = cerr
-			}
+			last, err := runtime.AppendReceipts(c.Context(), dir, s, b, every, repeats)
 			if err != nil {
 				return withCode(exitError, err)
 			}

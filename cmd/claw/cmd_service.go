@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/service"
 	"github.com/spf13/cobra"
 )
@@ -92,30 +90,16 @@ func runServiceInstall(ctx context.Context, g *globals, opts service.Options, un
 	if !noSystemctl && !service.Running() {
 		return noSystemdError()
 	}
-	if opts.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return withCode(exitError, fmt.Errorf("finding the claw executable: %w", err), "give it with --binary")
-		}
-		if opts.Binary, err = filepath.EvalSymlinks(exe); err != nil {
-			return withCode(exitError, fmt.Errorf("finding the claw executable: %w", err), "give it with --binary")
-		}
-	}
-	for _, p := range []*string{&opts.Binary, &opts.Home, &opts.Workspace} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return usageErrorf("%v", err)
-			}
-			*p = abs
-		}
-	}
-	if opts.User != "" {
-		if _, err := user.Lookup(opts.User); err != nil {
-			return withCode(exitError, fmt.Errorf("user %q: %w", opts.User, err),
-				fmt.Sprintf("create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s", opts.User),
-				"or leave --user out to run as a DynamicUser")
-		}
+	var ue *service.UserError
+	switch err := opts.Locate(); {
+	case errors.Is(err, service.ErrNoBinary):
+		return withCode(exitError, err, "give it with --binary")
+	case errors.As(err, &ue):
+		return withCode(exitError, err,
+			fmt.Sprintf("create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s", opts.User),
+			"or leave --user out to run as a DynamicUser")
+	case err != nil:
+		return usageErrorf("%v", err)
 	}
 	unit, err := service.Render(opts)
 	if err != nil {
@@ -169,7 +153,7 @@ func runServiceInstall(ctx context.Context, g *globals, opts service.Options, un
 // run_as empty), and hands it to a dedicated user. With DynamicUser, or a
 // home that is the unit's StateDirectory, systemd hands it over at start.
 func setupServiceHome(ctx context.Context, g *globals, opts service.Options) error {
-	if _, err := ensureDir(opts.Home); err != nil {
+	if _, err := runtime.EnsureDir(opts.Home); err != nil {
 		return withCode(exitError, err)
 	}
 	cfgPath := filepath.Join(opts.Home, "config.toml")
@@ -177,7 +161,7 @@ func setupServiceHome(ctx context.Context, g *globals, opts service.Options) err
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	created, err := writeNew(cfgPath, cfg)
+	created, err := runtime.WriteNew(cfgPath, cfg)
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -187,57 +171,16 @@ func setupServiceHome(ctx context.Context, g *globals, opts service.Options) err
 		infof(g.stderr, "%s exists; kept it (the service needs [sandbox] run_as = \"\" and a workspace it can write)", cfgPath)
 	}
 	sub := &globals{home: opts.Home, config: cfgPath, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
-	initCmd := newInitCommand(sub)
-	initCmd.SetArgs([]string{})
-	initCmd.SetOut(io.Discard)
-	initCmd.SetErr(io.Discard)
-	if err := initCmd.ExecuteContext(ctx); err != nil {
+	if err := runInit(ctx, sub, "", false, "", false); err != nil {
 		return err
 	}
 	if opts.User == "" {
 		return nil
 	}
-	uid, gid, err := lookupIDs(opts.User, opts.Group)
-	if err != nil {
+	if err := service.HandTo(opts.User, opts.Group, opts.Home, opts.Workspace); err != nil {
 		return withCode(exitError, err)
 	}
-	for _, dir := range []string{opts.Home, opts.Workspace} {
-		if err := chownTree(dir, uid, gid); err != nil {
-			return withCode(exitError, fmt.Errorf("handing %s to %s: %w", dir, opts.User, err))
-		}
-	}
 	return nil
-}
-
-func lookupIDs(name, group string) (uid, gid int, err error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, 0, fmt.Errorf("user %q: %w", name, err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	if group != "" && group != name {
-		gr, err := user.LookupGroup(group)
-		if err != nil {
-			return 0, 0, fmt.Errorf("group %q: %w", group, err)
-		}
-		gid, _ = strconv.Atoi(gr.Gid)
-	}
-	return uid, gid, nil
-}
-
-// chownTree gives dir and everything below it to uid:gid, without following
-// symbolic links.
-func chownTree(dir string, uid, gid int) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
 }
 
 func newServiceUninstallCommand(g *globals) *cobra.Command {

@@ -7,16 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent"
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/sop"
 )
 
@@ -44,12 +41,6 @@ Every action of a run is receipted with the run and step ids.`,
 	c.AddCommand(newSOPListCommand(g), newSOPValidateCommand(g), newSOPRunCommand(g),
 		newSOPStatusCommand(g), newSOPResumeCommand(g), newSOPCancelCommand(g))
 	return c
-}
-
-// sopTool reports whether a tool can be an SOP tool step's: the tools the
-// broker itself carries out.
-func sopTool(name string) bool {
-	return runnable(name) || name == "time" || name == "memory_search"
 }
 
 // sopDir is WORKSPACE/sops of the config (or --workspace).
@@ -82,12 +73,9 @@ func loadSOP(dir, name string) (*sop.SOP, []byte, error) {
 	if err != nil {
 		return nil, nil, withCode(exitError, err)
 	}
-	p, err := sop.Decode(data, path, sopTool)
+	p, err := runtime.DecodeSOP(data, path, name)
 	if err != nil {
 		return nil, nil, err
-	}
-	if p.Name != name {
-		return nil, nil, withCode(exitError, fmt.Errorf("%s: name %q is not its directory's %q", path, p.Name, name))
 	}
 	return p, data, nil
 }
@@ -108,7 +96,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			names, err := sopNames(dir)
+			names, err := runtime.SOPNames(dir)
 			if err != nil {
 				return withCode(exitError, err)
 			}
@@ -144,25 +132,6 @@ EXIT STATUS
 	return c
 }
 
-// sopNames are the directories of dir that hold an SOP.toml, sorted.
-func sopNames(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "SOP.toml")); err == nil && e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
 func newSOPValidateCommand(g *globals) *cobra.Command {
 	o := &sopOptions{}
 	c := &cobra.Command{
@@ -185,7 +154,7 @@ EXIT STATUS
 			}
 			names := args
 			if len(names) == 0 {
-				if names, err = sopNames(dir); err != nil {
+				if names, err = runtime.SOPNames(dir); err != nil {
 					return withCode(exitError, err)
 				}
 				if len(names) == 0 {
@@ -332,13 +301,6 @@ func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approve
 	return cl, nil
 }
 
-// processAlive reports whether a process with that pid exists (signal 0;
-// EPERM means it exists under another user).
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 func ttyOrNobody(g *globals) broker.Approver {
 	if a := newTTYApprover(g); a != nil {
 		return a
@@ -380,24 +342,15 @@ func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open fun
 		return err
 	}
 	if p == nil { // a resumed run follows the SOP it started with
-		if p, err = sop.Decode(r.Source, r.SOP+"/SOP.toml (as the run started)", sopTool); err != nil {
+		if p, err = sop.Decode(r.Source, r.SOP+"/SOP.toml (as the run started)", runtime.SOPTool); err != nil {
 			return withCode(exitError, err)
 		}
 	}
 	fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP)
-	estop := filepath.Join(rt.Env.home, "ESTOP")
-	rn := &sop.Runner{
-		Store:  st,
-		Steps:  &sopSteps{rt: rt},
-		Estop:  func() bool { _, err := os.Lstat(estop); return !errors.Is(err, fs.ErrNotExist) },
-		Redact: rt.Redact,
-		PID:    os.Getpid(),
-		Alive:  processAlive,
-		OnStep: func(r *sop.Run, i int) {
-			s := r.Steps[i]
-			fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
-		},
-	}
+	rn := runtime.SOPRunner(st, runtime.NewSOPSteps(rt.Broker, rt.Agent), rt.Env.home, rt.Redact, func(r *sop.Run, i int) {
+		s := r.Steps[i]
+		fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
+	})
 	if err := rn.Run(ctx, p, r); errors.Is(err, sop.ErrBusy) {
 		return withCode(exitError, fmt.Errorf("run %s: %w", r.ID, err), "wait for it, or cancel it with 'claw sop cancel "+r.ID+"'")
 	} else if err != nil {
@@ -423,79 +376,6 @@ func sanitizeSuffix(s string) string {
 		return ""
 	}
 	return " (" + sanitizeClip(s, 200) + ")"
-}
-
-// sopSteps carries out steps through the runtime's broker and agent.
-type sopSteps struct{ rt *agentRuntime }
-
-func (s *sopSteps) Tool(ctx context.Context, run, step, tool string, args map[string]any) (sop.Outcome, error) {
-	out, err := s.rt.Broker.Invoke(broker.WithRunStep(ctx, run, step), gate.Action{Tool: tool, Args: args}, "")
-	return sopOutcome(out, err, func(res *sop.Outcome) {
-		if r := out.Result; r != nil {
-			res.Output = string(r.Stdout)
-			if r.Tool != nil && r.Tool.Payload != nil {
-				res.Output = string(r.Tool.Payload)
-			}
-		}
-	})
-}
-
-func (s *sopSteps) Approve(ctx context.Context, run, step, prompt string) (sop.Outcome, error) {
-	a := gate.Action{Tool: "sop_approval", Args: map[string]any{"run": run, "step": step, "prompt": prompt}}
-	why := gate.Reason{ID: "sop.approval_step", Severity: "medium", Msg: "an approval step of an SOP waits for a person: " + prompt}
-	out, err := s.rt.Broker.Confirm(broker.WithRunStep(ctx, run, step), a, "", why)
-	return sopOutcome(out, err, func(res *sop.Outcome) {
-		if out.Approval != nil {
-			res.Output = out.Approval.Result + " by " + out.Approval.By
-		}
-	})
-}
-
-func (s *sopSteps) Agent(ctx context.Context, run, step, message string) (sop.Outcome, error) {
-	res, err := s.rt.Agent.Turn(broker.WithRunStep(ctx, run, step), agent.TurnRequest{NewConversation: true, Message: message})
-	if errors.Is(err, broker.ErrNoReceipt) {
-		return sop.Outcome{}, err
-	}
-	if err != nil {
-		return sop.Outcome{Status: sop.OutcomeFailed, Error: err.Error()}, nil
-	}
-	for _, tc := range res.ToolCalls {
-		if tc.Status == broker.StatusEstop {
-			return sop.Outcome{Status: sop.OutcomeStopped, Output: res.Reply, Error: "the emergency stop is engaged"}, nil
-		}
-	}
-	return sop.Outcome{Status: sop.OutcomeOK, Output: res.Reply}, nil
-}
-
-// sopOutcome maps a broker outcome to a step's; ok fills in the output of
-// a step that succeeded.
-func sopOutcome(out *broker.Outcome, err error, ok func(*sop.Outcome)) (sop.Outcome, error) {
-	if out == nil || out.Status == broker.StatusError {
-		if err == nil {
-			err = errors.New("the broker failed")
-		}
-		return sop.Outcome{}, err
-	}
-	res := sop.Outcome{ActionID: out.ActionID}
-	switch out.Status {
-	case broker.StatusOK:
-		res.Status = sop.OutcomeOK
-		ok(&res)
-		return res, nil
-	case broker.StatusNeedsApproval:
-		res.Status = sop.OutcomeWaiting
-	case broker.StatusEstop:
-		res.Status = sop.OutcomeStopped
-	default:
-		res.Status = sop.OutcomeFailed
-	}
-	res.Error = out.Status
-	if out.Err != nil {
-		res.Error += ": " + out.Err.Error()
-	} else if r := out.Result; r != nil && r.Tool != nil && r.Tool.Error != "" {
-		res.Error += ": " + r.Tool.Error
-	}
-	return res, nil
 }
 
 func newSOPStatusCommand(g *globals) *cobra.Command {
@@ -599,11 +479,10 @@ func openSOPStore(g *globals) (*sop.Store, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	path := e.cfg.Agent.MemoryDB
-	if _, err := os.Stat(path); err != nil {
-		return nil, nil, withCode(exitError, fmt.Errorf("no runs yet: %w", err), "start one with 'claw sop run NAME'")
+	st, err := runtime.OpenSOPStore(e.cfg.Agent.MemoryDB)
+	if errors.Is(err, runtime.ErrNoSOPRuns) {
+		return nil, nil, withCode(exitError, err, "start one with 'claw sop run NAME'")
 	}
-	st, err := sop.OpenStore(path)
 	if err != nil {
 		return nil, nil, withCode(exitError, err)
 	}

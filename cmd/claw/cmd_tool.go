@@ -10,6 +10,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 func init() { registerCommand("tool", newToolCommand) }
@@ -59,10 +60,10 @@ func newToolListCommand(g *globals) *cobra.Command {
 				if t, ok := tool.Lookup(k); ok {
 					risk = t.Risk
 				}
-				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runnable(k)})
+				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runtime.Runnable(k)})
 			}
 			if s, err := pluginStore(g); err == nil {
-				names, descs := pluginTools(s)
+				names, descs := runtime.PluginTools(s)
 				for i, n := range names {
 					rows = append(rows, row{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
 				}
@@ -86,16 +87,6 @@ func newToolListCommand(g *globals) *cobra.Command {
 	}
 	addOutputFlag(c, &asJSON)
 	return c
-}
-
-// runnable reports whether claw tool run can execute the tool (the others
-// are decided by the gate but carried out by the agent runtime).
-func runnable(kind string) bool {
-	switch kind {
-	case "shell", "file_read", "file_write", "edit_file", "file_list", "http", "plugin":
-		return true
-	}
-	return false
 }
 
 func newToolRunCommand(g *globals) *cobra.Command {
@@ -123,7 +114,7 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitUsage, fmt.Errorf("--args: %w", err))
 			}
-			if _, known := gate.Kinds[name]; known && !runnable(name) {
+			if _, known := gate.Kinds[name]; known && !runtime.Runnable(name) {
 				return usageErrorf("%s is carried out by the agent runtime, not by claw tool run", name)
 			}
 			b, closeLog, err := openBroker(c.Context(), g, o)

@@ -3,9 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -34,17 +33,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 }
 
 // versionInfo describes this build.
-func versionInfo() map[string]string {
-	info := map[string]string{"version": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				info["revision"] = s.Value
-			}
-		}
-	}
-	return info
-}
+func versionInfo() map[string]string { return runtime.BuildInfo(version) }
 
 // versionLine is what claw version and claw --version print.
 func versionLine(info map[string]string) string {

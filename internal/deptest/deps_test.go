@@ -104,7 +104,7 @@ var rules = map[string]rule{
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
 		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass", "internal/term",
-		"internal/estop",
+		"internal/estop", "internal/runtime",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",

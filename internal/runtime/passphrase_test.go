@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import "testing"
 
@@ -34,7 +34,7 @@ func TestSetHashLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(setHashLine([]byte(tt.in), h)); got != tt.want {
+			if got := string(SetHashLine([]byte(tt.in), h)); got != tt.want {
 				t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 			}
 		})

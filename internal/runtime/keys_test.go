@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawsec/claw/receipts"
+)
+
+// TestKeyErrorSteps: each way key handling fails names its step, which is
+// what claw keys turns into an exit status and a hint.
+func TestKeyErrorSteps(t *testing.T) {
+	step := func(t *testing.T, err error) KeyStep {
+		t.Helper()
+		var ke *KeyError
+		if !errors.As(err, &ke) {
+			t.Fatalf("error %v (%T) is not a *KeyError", err, err)
+		}
+		return ke.Step
+	}
+	noPass := func() ([]byte, error) { return nil, errors.New("no passphrase here") }
+	dir := filepath.Join(t.TempDir(), "keys")
+	logDir := filepath.Join(t.TempDir(), "receipts")
+
+	if _, err := LoadReceiptSigner(dir, noPass); step(t, err) != KeyMissing {
+		t.Errorf("no key: step %v, want KeyMissing", step(t, err))
+	}
+	if _, err := ShowReceiptKey(dir); step(t, err) != KeyMissing {
+		t.Errorf("no public key: step %v, want KeyMissing", step(t, err))
+	}
+	if _, err := RotateReceiptKey(context.Background(), dir, logDir, "", noPass); step(t, err) != KeyRead {
+		t.Errorf("rotate without a key: step %v, want KeyRead", step(t, err))
+	}
+	if _, err := GenerateReceiptKey(dir, "rsa", nil); step(t, err) != KeyKind {
+		t.Errorf("bad kind: step %v, want KeyKind", step(t, err))
+	}
+	ki, err := GenerateReceiptKey(dir, receipts.Ed25519, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GenerateReceiptKey(dir, receipts.Ed25519, nil); step(t, err) != KeyExists {
+		t.Errorf("second key: step %v, want KeyExists", step(t, err))
+	}
+	if _, err := RotateReceiptKey(context.Background(), dir, logDir, "rsa", noPass); step(t, err) != KeyKind {
+		t.Errorf("rotate to a bad kind: step %v, want KeyKind", step(t, err))
+	}
+	if err := os.WriteFile(ki.Private, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadReceiptSigner(dir, noPass); step(t, err) != KeyParse {
+		t.Errorf("garbage key: step %v, want KeyParse", step(t, err))
+	}
+}
+
+// TestRotateReceiptKey: the new key signs, the old one is kept under its
+// key id, and the rotation is in the log.
+func TestRotateReceiptKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	logDir := filepath.Join(t.TempDir(), "receipts")
+	old, err := GenerateReceiptKey(dir, receipts.Ed25519, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rot, err := RotateReceiptKey(context.Background(), dir, logDir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rot.OldKID != old.KID || rot.NewKID == old.KID || rot.Seq == 0 {
+		t.Errorf("rotation %+v after key %s", rot, old.KID)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "receipt-"+old.KID+".key")); err != nil || rot.Retired != filepath.Join(dir, "receipt-"+old.KID+".key") {
+		t.Errorf("old key not kept as %s: %v", rot.Retired, err)
+	}
+	s, err := LoadReceiptSigner(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.KeyID() != rot.NewKID {
+		t.Errorf("signer %s, want the new key %s", s.KeyID(), rot.NewKID)
+	}
+	keys, files, err := TrustedReceiptKeys(dir)
+	if err != nil || len(keys) != 2 || len(files) != 2 {
+		t.Errorf("trusted keys %d in %v (%v), want the old and the new", len(keys), files, err)
+	}
+}
