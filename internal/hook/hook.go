@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,9 @@ const (
 	ReasonCannotAsk    = "hook.cannot_ask"
 	ReasonPassphrase   = "hook.passphrase_as_ask"
 	ReasonTrustedTool  = "hook.trusted_tool"
+	// ReasonToolNotAllowed is the broker's rule for a tool outside
+	// tools_allow.
+	ReasonToolNotAllowed = "channel.tool_not_allowed"
 )
 
 // ErrNoReceipt means a receipt could not be made durable; the call is
@@ -79,6 +83,13 @@ type Guard struct {
 	// (redact.String when nil). Answers and errors always go through
 	// redact.String.
 	Redact func(string) string
+	// ParentAction, when set, is the claw action that started the agent
+	// (a delegate call): every receipt names it.
+	ParentAction string
+	// ToolsAllow, when not nil, lists the only claw tools the agent's
+	// calls may map to; any other is denied (rule
+	// channel.tool_not_allowed).
+	ToolsAllow []string
 }
 
 // Verdict is the combined decision for one event.
@@ -152,6 +163,10 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		} else {
 			// On error the gate still returns a deny (rule gate.error).
 			d, gerr = g.Gate.DecideInput(ctx, gate.BuildInput(c.Action, gctx))
+		}
+		if g.ToolsAllow != nil && !slices.Contains(g.ToolsAllow, c.Action.Tool) {
+			d.Decision = gate.Deny
+			d.Reasons = append(d.Reasons, gate.Reason{ID: ReasonToolNotAllowed, Severity: "high", Msg: fmt.Sprintf("tool %q is not in the agent's tools_allow", c.Action.Tool)})
 		}
 		if _, ok := rank[d.Decision]; !ok {
 			d.Decision = gate.Deny
@@ -237,7 +252,7 @@ func (g *Guard) unknown(name string, estop bool) gate.Decision {
 
 // record writes the decision receipt of one action.
 func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, d gate.Decision, redact func(string) string) (receipts.Ref, error) {
-	ref := receipts.Ref{ActionID: receipts.NewActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f)}
+	ref := receipts.Ref{ActionID: receipts.NewActionID(), Conversation: clip(ev.SessionID, 128), Channel: string(f), ParentAction: g.ParentAction}
 	argsJSON, _ := json.Marshal(a.Args)
 	ra := receipts.Action{
 		Tool:         a.Tool,
