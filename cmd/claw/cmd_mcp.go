@@ -372,30 +372,13 @@ func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env,
 		path = strings.Join(sb.Path, ":")
 	}
 	s.Env = append([]string{"PATH=" + path}, env...)
-	if exe, err := lookPathIn(argv[0], path); err == nil {
+	if exe, err := executor.LookPath(argv[0], path); err == nil {
 		s.Read = append(s.Read, exe)
 	}
 	if len(hosts) > 0 {
 		s.Net.Egress = &executor.Egress{Hosts: hosts}
 	}
 	return s
-}
-
-// lookPathIn resolves cmd as the sandbox will, in the directories of path,
-// to its canonical file.
-func lookPathIn(cmd, path string) (string, error) {
-	if !strings.Contains(cmd, "/") {
-		for _, d := range filepath.SplitList(path) {
-			if fi, err := os.Stat(filepath.Join(d, cmd)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				cmd = filepath.Join(d, cmd)
-				break
-			}
-		}
-	}
-	if !filepath.IsAbs(cmd) {
-		return "", fmt.Errorf("%s: not found", cmd)
-	}
-	return filepath.EvalSymlinks(cmd)
 }
 
 // upstreamError maps a failure to start the proxied server to claw's exit
