@@ -25,7 +25,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	"yield_to_user": {Optional: []string{"reason"}},
 	"tool":          {Required: []string{"server", "name"}, Optional: []string{"args"}},
 	"plugin":        {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
-	"delegate":      {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider"}},
+	"delegate":      {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider", "agent"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -115,6 +115,7 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("autonomy")
 		in.str("tools")
 		in.str("provider")
+		in.str("agent")
 	case "tool", "plugin":
 		in.str("server")
 		in.str("name")

@@ -38,7 +38,7 @@ type delegateResult struct {
 // tools asked for (broker.WithDelegation), so each of its calls is
 // decided at most as the parent's would be and receipted with the
 // delegate action's id. The parent's estop cancels ctx, and so the turn.
-func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
+func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.ToolFunc {
 	return func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 		parent := broker.ActionIDFrom(ctx)
 		if parent == "" || rt.Agent == nil {
@@ -54,6 +54,9 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 		if s := str("tools"); s != "" {
 			d.ToolsAllow = splitList(s)
 			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
+		}
+		if name := str("agent"); name != "" {
+			return delegateExternal(ctx, rt, c, name, task, d)
 		}
 		ctx = broker.WithDelegation(ctx, d)
 		if del, _ := broker.DelegationFrom(ctx); del.Depth() >= broker.MaxDelegationDepth {

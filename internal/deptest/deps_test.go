@@ -77,6 +77,7 @@ var rules = map[string]rule{
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
 		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass",
+		"internal/delegate",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/receipts/receiptstest":                    "receipt fixtures are for tests, never in the binary",
@@ -105,6 +106,10 @@ var rules = map[string]rule{
 	"internal/sop": {mayUse: []string{"internal/sop", "internal/config"}, never: map[string]string{
 		"os/exec": "a workflow acts only through the broker, by the Steps it is given",
 	}},
+	"internal/delegate": {mayUse: []string{"internal/delegate", "executor", "internal/config", "internal/hook", "gate", "policies", "receipts", "internal/redact", "internal/netclass"},
+		why: "an external agent runs in the executor's sandbox and is answered by the hook's guard", never: map[string]string{
+			"os/exec": "the external agent runs only in the executor's sandbox",
+		}},
 	"internal/hook": {never: map[string]string{
 		"os/exec":                   "the agent runs the tool, not the hook",
 		"net/http":                  "the hook never reaches the network",
