@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,4 +132,146 @@ func workspaceOf(t *testing.T, home string) string {
 		t.Fatalf("config show: %v\n%s", err, out)
 	}
 	return c.WorkspaceDir
+}
+
+// anthropicServer is a fake Anthropic Messages API: while the request
+// offers the Bash tool and carries no tool result, it asks for a Bash
+// call of command; then it answers "done". It streams when asked to, as
+// Claude Code asks.
+func anthropicServer(t *testing.T, command string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/messages") {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
+			io.WriteString(w, `{"input_tokens":10}`)
+			return
+		}
+		bash := slices.ContainsFunc(req.Tools, func(x struct {
+			Name string `json:"name"`
+		}) bool {
+			return x.Name == "Bash"
+		})
+		answered := len(req.Messages) > 0 && strings.Contains(string(req.Messages[len(req.Messages)-1].Content), `"tool_result"`)
+		block := map[string]any{"type": "text", "text": "done"}
+		delta := map[string]any{"type": "text_delta", "text": "done"}
+		stop := "end_turn"
+		if bash && !answered {
+			input, _ := json.Marshal(map[string]string{"command": command, "description": "run it"})
+			block = map[string]any{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": map[string]any{}}
+			delta = map[string]any{"type": "input_json_delta", "partial_json": string(input)}
+			stop = "tool_use"
+		}
+		msg := map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+			"content": []any{}, "stop_reason": nil, "usage": map[string]int{"input_tokens": 10, "output_tokens": 1}}
+		events := []map[string]any{
+			{"type": "message_start", "message": msg},
+			{"type": "content_block_start", "index": 0, "content_block": block},
+			{"type": "content_block_delta", "index": 0, "delta": delta},
+			{"type": "content_block_stop", "index": 0},
+			{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]int{"output_tokens": 5}},
+			{"type": "message_stop"},
+		}
+		if !req.Stream {
+			t.Errorf("Claude Code asked without streaming")
+			http.Error(w, "stream only", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			b, _ := json.Marshal(e)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e["type"], b)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The real Claude Code, when it is installed (npm install -g
+// @anthropic-ai/claude-code), run by a delegate call at readonly against
+// a fake Anthropic API: claw's hook is called for its Bash call and
+// denies it, the command does not run, the receipt names the delegate
+// action, and the API key is in no receipt.
+func TestAgentDelegateClaudeCode(t *testing.T) {
+	requireSandboxForTest(t)
+	claude, err := exec.LookPath("claude")
+	if err != nil {
+		t.Skip("claude is not on PATH")
+	}
+	const key = "sk-ant-PLANTED-test-key-0123456789"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	srv := anthropicServer(t, "touch pwned.txt")
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	script := filepath.Join(t.TempDir(), "parent.yaml")
+	if err := os.WriteFile(script, []byte(`turns:
+  - step: 1
+    tool_calls: [{name: delegate, arguments: {agent: claude, autonomy: readonly, task: "create pwned.txt"}}]
+  - step: 2
+    reply: "Delegated: {{tool_result}}"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := agentHome(t, `default_provider = "fixture"
+[security]
+allow_private_cidrs = ["127.0.0.1/32"]
+[providers.fixture]
+kind = "mock"
+script = "`+script+`"
+[delegate.external.claude]
+command = ["`+claude+`", "-p", "--output-format", "json"]
+settings_flag = "--settings"
+turns_flag = "--max-turns"
+max_turns = 3
+timeout = "3m"
+hosts = ["`+hostPort+`"]
+env = ["ANTHROPIC_BASE_URL=`+srv.URL+`", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1"]
+secrets = ["ANTHROPIC_API_KEY"]
+`)
+	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "delegate to claude")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	if !strings.Contains(out, `{"tool":"Bash","answer":"deny"}`) || !strings.Contains(out, `"result":"done"`) {
+		t.Errorf("the reply does not tell claw's denial and Claude Code's answer:\n%s%s", out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(workspaceOf(t, home), "pwned.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	var delegateID string
+	var bash *receipts.Body
+	bodies := receiptBodies(t, filepath.Join(home, "receipts"))
+	for i, b := range bodies {
+		switch {
+		case b.Type == receipts.TypeDecision && b.Action.Tool == "delegate":
+			delegateID = b.ActionID
+		case b.Type == receipts.TypeDecision && b.Channel == "claude-code":
+			bash = &bodies[i]
+		}
+	}
+	if bash == nil || bash.Decision.Result != "deny" || bash.ParentAction == "" || bash.ParentAction != delegateID {
+		t.Errorf("Claude Code's Bash call: %+v (delegate %s)", bash, delegateID)
+	}
+	for _, b := range bodies {
+		if j, _ := json.Marshal(b); strings.Contains(string(j), key) {
+			t.Errorf("the API key is in a receipt: %s", j)
+		}
+	}
+	if out, errOut, code := operatorRun(t, home, "audit", "verify"); code != 0 || !strings.Contains(out, "VERIFIED") {
+		t.Fatalf("audit verify: exit %d\n%s%s", code, out, errOut)
+	}
 }

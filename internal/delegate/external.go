@@ -255,7 +255,7 @@ func (r *Run) spec(spool string) (executor.Spec, error) {
 		Cwd:            r.Workspace,
 		Read:           slices.Concat([]string{r.Workspace, spool, r.Exe}, r.Sandbox.PathRead),
 		Write:          []string{filepath.Join(spool, reqDir)},
-		Env:            append([]string{"PATH=" + path}, x.Env...),
+		Env:            []string{"PATH=" + path},
 		Timeout:        x.Timeout.Duration,
 		MaxOutput:      maxStdout,
 		Limits:         r.Sandbox.Limits,
@@ -275,6 +275,16 @@ func (r *Run) spec(spool string) (executor.Spec, error) {
 	}
 	if len(x.Hosts) > 0 {
 		s.Net.Egress = &executor.Egress{Hosts: x.Hosts, AllowPrivate: r.Sandbox.AllowPrivate}
+	}
+	for _, e := range x.Env {
+		// A value the config writes is set as written, whatever its name
+		// (ANTHROPIC_BASE_URL); a name alone passes claw's value, and one
+		// that looks like a secret must be listed in secrets instead.
+		if strings.Contains(e, "=") {
+			s.Secrets = append(s.Secrets, e)
+		} else {
+			s.Env = append(s.Env, e)
+		}
 	}
 	for _, name := range x.Secrets {
 		v := r.Getenv(name)
