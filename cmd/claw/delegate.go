@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/delegate"
 )
 
 // The sub-agent's budget: one turn of at most delegateRounds rounds of
@@ -31,6 +32,9 @@ type delegateResult struct {
 	Provider  string             `json:"provider"`
 	Reply     string             `json:"reply"`
 	ToolCalls []agent.ToolRecord `json:"tool_calls"`
+	// Stopped says why the sub-agent was stopped before its answer (its
+	// token budget, [delegate] max_tokens).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // delegateTool runs the delegate tool for rt: one turn of a sub-agent on
@@ -70,6 +74,9 @@ func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.T
 			}
 			model = ""
 		}
+		if max := rt.Env.cfg.Delegate.MaxTokens; max > 0 {
+			p = &delegate.TokenBudget{Provider: p, Max: max}
+		}
 		eff := rt.Broker.Autonomy(ctx)
 		ag, err := agent.New(agent.Config{
 			Provider: p, Memory: rt.Memory, Invoker: rt.Broker.Agent(), Tools: tools,
@@ -84,10 +91,14 @@ func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.T
 		}
 		log.Info("delegate started", "event", "delegate_started", "parent_action", parent, "autonomy", eff, "provider", p.Name(), "tools", len(tools))
 		res, err := ag.Turn(ctx, agent.TurnRequest{NewConversation: true, Message: task, MaxToolCalls: delegateCalls})
+		out := delegateResult{Autonomy: eff, Provider: p.Name(), Reply: res.Reply, ToolCalls: res.ToolCalls}
+		if errors.Is(err, delegate.ErrBudget) {
+			out.Stopped, err = "the sub-agent was stopped: "+err.Error(), nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sub-agent: %w", err)
 		}
-		return json.Marshal(delegateResult{Autonomy: eff, Provider: p.Name(), Reply: res.Reply, ToolCalls: res.ToolCalls})
+		return json.Marshal(out)
 	}
 }
 

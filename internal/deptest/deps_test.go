@@ -106,7 +106,7 @@ var rules = map[string]rule{
 	"internal/sop": {mayUse: []string{"internal/sop", "internal/config"}, never: map[string]string{
 		"os/exec": "a workflow acts only through the broker, by the Steps it is given",
 	}},
-	"internal/delegate": {mayUse: []string{"internal/delegate", "executor", "internal/config", "internal/hook", "gate", "policies", "receipts", "internal/redact", "internal/netclass"},
+	"internal/delegate": {mayUse: []string{"internal/delegate", "agent/provider", "executor", "internal/config", "internal/hook", "gate", "policies", "receipts", "internal/redact", "internal/netclass"},
 		why: "an external agent runs in the executor's sandbox and is answered by the hook's guard", never: map[string]string{
 			"os/exec": "the external agent runs only in the executor's sandbox",
 		}},
