@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/receipts"
 )
@@ -274,4 +275,79 @@ secrets = ["ANTHROPIC_API_KEY"]
 	if out, errOut, code := operatorRun(t, home, "audit", "verify"); code != 0 || !strings.Contains(out, "VERIFIED") {
 		t.Fatalf("audit verify: exit %d\n%s%s", code, out, errOut)
 	}
+}
+
+// The emergency stop reaches an external agent: engaged while its allowed
+// command runs, it kills the agent's process tree, the delegate action's
+// outcome is estop, and the agent's next tool call is denied by the hook
+// (the agent is gone, so none is made).
+func TestAgentDelegateExternalEstop(t *testing.T) {
+	requireSandboxForTest(t)
+	bin := fakeAgent(t)
+	script := filepath.Join(t.TempDir(), "parent.yaml")
+	if err := os.WriteFile(script, []byte(`turns:
+  - step: 1
+    tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch started; sleep 120"}},{"tool":"Write","input":{"file_path":"after.txt","content":"x"}}]'}}]
+  - step: 2
+    reply: "Delegated: {{tool_result}}"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := agentHome(t, `default_provider = "fixture"
+[providers.fixture]
+kind = "mock"
+script = "`+script+`"
+[delegate.external.fake]
+command = ["`+bin+`"]
+settings_flag = "--settings"
+`)
+	ws := workspaceOf(t, home)
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runClaw(&globals{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, home, "agent", "--autonomy", "full", "-m", "delegate a long command")
+	}()
+	waitUntil(t, "the agent's command to start", func() bool {
+		_, err := os.Stat(filepath.Join(ws, "started"))
+		return err == nil
+	})
+	start := time.Now()
+	if _, errOut, code := operatorRun(t, home, "estop", "--reason", "test"); code != 0 {
+		t.Fatalf("estop: exit %d: %s", code, errOut)
+	}
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the external agent was not stopped:\n%s%s", stdout.String(), stderr.String())
+	}
+	if took := time.Since(start); took > 100*time.Second {
+		t.Errorf("stopping took %s: the command ran to its end", took)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "after.txt")); err == nil {
+		t.Error("the agent went on after the emergency stop")
+	}
+	if s := survivors("sleep 120"); len(s) > 0 {
+		t.Errorf("processes of the agent survived: %v", s)
+	}
+	estopped := false
+	for _, b := range receiptBodies(t, filepath.Join(home, "receipts")) {
+		if b.Type == receipts.TypeOutcome && b.Action == nil && b.Outcome != nil && b.Outcome.Status == "estop" {
+			estopped = true
+		}
+	}
+	if !estopped {
+		t.Errorf("no outcome says the emergency stop stopped the delegate call:\n%s%s", stdout.String(), stderr.String())
+	}
+}
+
+// survivors lists the processes whose command line contains marker.
+func survivors(marker string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			found = append(found, e.Name())
+		}
+	}
+	return found
 }
