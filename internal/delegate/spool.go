@@ -143,7 +143,7 @@ func serve(ctx context.Context, spool string, decide decideFunc) {
 		for _, e := range ents {
 			name := e.Name()
 			id, ok := strings.CutSuffix(name, ".json")
-			if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			if !ok || strings.HasPrefix(name, ".") {
 				continue
 			}
 			path := filepath.Join(spool, reqDir, name)
