@@ -260,7 +260,10 @@ func (r *Run) spec(spool string) (executor.Spec, error) {
 		MaxOutput:      maxStdout,
 		Limits:         r.Sandbox.Limits,
 		MinLandlockABI: r.Sandbox.MinLandlockABI,
-		RunAs:          r.Sandbox.RunAs,
+	}
+	if os.Geteuid() == 0 {
+		// run_as is for a claw that runs as root, as the broker has it
+		s.RunAs = r.Sandbox.RunAs
 	}
 	if s.Timeout <= 0 {
 		s.Timeout = config.DefaultExternalTimeout
