@@ -34,7 +34,7 @@ const delegateExternalParent = `turns:
   - step: 1
     tool_calls: [{name: file_write, arguments: {path: parent.txt, content: parent}}]
   - step: 2
-    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}}]'}}]
+    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}},{"tool":"TodoWrite","input":{"todos":[]}}]'}}]
   - step: 3
     reply: "Delegated: {{tool_result}}"
 `
@@ -42,7 +42,8 @@ const delegateExternalParent = `turns:
 // A delegated external agent with a narrower autonomy is denied an
 // action its parent could take: at full autonomy the parent's write
 // runs; the readonly external agent's write is denied by claw's hook
-// (and the file is not written), its read is allowed. Every receipt of
+// (and the file is not written), its read is allowed, and so is the
+// bookkeeping tool the config trusts. Every receipt of
 // its tool calls names the delegate action, and the log verifies.
 func TestAgentDelegateExternal(t *testing.T) {
 	requireSandboxForTest(t)
@@ -62,12 +63,13 @@ settings_flag = "--settings"
 turns_flag = "--max-turns"
 max_turns = 5
 timeout = "2m"
+trust_tools = ["TodoWrite"]
 `)
 	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "write, then delegate")
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
 	}
-	for _, want := range []string{`"agent":"fake"`, `"autonomy":"readonly"`, "Write: deny", "autonomy.readonly", `Read: allowed, read \"parent\"`, `{"tool":"Write","answer":"deny"}`} {
+	for _, want := range []string{`"agent":"fake"`, `"autonomy":"readonly"`, "Write: deny", "autonomy.readonly", `Read: allowed, read \"parent\"`, `{"tool":"Write","answer":"deny"}`, `{"tool":"TodoWrite","answer":"allow"}`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the reply lacks %s:\n%s", want, out)
 		}
@@ -104,8 +106,8 @@ timeout = "2m"
 			hooked[b.Action.Tool] = b
 		}
 	}
-	if n != 4 {
-		t.Errorf("%d receipts of the external agent's calls, want 4 (two decisions, two outcomes)", n)
+	if n != 6 {
+		t.Errorf("%d receipts of the external agent's calls, want 6 (three decisions, three outcomes)", n)
 	}
 	w, r := hooked["file_write"], hooked["file_read"]
 	if w.Decision == nil || w.Decision.Result != "deny" || w.Decision.Autonomy != "readonly" || !slices.Contains(w.Decision.Reasons, "autonomy.readonly") {

@@ -39,6 +39,9 @@ type External struct {
 	// own (never wider).
 	Autonomy   string   `toml:"autonomy" json:"autonomy,omitempty"`
 	ToolsAllow []string `toml:"tools_allow" json:"tools_allow,omitempty"`
+	// TrustTools names agent tools with no claw equivalent that the hook
+	// allows (Claude Code's TodoWrite), as claw hook --trust-tool does.
+	TrustTools []string `toml:"trust_tools" json:"trust_tools,omitempty"`
 	// Timeout bounds the whole run (wall time); MaxOutput the bytes of its
 	// answer kept.
 	Timeout   Duration `toml:"timeout" json:"timeout"`
@@ -95,6 +98,11 @@ func (s *source) validateExternal(name string, x External) {
 		if !slices.Contains(ToolNames, t) {
 			p := fmt.Sprintf("%s[%d]", key("tools_allow"), i)
 			s.errAtVal(p, "%s is not a claw tool (%s)", show(p, t), strings.Join(ToolNames, ", "))
+		}
+	}
+	for i, t := range x.TrustTools {
+		if p := fmt.Sprintf("%s[%d]", key("trust_tools"), i); strings.TrimSpace(t) == "" || strings.HasPrefix(t, "mcp__") {
+			s.errAtVal(p, "%s: name an agent tool claw has no equivalent for, like \"TodoWrite\" (MCP tools are judged by the gate)", show(p, t))
 		}
 	}
 	s.checkDuration(key("timeout"), x.Timeout, maxShellTimeout)

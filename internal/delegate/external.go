@@ -119,6 +119,10 @@ func (r *Run) decider(res *Result) decideFunc {
 	return func(ctx context.Context, event []byte) answer {
 		g := r.Guard()
 		g.Autonomy, g.Workspace, g.ParentAction, g.ToolsAllow = r.Autonomy, r.Workspace, r.ParentAction, r.ToolsAllow
+		g.Trusted = map[string]bool{}
+		for _, t := range r.Config.TrustTools {
+			g.Trusted[t] = true
+		}
 		run := hook.Runner{Format: hook.ClaudeCode, Open: func(context.Context) (*hook.Guard, func(), error) { return g, nil, nil }}
 		var stdout, stderr bytes.Buffer
 		code := run.Run(ctx, bytes.NewReader(event), &stdout, &stderr)
