@@ -28,6 +28,26 @@ func fakeAgent(t *testing.T) string {
 	return bin
 }
 
+// delegateHome is a claw home whose default provider runs the mock
+// script parent and whose provider "sub" runs child (when not empty),
+// with more config after them.
+func delegateHome(t *testing.T, parent, child, more string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := "default_provider = \"fixture\"\n"
+	for _, p := range []struct{ name, script string }{{"fixture", parent}, {"sub", child}} {
+		if p.script == "" {
+			continue
+		}
+		path := filepath.Join(dir, p.name+".yaml")
+		if err := os.WriteFile(path, []byte(p.script), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg += "[providers." + p.name + "]\nkind = \"mock\"\nscript = \"" + path + "\"\n"
+	}
+	return agentHome(t, cfg+more)
+}
+
 // delegateExternalParent writes a file, then delegates to the external
 // agent fake, at readonly, a task of two tool calls: a write and a read.
 const delegateExternalParent = `turns:
@@ -47,18 +67,8 @@ const delegateExternalParent = `turns:
 // its tool calls names the delegate action, and the log verifies.
 func TestAgentDelegateExternal(t *testing.T) {
 	requireSandboxForTest(t)
-	bin := fakeAgent(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "parent.yaml")
-	if err := os.WriteFile(script, []byte(delegateExternalParent), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	home := agentHome(t, `default_provider = "fixture"
-[providers.fixture]
-kind = "mock"
-script = "`+script+`"
-[delegate.external.fake]
-command = ["`+bin+`"]
+	home := delegateHome(t, delegateExternalParent, "", `[delegate.external.fake]
+command = ["`+fakeAgent(t)+`"]
 settings_flag = "--settings"
 turns_flag = "--max-turns"
 max_turns = 5
@@ -220,21 +230,13 @@ func TestAgentDelegateClaudeCode(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", key)
 	srv := anthropicServer(t, "touch pwned.txt")
 	hostPort := strings.TrimPrefix(srv.URL, "http://")
-	script := filepath.Join(t.TempDir(), "parent.yaml")
-	if err := os.WriteFile(script, []byte(`turns:
+	home := delegateHome(t, `turns:
   - step: 1
     tool_calls: [{name: delegate, arguments: {agent: claude, autonomy: readonly, task: "create pwned.txt"}}]
   - step: 2
     reply: "Delegated: {{tool_result}}"
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	home := agentHome(t, `default_provider = "fixture"
-[security]
+`, "", `[security]
 allow_private_cidrs = ["127.0.0.1/32"]
-[providers.fixture]
-kind = "mock"
-script = "`+script+`"
 [delegate.external.claude]
 command = ["`+claude+`", "-p", "--output-format", "json"]
 settings_flag = "--settings"
@@ -285,22 +287,13 @@ secrets = ["ANTHROPIC_API_KEY"]
 // (the agent is gone, so none is made).
 func TestAgentDelegateExternalEstop(t *testing.T) {
 	requireSandboxForTest(t)
-	bin := fakeAgent(t)
-	script := filepath.Join(t.TempDir(), "parent.yaml")
-	if err := os.WriteFile(script, []byte(`turns:
+	home := delegateHome(t, `turns:
   - step: 1
     tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch started; sleep 120"}},{"tool":"Write","input":{"file_path":"after.txt","content":"x"}}]'}}]
   - step: 2
     reply: "Delegated: {{tool_result}}"
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	home := agentHome(t, `default_provider = "fixture"
-[providers.fixture]
-kind = "mock"
-script = "`+script+`"
-[delegate.external.fake]
-command = ["`+bin+`"]
+`, "", `[delegate.external.fake]
+command = ["`+fakeAgent(t)+`"]
 settings_flag = "--settings"
 `)
 	ws := workspaceOf(t, home)

@@ -36,21 +36,7 @@ const delegateChildScript = `turns:
 // delegate action, and the log verifies.
 func TestAgentDelegateNarrowerAutonomy(t *testing.T) {
 	requireSandboxForTest(t)
-	dir := t.TempDir()
-	parent, child := filepath.Join(dir, "parent.yaml"), filepath.Join(dir, "child.yaml")
-	for p, s := range map[string]string{parent: delegateParentScript, child: delegateChildScript} {
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	home := agentHome(t, `default_provider = "fixture"
-[providers.fixture]
-kind = "mock"
-script = "`+parent+`"
-[providers.sub]
-kind = "mock"
-script = "`+child+`"
-`)
+	home := delegateHome(t, delegateParentScript, delegateChildScript, "")
 	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "write both files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
@@ -101,37 +87,21 @@ script = "`+child+`"
 // tool call runs and the second answer is over it.
 func TestAgentDelegateTokenBudget(t *testing.T) {
 	requireSandboxForTest(t)
-	dir := t.TempDir()
-	parent, child := filepath.Join(dir, "parent.yaml"), filepath.Join(dir, "child.yaml")
-	scripts := map[string]string{parent: `turns:
+	parent, child := `turns:
   - step: 1
     tool_calls: [{name: delegate, arguments: {task: "two writes", provider: sub}}]
   - step: 2
     reply: "Delegated: {{tool_result}}"
-`, child: `turns:
+`, `turns:
   - step: 1
     tool_calls: [{name: file_write, arguments: {path: one.txt, content: one}}]
   - step: 2
     tool_calls: [{name: file_write, arguments: {path: two.txt, content: two}}]
   - step: 3
     reply: "both written"
-`}
-	for p, s := range scripts {
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+`
 	run := func(budget int) (reply string, written []string) {
-		home := agentHome(t, `default_provider = "fixture"
-[delegate]
-max_tokens = `+strconv.Itoa(budget)+`
-[providers.fixture]
-kind = "mock"
-script = "`+parent+`"
-[providers.sub]
-kind = "mock"
-script = "`+child+`"
-`)
+		home := delegateHome(t, parent, child, "[delegate]\nmax_tokens = "+strconv.Itoa(budget)+"\n")
 		out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "delegate two writes")
 		if code != 0 {
 			t.Fatalf("exit %d: %s%s", code, out, errs)
