@@ -277,7 +277,7 @@ func (g *Guard) record(ctx context.Context, f Format, ev *Event, a gate.Action, 
 // only summarised by its size and digest.
 func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why error) error {
 	id := receipts.NewActionID()
-	ref := receipts.Ref{ActionID: id, Channel: string(f)}
+	ref := receipts.Ref{ActionID: id, Channel: string(f), ParentAction: g.ParentAction}
 	ra := receipts.Action{
 		Tool:       "hook",
 		ArgsSHA256: receipts.Digest(raw),

@@ -798,8 +798,18 @@ func TestDelegatedGuard(t *testing.T) {
 	if out := run(`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls"}}`); !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, ReasonToolNotAllowed) {
 		t.Errorf("a tool outside tools_allow: %s", out)
 	}
+	r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: func(ctx context.Context) (*Guard, func(), error) {
+		g, closeLog, err := open(ctx)
+		if err == nil {
+			g.ParentAction = "parent-0001"
+		}
+		return g, closeLog, err
+	}}
+	if code := r.Run(context.Background(), strings.NewReader("not json"), io.Discard, io.Discard); code != ExitBlock {
+		t.Errorf("malformed input: exit %d", code)
+	}
 	text := f.receiptText(t)
-	if n := strings.Count(text, `"parent_action":"parent-0001"`); n != 4 {
-		t.Errorf("%d receipts name the parent action, want 4 (two decisions, two outcomes):\n%s", n, text)
+	if n := strings.Count(text, `"parent_action":"parent-0001"`); n != 6 {
+		t.Errorf("%d receipts name the parent action, want 6 (three decisions, three outcomes; one refused input):\n%s", n, text)
 	}
 }
