@@ -54,7 +54,7 @@ const delegateExternalParent = `turns:
   - step: 1
     tool_calls: [{name: file_write, arguments: {path: parent.txt, content: parent}}]
   - step: 2
-    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}},{"tool":"TodoWrite","input":{"todos":[]}}]'}}]
+    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}},{"tool":"TodoWrite","input":{"todos":[]}},{"tool":"Bash","input":{"command":"echo $FAKE_AGENT_TOKEN"}}]'}}]
   - step: 3
     reply: "Delegated: {{tool_result}}"
 `
@@ -63,10 +63,13 @@ const delegateExternalParent = `turns:
 // action its parent could take: at full autonomy the parent's write
 // runs; the readonly external agent's write is denied by claw's hook
 // (and the file is not written), its read is allowed, and so is the
-// bookkeeping tool the config trusts. Every receipt of
+// bookkeeping tool the config trusts; the secret it was handed is in no
+// receipt and not in its answer. Every receipt of
 // its tool calls names the delegate action, and the log verifies.
 func TestAgentDelegateExternal(t *testing.T) {
 	requireSandboxForTest(t)
+	const token = "planted-agent-token-0123456789"
+	t.Setenv("FAKE_AGENT_TOKEN", token)
 	home := delegateHome(t, delegateExternalParent, "", `[delegate.external.fake]
 command = ["`+fakeAgent(t)+`"]
 settings_flag = "--settings"
@@ -74,6 +77,7 @@ turns_flag = "--max-turns"
 max_turns = 5
 timeout = "2m"
 trust_tools = ["TodoWrite"]
+secrets = ["FAKE_AGENT_TOKEN"]
 `)
 	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "write, then delegate")
 	if code != 0 {
@@ -116,8 +120,18 @@ trust_tools = ["TodoWrite"]
 			hooked[b.Action.Tool] = b
 		}
 	}
-	if n != 6 {
-		t.Errorf("%d receipts of the external agent's calls, want 6 (three decisions, three outcomes)", n)
+	if n != 8 {
+		t.Errorf("%d receipts of the external agent's calls, want 8 (four decisions, four outcomes)", n)
+	}
+	// the secret the agent was handed reached it, and is in no receipt
+	// and not in its answer
+	if !strings.Contains(out, `Bash: `) || strings.Contains(out, token) {
+		t.Errorf("the agent's Bash call, or the secret in the answer:\n%s", out)
+	}
+	for _, b := range bodies {
+		if j, _ := json.Marshal(b); strings.Contains(string(j), token) {
+			t.Errorf("the secret is in a receipt: %s", j)
+		}
 	}
 	w, r := hooked["file_write"], hooked["file_read"]
 	if w.Decision == nil || w.Decision.Result != "deny" || w.Decision.Autonomy != "readonly" || !slices.Contains(w.Decision.Reasons, "autonomy.readonly") {

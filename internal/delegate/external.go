@@ -96,6 +96,7 @@ func (r *Run) Start(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Redact = hiding(r.Redact, spec.Secrets, r.Config.Secrets)
 	res := &Result{Agent: r.Name, Autonomy: r.Autonomy, ToolCalls: []Call{}}
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan struct{})
@@ -113,11 +114,33 @@ func (r *Run) Start(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
+// hiding is red (nil: none) that also replaces the values of the
+// entries of env (NAME=value) that names lists: the secrets the agent was
+// handed stay out of its answer and the receipts of its tool calls.
+func hiding(red func(string) string, env, names []string) func(string) string {
+	var vals []string
+	for _, e := range env {
+		if n, v, _ := strings.Cut(e, "="); slices.Contains(names, n) && v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return func(s string) string {
+		for _, v := range vals {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+		if red != nil {
+			s = red(s)
+		}
+		return s
+	}
+}
+
 // decider answers the agent's hook calls with a guard of the
 // delegation, and notes each answer in res.
 func (r *Run) decider(res *Result) decideFunc {
 	return func(ctx context.Context, event []byte) answer {
 		g := r.Guard()
+		g.Redact = r.Redact
 		g.Autonomy, g.Workspace, g.ParentAction, g.ToolsAllow = r.Autonomy, r.Workspace, r.ParentAction, r.ToolsAllow
 		g.Trusted = map[string]bool{}
 		for _, t := range r.Config.TrustTools {

@@ -7,7 +7,8 @@
 // exit 0 with hookSpecificOutput.permissionDecision "allow" lets it
 // run, "deny" (and "ask": print mode cannot ask) does not. It then does
 // what an allowed call asks (Write, Read, Bash) and prints one JSON
-// result object.
+// result object. A Bash command has its $VARIABLES expanded from the
+// agent's environment first, as a model that read them would write them.
 package main
 
 import (
@@ -58,6 +59,9 @@ func main() {
 			break
 		}
 		n++
+		if cmd, ok := c.Input["command"].(string); ok && c.Tool == "Bash" {
+			c.Input["command"] = os.ExpandEnv(cmd)
+		}
 		decision, why := askHook(hookCmd, cwd, c)
 		if decision != "allow" {
 			lines = append(lines, fmt.Sprintf("%s: %s (%s)", c.Tool, decision, why))
