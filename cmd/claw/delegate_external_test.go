@@ -54,7 +54,7 @@ const delegateExternalParent = `turns:
   - step: 1
     tool_calls: [{name: file_write, arguments: {path: parent.txt, content: parent}}]
   - step: 2
-    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}},{"tool":"TodoWrite","input":{"todos":[]}},{"tool":"Bash","input":{"command":"echo $FAKE_AGENT_TOKEN"}}]'}}]
+    tool_calls: [{name: delegate, arguments: {agent: fake, autonomy: readonly, task: '[{"tool":"Write","input":{"file_path":"child.txt","content":"child"}},{"tool":"Read","input":{"file_path":"parent.txt"}},{"tool":"TodoWrite","input":{"todos":[]}},{"tool":"Bash","input":{"command":"echo $FAKE_AGENT_PAT"}}]'}}]
   - step: 3
     reply: "Delegated: {{tool_result}}"
 `
@@ -69,7 +69,7 @@ const delegateExternalParent = `turns:
 func TestAgentDelegateExternal(t *testing.T) {
 	requireSandboxForTest(t)
 	const token = "planted-agent-token-0123456789"
-	t.Setenv("FAKE_AGENT_TOKEN", token)
+	t.Setenv("FAKE_AGENT_PAT", token)
 	home := delegateHome(t, delegateExternalParent, "", `[delegate.external.fake]
 command = ["`+fakeAgent(t)+`"]
 settings_flag = "--settings"
@@ -77,7 +77,7 @@ turns_flag = "--max-turns"
 max_turns = 5
 timeout = "2m"
 trust_tools = ["TodoWrite"]
-secrets = ["FAKE_AGENT_TOKEN"]
+secrets = ["FAKE_AGENT_PAT"]
 `)
 	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "write, then delegate")
 	if code != 0 {
