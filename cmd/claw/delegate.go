@@ -60,6 +60,9 @@ func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.T
 			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
 		}
 		if name := str("agent"); name != "" {
+			if str("provider") != "" {
+				return nil, errors.New("give agent (an external agent) or provider (a claw sub-agent's model), not both")
+			}
 			return delegateExternal(ctx, rt, c, name, task, d)
 		}
 		ctx = broker.WithDelegation(ctx, d)
