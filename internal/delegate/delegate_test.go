@@ -171,7 +171,8 @@ func TestSpec(t *testing.T) {
 // The answer of a Claude Code JSON result, or the output itself, clipped;
 // the status follows the exit and the agent's own error flag.
 func TestFill(t *testing.T) {
-	r := &Run{Config: config.External{MaxOutput: 16}, Redact: func(s string) string { return strings.ReplaceAll(s, "sk-1", "[REDACTED]") }}
+	r := &Run{Config: config.External{MaxOutput: 16}}
+	red := func(s string) string { return strings.ReplaceAll(s, "sk-1", "[REDACTED]") }
 	for _, c := range []struct {
 		name      string
 		out       executor.Result
@@ -185,7 +186,7 @@ func TestFill(t *testing.T) {
 		{"timeout", executor.Result{TimedOut: true, Signal: "killed"}, "timeout", "", false},
 	} {
 		res := &Result{}
-		r.fill(res, &c.out)
+		r.fill(res, &c.out, red)
 		if res.Status != c.status || res.Result != c.result || res.Truncated != c.truncated {
 			t.Errorf("%s: %+v", c.name, res)
 		}
@@ -202,7 +203,7 @@ func FuzzFill(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out []byte, exit int) {
 		r := &Run{Config: config.External{MaxOutput: 8}}
 		res := &Result{}
-		r.fill(res, &executor.Result{Stdout: out, ExitCode: exit})
+		r.fill(res, &executor.Result{Stdout: out, ExitCode: exit}, hiding(nil, nil, nil))
 		if len(res.Result) > 8 {
 			t.Fatalf("kept %d bytes", len(res.Result))
 		}

@@ -41,7 +41,8 @@ type Run struct {
 	Guard func() *hook.Guard
 	// Getenv reads claw's environment, for the configured secrets.
 	Getenv func(string) string
-	// Redact removes secrets from the answer.
+	// Redact removes secrets from the answer and from the receipts of the
+	// agent's tool calls.
 	Redact func(string) string
 }
 
@@ -96,13 +97,13 @@ func (r *Run) Start(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Redact = hiding(r.Redact, spec.Secrets, r.Config.Secrets)
+	red := hiding(r.Redact, spec.Secrets, r.Config.Secrets)
 	res := &Result{Agent: r.Name, Autonomy: r.Autonomy, ToolCalls: []Call{}}
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		serve(sctx, spool, r.decider(res))
+		serve(sctx, spool, r.decider(res, red))
 	}()
 	out, err := executor.Run(ctx, spec)
 	stop()
@@ -110,7 +111,7 @@ func (r *Run) Start(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.fill(res, &out)
+	r.fill(res, &out, red)
 	return res, nil
 }
 
@@ -137,10 +138,10 @@ func hiding(red func(string) string, env, names []string) func(string) string {
 
 // decider answers the agent's hook calls with a guard of the
 // delegation, and notes each answer in res.
-func (r *Run) decider(res *Result) decideFunc {
+func (r *Run) decider(res *Result, red func(string) string) decideFunc {
 	return func(ctx context.Context, event []byte) answer {
 		g := r.Guard()
-		g.Redact = r.Redact
+		g.Redact = red
 		g.Autonomy, g.Workspace, g.ParentAction, g.ToolsAllow = r.Autonomy, r.Workspace, r.ParentAction, r.ToolsAllow
 		g.Trusted = map[string]bool{}
 		for _, t := range r.Config.TrustTools {
@@ -342,7 +343,7 @@ type printResult struct {
 
 // fill sets res from the agent's exit and output: the answer of a
 // Claude Code JSON result, else the output itself, clipped.
-func (r *Run) fill(res *Result, out *executor.Result) {
+func (r *Run) fill(res *Result, out *executor.Result, red func(string) string) {
 	res.Exit = out.ExitCode
 	switch {
 	case out.TimedOut:
@@ -365,10 +366,6 @@ func (r *Run) fill(res *Result, out *executor.Result) {
 	max := r.Config.MaxOutput
 	if max <= 0 {
 		max = config.DefaultExternalMaxOutput
-	}
-	red := r.Redact
-	if red == nil {
-		red = func(s string) string { return s }
 	}
 	res.Result = red(clip(text, max))
 	res.Truncated = len(text) > max || out.StdoutTruncated
