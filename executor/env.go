@@ -34,6 +34,10 @@ func buildEnv(s *Spec, home string) []string {
 		}
 		env[name] = val
 	}
+	for _, e := range s.Secrets {
+		name, val, _ := strings.Cut(e, "=")
+		env[name] = val
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

@@ -592,6 +592,8 @@ func TestValidate(t *testing.T) {
 		{name: "aws env", spec: Spec{Argv: []string{"ls"}, Env: []string{"AWS_PROFILE=x"}}},
 		{name: "bad env name", spec: Spec{Argv: []string{"ls"}, Env: []string{"1A=x"}}},
 		{name: "port zero", spec: Spec{Argv: []string{"ls"}, Net: Net{Ports: []uint16{0}}}},
+		{name: "secret by name", spec: Spec{Argv: []string{"ls"}, Secrets: []string{"MCP_TOKEN=t0ken"}}, ok: true},
+		{name: "secret without value", spec: Spec{Argv: []string{"ls"}, Secrets: []string{"MCP_TOKEN"}}},
 		{name: "fine env", spec: Spec{Argv: []string{"ls"}, Env: []string{"GOFLAGS=-mod=mod", "LANG"}}, ok: true},
 		{name: "egress", spec: Spec{Argv: []string{"ls"}, Net: Net{Egress: &Egress{Hosts: []string{"example.com:443", "[2001:db8::1]:80"}, AllowPrivate: []string{"10.0.0.0/8"}}}}, ok: true},
 		{name: "egress and ports", spec: Spec{Argv: []string{"ls"}, Net: Net{Ports: []uint16{443}, Egress: &Egress{Hosts: []string{"example.com:443"}}}}},

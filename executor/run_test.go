@@ -140,6 +140,11 @@ func TestEnvironmentHasNoSecrets(t *testing.T) {
 	if got := strings.TrimSpace(string(res.Stdout)); got != "one C" {
 		t.Errorf("added variables: %q", got)
 	}
+	// a credential handed over by name reaches the child; the rest stay out
+	res = run(t, Spec{Argv: bash("echo $UPSTREAM_TOKEN $GITHUB_TOKEN"), Secrets: []string{"UPSTREAM_TOKEN=tok-given"}})
+	if got := strings.TrimSpace(string(res.Stdout)); got != "tok-given" {
+		t.Errorf("secrets: %q, want tok-given", got)
+	}
 }
 
 // survivors lists processes whose command line contains marker.

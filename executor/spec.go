@@ -78,6 +78,12 @@ type Spec struct {
 	// parent's value through, "NAME=value" sets one. Names that look like
 	// secrets are refused.
 	Env []string `json:"env,omitempty"`
+	// Secrets are "NAME=value" credentials the integrator hands this
+	// action by name (an MCP server's token, an external agent's API key):
+	// set in the child's environment although their names look like
+	// secrets. Never recorded; the integrator keeps them out of receipts
+	// and logs.
+	Secrets []string `json:"secrets,omitempty"`
 	// Timeout is the wall-clock limit (default 60s); the whole process tree
 	// is killed when it expires.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -317,6 +323,11 @@ func (s *Spec) Validate() error {
 		}
 		if secretName(name) {
 			return bad("environment variable %s looks like a secret and is never passed to the sandbox", name)
+		}
+	}
+	for _, e := range s.Secrets {
+		if name, _, ok := strings.Cut(e, "="); !ok || !validEnvName(name) {
+			return bad("bad secret variable %q: want NAME=value", name)
 		}
 	}
 	if s.Timeout < 0 || s.MaxOutput < 0 || s.MinLandlockABI < 0 {

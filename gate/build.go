@@ -27,7 +27,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 	toolkind.YieldToUser:  {Optional: []string{"reason"}},
 	toolkind.MCP:          {Required: []string{"server", "name"}, Optional: []string{"args"}},
 	toolkind.Plugin:       {Required: []string{"plugin", "tool"}, Optional: []string{"args"}},
-	toolkind.Delegate:     {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider"}},
+	toolkind.Delegate:     {Required: []string{"task"}, Optional: []string{"autonomy", "tools", "provider", "agent"}},
 }
 
 // KindNames returns the known kinds, sorted.
@@ -117,6 +117,7 @@ func BuildInput(a Action, c Context) *Input {
 		in.str("autonomy")
 		in.str("tools")
 		in.str("provider")
+		in.str("agent")
 	case toolkind.MCP, toolkind.Plugin:
 		in.str("server")
 		in.str("name")

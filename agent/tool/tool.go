@@ -106,6 +106,7 @@ var specs = []Spec{
 		{Name: "autonomy", Type: "string", Description: "readonly, supervised or full; never wider than yours (default: yours)"},
 		{Name: "tools", Type: "string", Description: "comma-separated tool names the sub-agent may use (default: yours)"},
 		{Name: "provider", Type: "string", Description: "a configured provider to run it on (default: yours)"},
+		{Name: "agent", Type: "string", Description: "a configured external coding agent to run it instead (e.g. claude); its tool calls come back through the same checks"},
 	}},
 	{Name: toolkind.Shell, Description: "Run a command with bash in the workspace, inside a sandbox. Output is capped.", Risk: "high", Kind: toolkind.Shell, Props: []Prop{
 		{Name: "command", Type: "string", Description: "the command line", Required: true},

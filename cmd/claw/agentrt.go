@@ -132,7 +132,7 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		if ro.autonomous || ro.autonomousAgent {
 			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
-		c.InProcess["delegate"] = delegateTool(rt, ro.log)
+		c.InProcess["delegate"] = delegateTool(rt, c, ro.log)
 		if ro.askUser != nil {
 			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 				q, _ := args["question"].(string)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -18,9 +19,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/testdata/bypass"
 )
@@ -61,7 +66,8 @@ or as JSON:
 Positional arguments map to the tool's arguments in order: shell COMMAND…
 (joined with spaces), file_read PATH, file_list PATH, file_write PATH
 CONTENT, edit_file PATH OLD NEW, http URL [METHOD], time, memory_search
-QUERY, tool SERVER NAME [ARGS-JSON].
+QUERY, tool SERVER NAME [ARGS-JSON], plugin PLUGIN TOOL [ARGS-JSON] (decided
+with the installed plugin's declared reach, as when it runs).
 
 --cases FILE runs a table of expectations (JSON lines or a YAML list of
 {name, action, autonomy, workspace, config, expect, rules}) and prints
@@ -189,6 +195,9 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	}
 	applyGrants(g, e, eng)
 	in := gate.BuildInput(action, gctx)
+	if in.Kind == toolkind.Plugin { // decided with the installed plugin's reach, as the broker does
+		broker.ResolvePlugin(runtime.PluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}), action, in)
+	}
 	var d gate.Decision
 	var fired []string
 	if o.explain {
@@ -285,15 +294,16 @@ func actionFromArgs(js string, args []string) (gate.Action, error) {
 		}
 		a.Args["command"] = strings.Join(rest, " ")
 		return a, nil
-	case "tool":
+	case "tool", "plugin":
+		keys := map[string][2]string{"tool": {"server", "name"}, "plugin": {"plugin", "tool"}}[tool]
 		if len(rest) < 2 || len(rest) > 3 {
-			return a, errors.New("tool needs SERVER NAME [ARGS-JSON]")
+			return a, fmt.Errorf("%s needs %s %s [ARGS-JSON]", tool, strings.ToUpper(keys[0]), strings.ToUpper(keys[1]))
 		}
-		a.Args["server"], a.Args["name"] = rest[0], rest[1]
+		a.Args[keys[0]], a.Args[keys[1]] = rest[0], rest[1]
 		if len(rest) == 3 {
 			var v map[string]any
 			if err := json.Unmarshal([]byte(rest[2]), &v); err != nil {
-				return a, fmt.Errorf("tool ARGS-JSON: %w", err)
+				return a, fmt.Errorf("%s ARGS-JSON: %w", tool, err)
 			}
 			a.Args["args"] = v
 		}

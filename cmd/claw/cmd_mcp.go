@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,6 +210,7 @@ func newMCPProxyCommand(g *globals) *cobra.Command {
 		o                 mcpOptions
 		name, runAs       string
 		read, write, envs []string
+		secrets           []string
 		hosts             []string
 		cpu               uint64
 	)
@@ -226,7 +228,9 @@ namespaces, like every sandboxed action: it reads the system directories,
 the workspace, COMMAND's own file and the --read paths; it writes only the
 --write paths and a private home and TMPDIR; it has no network unless
 --allow-host names destinations, reached through claw's egress proxy. Its
-environment is the sandbox's allowlist plus --env. A kernel that cannot
+environment is the sandbox's allowlist plus --env, and the credentials
+--secret names (a token the server needs), taken from claw's environment
+and never written to receipts, logs or config. A kernel that cannot
 confine it means it does not start (exit 5). Its standard error is shown
 when it exits.
 
@@ -285,6 +289,9 @@ EXIT STATUS
 			}
 			defer closeLog()
 			spec := upstreamSpec(args, sb, ws, abs(read), abs(write), envs, hosts, cpu)
+			if spec.Secrets, err = secretEnv(secrets); err != nil {
+				return withCode(exitUsage, err)
+			}
 			spec.RunAs = runAs
 			if !c.Flags().Changed("run-as") {
 				spec.RunAs = ownerRunAs(g, spec.Write)
@@ -302,7 +309,7 @@ EXIT STATUS
 			if err != nil {
 				stopUp()
 				res, werr := proc.Wait()
-				g.stderr.Write(res.Stderr)
+				g.stderr.Write(hideSecrets(res.Stderr, spec.Secrets))
 				if werr == nil {
 					werr = fmt.Errorf("no MCP session (exit status %d): %w", res.ExitCode, err)
 				}
@@ -325,7 +332,7 @@ EXIT STATUS
 				defer close(exited)
 				res, err := proc.Wait()
 				if ctx.Err() == nil && !closing.Load() {
-					g.stderr.Write(res.Stderr)
+					g.stderr.Write(hideSecrets(res.Stderr, spec.Secrets))
 					warnf(g.stderr, "mcp proxy: the upstream server %s exited (status %d%s); its tools now fail", server, res.ExitCode, errSuffix(err))
 				}
 			}()
@@ -345,6 +352,7 @@ EXIT STATUS
 	f.StringArrayVar(&read, "read", nil, "let the server read (and execute) `PATH` (repeatable; the workspace always)")
 	f.StringArrayVar(&write, "write", nil, "let the server read and write `PATH` (repeatable; default nothing but its private home)")
 	f.StringArrayVar(&envs, "env", nil, "pass `NAME` from the environment to the server, or set NAME=VALUE (secret-looking names are refused)")
+	f.StringArrayVar(&secrets, "secret", nil, "pass the credential in claw's environment variable `NAME` to the server under the same name (its token; never recorded or logged)")
 	f.StringArrayVar(&hosts, "allow-host", nil, "let the server connect to `HOST:PORT` through claw's egress proxy (repeatable; default no network)")
 	f.Uint64Var(&cpu, "cpu", 3600, "CPU `SECONDS` the server may use over the whole session")
 	f.StringVar(&runAs, "run-as", "", "when root, run the server as this `USER` or uid (default: [sandbox] run_as when it owns every --write path, else uid 0 without capabilities)")
@@ -370,7 +378,7 @@ func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env,
 		path = strings.Join(sb.Path, ":")
 	}
 	s.Env = append([]string{"PATH=" + path}, env...)
-	if exe, err := lookPathIn(argv[0], path); err == nil {
+	if exe, err := executor.LookPath(argv[0], path); err == nil {
 		s.Read = append(s.Read, exe)
 	}
 	if len(hosts) > 0 {
@@ -379,21 +387,29 @@ func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env,
 	return s
 }
 
-// lookPathIn resolves cmd as the sandbox will, in the directories of path,
-// to its canonical file.
-func lookPathIn(cmd, path string) (string, error) {
-	if !strings.Contains(cmd, "/") {
-		for _, d := range filepath.SplitList(path) {
-			if fi, err := os.Stat(filepath.Join(d, cmd)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				cmd = filepath.Join(d, cmd)
-				break
-			}
+// secretEnv is NAME=value for each name, from claw's environment: what
+// --secret hands the upstream. A name that is not set is an error.
+func secretEnv(names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		v, ok := os.LookupEnv(n)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("--secret %s: %s is not set in claw's environment", n, n)
+		}
+		out = append(out, n+"="+v)
+	}
+	return out, nil
+}
+
+// hideSecrets replaces the values of secrets (NAME=value) in b: the
+// upstream's own output is shown, its credentials are not.
+func hideSecrets(b []byte, secrets []string) []byte {
+	for _, s := range secrets {
+		if _, v, _ := strings.Cut(s, "="); v != "" {
+			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]"))
 		}
 	}
-	if !filepath.IsAbs(cmd) {
-		return "", fmt.Errorf("%s: not found", cmd)
-	}
-	return filepath.EvalSymlinks(cmd)
+	return b
 }
 
 // upstreamError maps a failure to start the proxied server to claw's exit

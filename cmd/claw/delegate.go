@@ -16,6 +16,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/delegate"
 )
 
 // The sub-agent's budget: one turn of at most delegateRounds rounds of
@@ -31,6 +32,9 @@ type delegateResult struct {
 	Provider  string             `json:"provider"`
 	Reply     string             `json:"reply"`
 	ToolCalls []agent.ToolRecord `json:"tool_calls"`
+	// Stopped says why the sub-agent was stopped before its answer (its
+	// token budget, [delegate] max_tokens).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // delegateTool runs the delegate tool for rt: one turn of a sub-agent on
@@ -38,7 +42,7 @@ type delegateResult struct {
 // tools asked for (broker.WithDelegation), so each of its calls is
 // decided at most as the parent's would be and receipted with the
 // delegate action's id. The parent's estop cancels ctx, and so the turn.
-func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
+func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.ToolFunc {
 	return func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 		parent := broker.ActionIDFrom(ctx)
 		if parent == "" || rt.Agent == nil {
@@ -55,6 +59,12 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 			d.ToolsAllow = splitList(s)
 			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
 		}
+		if name := str("agent"); name != "" {
+			if str("provider") != "" {
+				return nil, errors.New("give agent (an external agent) or provider (a claw sub-agent's model), not both")
+			}
+			return delegateExternal(ctx, rt, c, name, task, d)
+		}
 		ctx = broker.WithDelegation(ctx, d)
 		if del, _ := broker.DelegationFrom(ctx); del.Depth() >= broker.MaxDelegationDepth {
 			tools = withoutTool(tools, "delegate")
@@ -66,6 +76,9 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 				return nil, fmt.Errorf("provider %q: %w", name, err)
 			}
 			model = ""
+		}
+		if max := rt.Env.cfg.Delegate.MaxTokens; max > 0 {
+			p = &delegate.TokenBudget{Provider: p, Max: max}
 		}
 		eff := rt.Broker.Autonomy(ctx)
 		ag, err := agent.New(agent.Config{
@@ -81,10 +94,14 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 		}
 		log.Info("delegate started", "event", "delegate_started", "parent_action", parent, "autonomy", eff, "provider", p.Name(), "tools", len(tools))
 		res, err := ag.Turn(ctx, agent.TurnRequest{NewConversation: true, Message: task, MaxToolCalls: delegateCalls})
+		out := delegateResult{Autonomy: eff, Provider: p.Name(), Reply: res.Reply, ToolCalls: res.ToolCalls}
+		if errors.Is(err, delegate.ErrBudget) {
+			out.Stopped, err = "the sub-agent was stopped: "+err.Error(), nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sub-agent: %w", err)
 		}
-		return json.Marshal(delegateResult{Autonomy: eff, Provider: p.Name(), Reply: res.Reply, ToolCalls: res.ToolCalls})
+		return json.Marshal(out)
 	}
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,21 +36,7 @@ const delegateChildScript = `turns:
 // delegate action, and the log verifies.
 func TestAgentDelegateNarrowerAutonomy(t *testing.T) {
 	requireSandboxForTest(t)
-	dir := t.TempDir()
-	parent, child := filepath.Join(dir, "parent.yaml"), filepath.Join(dir, "child.yaml")
-	for p, s := range map[string]string{parent: delegateParentScript, child: delegateChildScript} {
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	home := agentHome(t, `default_provider = "fixture"
-[providers.fixture]
-kind = "mock"
-script = "`+parent+`"
-[providers.sub]
-kind = "mock"
-script = "`+child+`"
-`)
+	home := delegateHome(t, delegateParentScript, delegateChildScript, "")
 	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "write both files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
@@ -89,5 +77,52 @@ script = "`+child+`"
 	}
 	if out, errOut, code := operatorRun(t, home, "audit", "verify"); code != 0 || !strings.Contains(out, "VERIFIED") {
 		t.Fatalf("audit verify: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// The sub-agent's model calls may use at most [delegate] max_tokens:
+// over it, the sub-run stops and the delegate result says so. With a
+// budget of one token its first answer is over it, and none of its tool
+// calls runs; with half again the tokens of that first answer, its first
+// tool call runs and the second answer is over it.
+func TestAgentDelegateTokenBudget(t *testing.T) {
+	requireSandboxForTest(t)
+	parent, child := `turns:
+  - step: 1
+    tool_calls: [{name: delegate, arguments: {task: "two writes", provider: sub}}]
+  - step: 2
+    reply: "Delegated: {{tool_result}}"
+`, `turns:
+  - step: 1
+    tool_calls: [{name: file_write, arguments: {path: one.txt, content: one}}]
+  - step: 2
+    tool_calls: [{name: file_write, arguments: {path: two.txt, content: two}}]
+  - step: 3
+    reply: "both written"
+`
+	run := func(budget int) (reply string, written []string) {
+		home := delegateHome(t, parent, child, "[delegate]\nmax_tokens = "+strconv.Itoa(budget)+"\n")
+		out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "delegate two writes")
+		if code != 0 {
+			t.Fatalf("exit %d: %s%s", code, out, errs)
+		}
+		ws := workspaceOf(t, home)
+		for _, f := range []string{"one.txt", "two.txt"} {
+			if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+				written = append(written, f)
+			}
+		}
+		return out, written
+	}
+	used := regexp.MustCompile(`token budget exhausted: (\d+) tokens used of (\d+)`)
+	out, written := run(1)
+	m := used.FindStringSubmatch(out)
+	if m == nil || len(written) != 0 || !strings.Contains(out, `"stopped":"the sub-agent was stopped`) {
+		t.Fatalf("a budget of 1 token: written %v, reply:\n%s", written, out)
+	}
+	first, _ := strconv.Atoi(m[1])
+	out, written = run(first * 3 / 2)
+	if m := used.FindStringSubmatch(out); m == nil || !slices.Equal(written, []string{"one.txt"}) || strings.Contains(out, "both written") {
+		t.Fatalf("a budget of %d tokens (the first answer used %d): written %v, reply:\n%s", first*3/2, first, written, out)
 	}
 }

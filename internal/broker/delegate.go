@@ -44,6 +44,15 @@ func WithDelegation(ctx context.Context, d Delegation) context.Context {
 	return context.WithValue(ctx, delegationKey{}, d)
 }
 
+// Narrow returns d narrowed further by autonomy and tools (each empty or
+// nil: no narrowing), as a delegation nested in it would be, at the same
+// depth: an external agent's own config narrows its delegate call so.
+func (d Delegation) Narrow(autonomy string, tools []string) Delegation {
+	d.Autonomy = narrowerAutonomy(d.Autonomy, autonomy)
+	d.ToolsAllow = narrowerTools(d.ToolsAllow, tools)
+	return d
+}
+
 // DelegationFrom is the delegation WithDelegation put in ctx.
 func DelegationFrom(ctx context.Context) (Delegation, bool) {
 	d, ok := ctx.Value(delegationKey{}).(Delegation)
@@ -118,4 +127,13 @@ func (b *Broker) Autonomy(ctx context.Context) string {
 		return narrowerAutonomy(b.cfg.Autonomy, d.Autonomy)
 	}
 	return b.cfg.Autonomy
+}
+
+// ToolsAllow is the tools actions taken with ctx may use (nil: every
+// tool): the channel's tools_allow, narrowed by the delegation in ctx.
+func (b *Broker) ToolsAllow(ctx context.Context) []string {
+	if d, ok := DelegationFrom(ctx); ok {
+		return narrowerTools(b.cfg.ToolsAllow, d.ToolsAllow)
+	}
+	return b.cfg.ToolsAllow
 }

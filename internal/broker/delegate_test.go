@@ -174,3 +174,27 @@ func TestDelegationEstop(t *testing.T) {
 		t.Fatalf("the sub-agent's action %q, its context's end %v, the delegate call %q; want the estop in all", status, cause, out.Status)
 	}
 }
+
+// TestNarrowAndToolsAllow: an external agent's config narrows its
+// delegation without nesting it, and the broker reports the tools the
+// channel and the delegation leave.
+func TestNarrowAndToolsAllow(t *testing.T) {
+	r := newRig(t, "full", nil)
+	r.b.cfg.ToolsAllow = []string{"shell", "file_read", "file_write"}
+	ctx := WithDelegation(context.Background(), Delegation{ParentAction: "p", Autonomy: "supervised", ToolsAllow: []string{"shell", "file_read", "time"}})
+	d, _ := DelegationFrom(ctx)
+	d = d.Narrow("readonly", []string{"file_read", "time"})
+	if d.Autonomy != "readonly" || !slices.Equal(d.ToolsAllow, []string{"file_read", "time"}) || d.Depth() != 1 {
+		t.Errorf("Narrow: %+v", d)
+	}
+	if wider := d.Narrow("full", nil); wider.Autonomy != "readonly" || !slices.Equal(wider.ToolsAllow, d.ToolsAllow) {
+		t.Errorf("Narrow widened: %+v", wider)
+	}
+	ctx = context.WithValue(ctx, delegationKey{}, d)
+	if got := r.b.ToolsAllow(ctx); !slices.Equal(got, []string{"file_read"}) {
+		t.Errorf("ToolsAllow = %v, want [file_read]", got)
+	}
+	if got := r.b.ToolsAllow(context.Background()); !slices.Equal(got, r.b.cfg.ToolsAllow) {
+		t.Errorf("ToolsAllow without a delegation = %v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clawsec/claw/gate"
@@ -34,6 +35,9 @@ type External struct {
 	// knows. degraded names the opt-ins the decision rests on (a tool
 	// trusted by name), written into the decision receipt.
 	Decide func(estop bool) (d gate.Decision, degraded []string)
+	// ParentAction is the claw action that started the program (a
+	// delegate call), named in the receipts; empty for none.
+	ParentAction string
 }
 
 // Handoff is an external action whose decision is recorded; its outcome
@@ -77,13 +81,16 @@ func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 	default:
 		d.Decision = gate.Deny
 	}
+	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, x.Action.Tool) {
+		d = notAllowed(d, x.Action.Tool)
+	}
 	summary := x.Summary
 	if summary == "" {
 		summary = gate.Summary(x.Action)
 	}
 	argsJSON, _ := json.Marshal(x.Action.Args)
 	h := &Handoff{ActionID: receipts.NewActionID(), Decision: d, b: b}
-	h.ref = receipts.Ref{ActionID: h.ActionID, Conversation: x.Conversation, Channel: c.Channel}
+	h.ref = receipts.Ref{ActionID: h.ActionID, Conversation: x.Conversation, Channel: c.Channel, ParentAction: x.ParentAction}
 	ra := receipts.Action{Tool: x.Action.Tool, ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
 	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy,
 		PolicyDigest: d.PolicyDigest, Degraded: degraded, Grant: d.Grant}
@@ -123,6 +130,7 @@ type Refusal struct {
 	Conversation string
 	Rule         string // the reason id
 	Msg          string // why, in the outcome receipt
+	ParentAction string // the claw action that started the caller, if any
 }
 
 // Refuse records r as a denied action, a decision receipt (deny, risk
@@ -137,7 +145,7 @@ func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	d := gate.Decision{Decision: gate.Deny, Risk: "high", PolicyDigest: c.Gate.Digest(),
 		Reasons: []gate.Reason{{ID: r.Rule, Severity: "high", Msg: r.Msg}}}
 	out := &Outcome{ActionID: receipts.NewActionID(), Status: StatusDenied, Decision: d, Err: errors.New(r.Msg)}
-	ref := receipts.Ref{ActionID: out.ActionID, Conversation: r.Conversation, Channel: c.Channel}
+	ref := receipts.Ref{ActionID: out.ActionID, Conversation: r.Conversation, Channel: c.Channel, ParentAction: r.ParentAction}
 	ra := receipts.Action{Tool: r.Tool, ArgsSHA256: receipts.Digest(r.Args), Summary: c.Redact(r.Summary)}
 	rd := receipts.Decision{Result: gate.Deny, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy, PolicyDigest: d.PolicyDigest}
 	if _, err := c.Log.decision(ctx, ref, ra, rd); err != nil {

@@ -50,12 +50,20 @@ const (
 // resolvePlugin looks the plugin of a "plugin" action up and adds what it
 // found to the gate's input.
 func (b *Broker) resolvePlugin(a gate.Action, in *gate.Input) PluginCall {
+	return ResolvePlugin(b.cfg.Plugins, a, in)
+}
+
+// ResolvePlugin looks the plugin of a "plugin" action up with plugins
+// (nil: no plugins directory) and adds what it found, its status and the
+// reach its manifest declares, to the gate's input: what the broker does
+// before it decides, and what a dry run must do to decide the same.
+func ResolvePlugin(plugins PluginResolver, a gate.Action, in *gate.Input) PluginCall {
 	name, _ := a.Args["plugin"].(string)
 	tool, _ := a.Args["tool"].(string)
 	pc := PluginCall{Info: gate.PluginInfo{Name: name, Tool: tool, Status: "unresolved", Detail: "no plugins directory is configured"}}
-	if b.cfg.Plugins != nil && len(in.Errors) == 0 {
+	if plugins != nil && len(in.Errors) == 0 {
 		args, _ := a.Args["args"].(map[string]any)
-		pc = b.cfg.Plugins(name, tool, args)
+		pc = plugins(name, tool, args)
 		pc.Info.Name, pc.Info.Tool = name, tool
 	}
 	in.SetPlugin(pc.Info, pc.Read, pc.Write, pc.Hosts)

@@ -30,6 +30,8 @@ type Config struct {
 	Serve     Serve               `toml:"serve" json:"serve"`
 	// Autonomous is the [autonomous] table (claw agent --autonomous).
 	Autonomous Autonomous `toml:"autonomous" json:"autonomous"`
+	// Delegate is the [delegate] table (the delegate tool).
+	Delegate Delegate `toml:"delegate" json:"delegate"`
 	// Channels are the [channels.NAME] sections: per-channel settings
 	// ("cli", "serve", "mcp").
 	Channels map[string]Channel `toml:"channels" json:"channels,omitempty"`

@@ -451,6 +451,21 @@ timeout = "soon"
 			},
 		},
 		{
+			name: "external agents",
+			file: "[delegate]\nmax_tokens = -1\n[delegate.external.cc]\ncommand = [\"claude\"]\nsettings_flag = \"--settings\"\nautonomy = \"root\"\ntools_allow = [\"sudo\"]\nhosts = [\"api.anthropic.com\"]\nsecrets = [\"sk-ant-0123\"]\ntrust_tools = [\"mcp__fs__write\"]\n[delegate.external.bare]\nmax_output = 10\n",
+			want: []string{
+				`config.toml:2:14: delegate.max_tokens: must not be negative, got -1`,
+				`config.toml:6:12: delegate.external.cc.autonomy: "root" is not one of readonly, supervised, full`,
+				`config.toml:7:16: delegate.external.cc.tools_allow[0]: "sudo" is not a claw tool (ask_user, delegate, edit_file, file_list, file_read, file_write, http, memory_search, plugin, shell, time)`,
+				`config.toml:8:10: delegate.external.cc.hosts[0]: "api.anthropic.com" is not host:port, like "api.anthropic.com:443"`,
+				`config.toml:9:12: delegate.external.cc.secrets[0]: must name an environment variable (like "ANTHROPIC_API_KEY"), not hold the key itself`,
+				`config.toml:10:16: delegate.external.cc.trust_tools[0]: "mcp__fs__write": name an agent tool claw has no equivalent for, like "TodoWrite" (MCP tools are judged by the gate)`,
+				`config.toml:11:20: delegate.external.bare: external agent bare has no command; set command = ["claude", "-p", "--output-format", "json"]`,
+				`config.toml:11:20: delegate.external.bare: external agent bare needs settings_flag, the flag that passes the hook's settings file (Claude Code: "--settings")`,
+				`config.toml:12:14: delegate.external.bare.max_output: must be at least 1024, got 10`,
+			},
+		},
+		{
 			name: "invalid UTF-8",
 			file: "default_model = \"a\xffb\"\n",
 			want: []string{`config.toml:1:19: file is not valid UTF-8`},

@@ -32,6 +32,7 @@ func FuzzParse(f *testing.F) {
 		"[security]\nallowed_domains = [[\"a\"]]", "sandbox.http_ports = [1, 2.5, \"x\"]",
 		"[channels.discord]\n[channels.bridge]\nlisten = \"127.0.0.1:0\"\nsessions = [\"s1\"]\nsources = { s1 = \"discord:2\" }",
 		"[channels.bridge]\nlisten = \"127.0.0.1:0\"\nsessions = [\"s1\"]\n[channels.bridge.sources]\ns1 = \"discord:0\"",
+		"[delegate.external.c]\ncommand = [\"claude\", \"-p\"]\nsettings_flag = \"--settings\"\nhosts = [\"a:1\"]\nsecrets = [\"K\"]\nenv = [\"A=b\"]",
 	} {
 		f.Add([]byte(s))
 	}

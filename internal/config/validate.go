@@ -126,6 +126,7 @@ func (s *source) validate(c *Config) {
 	s.checkPath("agent.memory_db", ag.MemoryDB, false)
 
 	s.validateAutonomous(&c.Autonomous)
+	s.validateDelegate(&c.Delegate)
 	s.validateProviders(c)
 	for _, n := range slices.Sorted(maps.Keys(c.Channels)) {
 		s.validateChannel(c, n)

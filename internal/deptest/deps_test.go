@@ -104,7 +104,7 @@ var rules = map[string]rule{
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
 		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass", "internal/term",
-		"internal/estop", "internal/runtime",
+		"internal/estop", "internal/runtime", "internal/delegate",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",
@@ -142,6 +142,10 @@ var rules = map[string]rule{
 		module + "/cmd/...":          "the presentation is a library of the CLI, not the other way round",
 		module + "/internal/runtime": "the runtime wires the terminal, not the other way round",
 	}},
+	"internal/delegate": {mayUse: []string{"internal/delegate", "agent", "executor", "internal/config", "internal/hook", "internal/broker", "internal/estop", "internal/grant", "gate", "policies", "receipts", "internal/redact", "internal/netclass"},
+		why: "an external agent runs in the executor's sandbox and is answered by the hook's guard, which decides and records through the broker", never: map[string]string{
+			"os/exec": "the external agent runs only in the executor's sandbox",
+		}},
 	"internal/hook": {never: map[string]string{
 		"os/exec":            "the agent runs the tool, not the hook",
 		"net/http":           "the hook never reaches the network",

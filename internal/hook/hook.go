@@ -46,6 +46,9 @@ const (
 	ReasonCannotAsk    = "hook.cannot_ask"
 	ReasonPassphrase   = "hook.passphrase_as_ask"
 	ReasonTrustedTool  = "hook.trusted_tool"
+	// ReasonToolNotAllowed is the broker's rule for a tool outside
+	// tools_allow.
+	ReasonToolNotAllowed = broker.RuleToolNotAllowed
 )
 
 // OutcomeDelegated is the outcome status of an action the hook let the
@@ -72,6 +75,13 @@ type Guard struct {
 	// (redact.String when nil). Answers and errors always go through
 	// redact.String.
 	Redact func(string) string
+	// ParentAction, when set, is the claw action that started the agent
+	// (a delegate call): every receipt names it.
+	ParentAction string
+	// ToolsAllow, when not nil, lists the only claw tools the agent's
+	// calls may map to; any other is denied (rule
+	// channel.tool_not_allowed).
+	ToolsAllow []string
 }
 
 // Verdict is the combined decision for one event.
@@ -99,7 +109,7 @@ var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 // must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
 	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Workspace: g.Workspace, Home: g.Home,
-		Channel: string(f), EstopFile: g.EstopFile, Redact: g.redact()})
+		Channel: string(f), EstopFile: g.EstopFile, Redact: g.redact(), ToolsAllow: g.ToolsAllow})
 	cwd := g.Workspace
 	if ev.Cwd != "" {
 		cwd = canonical(ev.Cwd)
@@ -120,7 +130,8 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 	}
 	v := Verdict{Decision: gate.Allow, Risk: "low"}
 	for _, c := range calls {
-		x := broker.External{Action: c.Action, Conversation: clip(ev.SessionID, 128), Cwd: cwd, Summary: summary(ev.ToolName, c.Action)}
+		x := broker.External{Action: c.Action, Conversation: clip(ev.SessionID, 128), Cwd: cwd, Summary: summary(ev.ToolName, c.Action),
+			ParentAction: g.ParentAction}
 		if c.Unknown {
 			x.Decide = func(estop bool) (gate.Decision, []string) { return g.unknown(ev.ToolName, estop) }
 		}
@@ -209,7 +220,7 @@ func (g *Guard) unknown(name string, estop bool) (gate.Decision, []string) {
 // only summarised by its size and digest.
 func (g *Guard) RecordInvalid(ctx context.Context, f Format, raw []byte, why error) error {
 	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Channel: string(f), Redact: g.redact()})
-	_, err := b.Refuse(ctx, broker.Refusal{Tool: "hook", Args: raw, Rule: ReasonInvalidInput, Msg: "denied: " + ReasonInvalidInput,
+	_, err := b.Refuse(ctx, broker.Refusal{Tool: "hook", Args: raw, Rule: ReasonInvalidInput, Msg: "denied: " + ReasonInvalidInput, ParentAction: g.ParentAction,
 		Summary: fmt.Sprintf("invalid hook input (%d bytes): %s", len(raw), clip(why.Error(), 200))})
 	return err
 }

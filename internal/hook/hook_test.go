@@ -816,3 +816,46 @@ func TestActionDigestIsTheBrokers(t *testing.T) {
 		t.Fatalf("action_sha256 %q, want [%s]", got, want)
 	}
 }
+
+// An agent started by a delegate call: its receipts name the parent
+// action, and a tool outside its tools_allow is denied although the gate
+// allows it.
+func TestDelegatedGuard(t *testing.T) {
+	f := newFixture(t)
+	f.autonomy = "full"
+	open := f.open(t)
+	run := func(input string) string {
+		r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: func(ctx context.Context) (*Guard, func(), error) {
+			g, closeLog, err := open(ctx)
+			if err == nil {
+				g.ParentAction, g.ToolsAllow = "parent-0001", []string{"file_read"}
+			}
+			return g, closeLog, err
+		}}
+		var stdout, stderr bytes.Buffer
+		if code := r.Run(context.Background(), bytes.NewReader(f.expand([]byte(input))), &stdout, &stderr); code != ExitAnswered {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		return stdout.String()
+	}
+	if out := run(`{"tool_name":"Read","cwd":"$WS","tool_input":{"file_path":"notes.txt"}}`); !strings.Contains(out, `"permissionDecision":"allow"`) {
+		t.Errorf("an allowed tool: %s", out)
+	}
+	if out := run(`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"ls"}}`); !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, ReasonToolNotAllowed) {
+		t.Errorf("a tool outside tools_allow: %s", out)
+	}
+	r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: func(ctx context.Context) (*Guard, func(), error) {
+		g, closeLog, err := open(ctx)
+		if err == nil {
+			g.ParentAction = "parent-0001"
+		}
+		return g, closeLog, err
+	}}
+	if code := r.Run(context.Background(), strings.NewReader("not json"), io.Discard, io.Discard); code != ExitBlock {
+		t.Errorf("malformed input: exit %d", code)
+	}
+	text := f.receiptText(t)
+	if n := strings.Count(text, `"parent_action":"parent-0001"`); n != 6 {
+		t.Errorf("%d receipts name the parent action, want 6 (three decisions, three outcomes; one refused input):\n%s", n, text)
+	}
+}

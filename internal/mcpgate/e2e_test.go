@@ -221,6 +221,46 @@ func TestBinaryProxyWithGoUpstream(t *testing.T) {
 	}
 }
 
+// A credential handed to the upstream with --secret is in no receipt, log
+// or answer of either claw, after calls through the proxy.
+func TestBinaryProxySecret(t *testing.T) {
+	h := newHome(t)
+	const planted = "planted-upstream-token-0123456789"
+	h.env = append(h.env, "UPSTREAM_TOKEN="+planted, "CLAW_LOG=debug")
+	var stderr bytes.Buffer
+	cs := h.session(t, &stderr, "mcp", "proxy", "--autonomy", "full", "--name", "inner", "--secret", "UPSTREAM_TOKEN",
+		"--write", h.dir, "--", h.bin, "--home", h.dir, "mcp", "serve")
+	var answers strings.Builder
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{{"inner__time", map[string]any{}}, {"inner__shell", map[string]any{"command": "env; echo $UPSTREAM_TOKEN"}}} {
+		res := call(t, cs, c.tool, c.args)
+		answers.WriteString(text(res))
+	}
+	cs.Close()
+	if !strings.Contains(answers.String(), "utc") {
+		t.Fatalf("the calls did not go through: %s\n%s", answers.String(), stderr.String())
+	}
+	if strings.Contains(answers.String()+stderr.String(), planted) {
+		t.Errorf("the secret is in an answer or the log:\n%s\n%s", answers.String(), stderr.String())
+	}
+	n := 0
+	filepath.WalkDir(h.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		n++
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), planted) {
+			t.Errorf("the secret is in %s", p)
+		}
+		return nil
+	})
+	if c := h.receiptCounts(t); c["decision"] < 2 || n == 0 {
+		t.Errorf("receipts %v, %d files: nothing was recorded", c, n)
+	}
+}
+
 // node returns the node binary and the test client's directory, or skips.
 func node(t *testing.T) (string, string) {
 	t.Helper()
