@@ -46,6 +46,7 @@ type gateTestOptions struct {
 	rego        bool
 	bypassSuite bool
 	verbose     bool
+	noDaemon    bool
 }
 
 const gateTestLong = `Ask the gate what it would decide for an action, without running anything.
@@ -67,6 +68,11 @@ QUERY, tool SERVER NAME [ARGS-JSON].
 "N passed, N failed". --rego runs the Rego unit tests of the built-in and
 user policies. --bypass-suite runs the corpus of attacks and benign
 look-alikes shipped inside claw against the policies in force.
+
+When a claw serve of the same user, config and user policies is running,
+it decides a single action with the policies it has compiled (the same
+output, without compiling them again; nothing is recorded); otherwise, or
+with --no-daemon, the action is decided in this process.
 
 EXIT STATUS
   0 allow (or every case and test passed), 3 deny, 6 ask or passphrase,
@@ -95,6 +101,7 @@ func newGateTestCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.rego, "rego", false, "run the Rego unit tests of the built-in and user policies")
 	f.BoolVar(&o.bypassSuite, "bypass-suite", false, "run the built-in bypass corpus against the policies in force")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "with --cases or --bypass-suite, list passing cases too")
+	f.BoolVar(&o.noDaemon, "no-daemon", false, "decide in this process even when a claw serve of this config is running")
 	c.MarkFlagsMutuallyExclusive("action", "json", "cases", "rego", "bypass-suite")
 	return c
 }
@@ -133,7 +140,6 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	}
 	if !o.rego && o.cases == "" && !o.bypassSuite {
 		oneShotGC()
-		gate.Prefetch()
 	}
 	e, err := loadEnv(g)
 	if err != nil {
@@ -178,6 +184,12 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return withCode(exitUsage, err, "see 'claw gate test --help'")
 	}
+	if !o.noDaemon {
+		if a, ok := askGateDaemon(ctx, g, e, o, args); ok {
+			return printAnswer(g, a)
+		}
+	}
+	gate.Prefetch()
 	gctx, err := gateContext(e, o)
 	if err != nil {
 		return err
@@ -187,9 +199,16 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		return err
 	}
 	applyGrants(g, e, eng)
+	return decideAndPrint(ctx, g, eng, o, action, gctx)
+}
+
+// decideAndPrint decides one action in gctx and prints the decision as
+// claw gate test does; its error is the decision's exit status.
+func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
 	in := gate.BuildInput(action, gctx)
 	var d gate.Decision
 	var fired []string
+	var err error
 	if o.explain {
 		d, fired, err = eng.Explain(ctx, in)
 	} else {

@@ -144,15 +144,8 @@ type hookService struct {
 // function that puts them in force, so that a reload that fails later
 // leaves the previous ones.
 func (h *hookService) load(ctx context.Context) (swap func(), err error) {
-	e, err := loadEnv(&globals{home: h.g.home, config: h.g.config, stderr: io.Discard})
-	if err != nil {
-		return nil, err
-	}
-	id, err := configID(e.home, e)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
+	var id string
+	e, eng, err := daemonEngine(ctx, h.g, func(e *env) (err error) { id, err = configID(e.home, e); return err })
 	if err != nil {
 		return nil, err
 	}
