@@ -4,7 +4,8 @@
 # process (--no-daemon), next to `claw version` (the start-up floor), in
 # one interleaved run; and `claw gate test` of one action the same two
 # ways. CLAW_BASE=REV adds the hook and the gate test built from revision
-# REV (in process: it has no daemon path).
+# REV, in process (the hook with --no-daemon; for a revision before the
+# hook's daemon path, which lacks the flag, set CLAW_BASE_HOOK_FLAGS=).
 # Usage: [CLAW_BASE=REV] bench/hook.sh [rounds]   (default 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ if [ -n "${CLAW_BASE:-}" ]; then
 	mkdir -p "$out/base-src"
 	git archive "$CLAW_BASE" | tar -x -C "$out/base-src"
 	(cd "$out/base-src" && go build -trimpath -o "$out/claw-base" ./cmd/claw)
-	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code"
+	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code ${CLAW_BASE_HOOK_FLAGS---no-daemon}"
 		-c "gate test, revision $CLAW_BASE (in process)||$out/claw-base gate test file_read notes.txt")
 fi
 export CLAW_HOME="$out/home"
