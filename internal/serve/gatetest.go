@@ -39,10 +39,7 @@ func (s *Server) handleGateTest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req GateTestRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "the body is not a gate test request")
+	if !readJSON(w, r, &req) {
 		return
 	}
 	a, err := s.cfg.GateTest(r.Context(), req)
