@@ -23,9 +23,11 @@ import (
 const gateDaemonWait = 2 * time.Second
 
 // gateTestID names what a dry run is decided with: the claw home, its
-// effective config (configID) and the bytes of the user policies, which a
-// daemon compiles only when it starts or reloads. A policy edited since
-// then makes another id, and the edit is judged in process.
+// effective config (configID), the bytes of the user policies, which a
+// daemon compiles only when it starts or reloads (a policy edited since
+// then makes another id, and the edit is judged in process), and the
+// mount namespace, since paths are resolved where the decision is made (a
+// daemon under systemd's PrivateTmp or ProtectHome sees other files).
 func gateTestID(e *env) (string, error) {
 	id, err := configID(e.home, e)
 	if err != nil {
@@ -35,7 +37,11 @@ func gateTestID(e *env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return id + "+" + pd, nil
+	mnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return "", err
+	}
+	return id + "+" + pd + "+" + mnt, nil
 }
 
 // userPoliciesDigest hashes the names and contents of the .rego files in
