@@ -21,14 +21,21 @@ import (
 )
 
 // configID names a claw home and its effective config (after defaults and
-// expansion), so that a hook asks only a daemon that decides with the same.
+// expansion), so that a hook asks only a daemon that decides with the same,
+// in the same mount namespace: paths are resolved where the decision is
+// made, and a daemon under systemd's PrivateTmp or ProtectHome sees other
+// files.
 func configID(home string, e *env) (string, error) {
 	b, err := json.Marshal(e.cfg)
 	if err != nil {
 		return "", err
 	}
+	mnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", home, e.userDir)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", home, e.userDir, mnt)
 	h.Write(b)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
