@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/clawsec/claw/agent/provider"
 )
@@ -29,10 +30,16 @@ import (
 // cut out of the text, which keeps the rest.
 
 var (
-	leakTags  = regexp.MustCompile(`(?s)<(tool_call|function_call|tool_use)>\s*(.*?)\s*</(?:tool_call|function_call|tool_use)>`)
-	leakFence = regexp.MustCompile("(?s)```(?:json|tool_call)?\\s*\\n(\\{.*?\\})\\s*\\n?```")
-	leakXML   = regexp.MustCompile(`(?s)(?:<tool_call>\s*)?<function=([^<>\s]+)>(.*?)</function>(?:\s*</tool_call>)?`)
-	leakParam = regexp.MustCompile(`(?s)^\s*<parameter=([^<>\s]+)>(.*?)</parameter>`)
+	leakTags = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)<(tool_call|function_call|tool_use)>\s*(.*?)\s*</(?:tool_call|function_call|tool_use)>`)
+	})
+	leakFence = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("(?s)```(?:json|tool_call)?\\s*\\n(\\{.*?\\})\\s*\\n?```")
+	})
+	leakXML = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)(?:<tool_call>\s*)?<function=([^<>\s]+)>(.*?)</function>(?:\s*</tool_call>)?`)
+	})
+	leakParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^\s*<parameter=([^<>\s]+)>(.*?)</parameter>`) })
 )
 
 // maxLeakScan bounds how much text is searched for leaked calls.
@@ -58,22 +65,22 @@ func RecoverToolCalls(text string, active map[string]bool) ([]provider.ToolCall,
 		return true
 	}
 	add := func(raw string) bool { return keep(parseLeaked(raw, active)) }
-	rest := leakXML.ReplaceAllStringFunc(text, func(m string) string {
-		sub := leakXML.FindStringSubmatch(m)
+	rest := leakXML().ReplaceAllStringFunc(text, func(m string) string {
+		sub := leakXML().FindStringSubmatch(m)
 		if keep(parseLeakedXML(sub[1], sub[2], active)) {
 			return ""
 		}
 		return m
 	})
-	rest = leakTags.ReplaceAllStringFunc(rest, func(m string) string {
-		sub := leakTags.FindStringSubmatch(m)
+	rest = leakTags().ReplaceAllStringFunc(rest, func(m string) string {
+		sub := leakTags().FindStringSubmatch(m)
 		if add(sub[2]) {
 			return ""
 		}
 		return m
 	})
-	rest = leakFence.ReplaceAllStringFunc(rest, func(m string) string {
-		sub := leakFence.FindStringSubmatch(m)
+	rest = leakFence().ReplaceAllStringFunc(rest, func(m string) string {
+		sub := leakFence().FindStringSubmatch(m)
 		if add(sub[1]) {
 			return ""
 		}
@@ -143,7 +150,7 @@ func parseLeakedXML(name, body string, active map[string]bool) (provider.ToolCal
 	}
 	args := map[string]json.RawMessage{}
 	for strings.TrimSpace(body) != "" {
-		m := leakParam.FindStringSubmatchIndex(body)
+		m := leakParam().FindStringSubmatchIndex(body)
 		if m == nil {
 			return provider.ToolCall{}, false
 		}

@@ -2,8 +2,10 @@
 # claw hook as Claude Code runs it, one whole process per tool call: with
 # a claw serve of the same config running (the daemon decides), and in
 # process (--no-daemon), next to `claw version` (the start-up floor), in
-# one interleaved run. CLAW_BASE=REV adds the hook built from revision REV
-# (in process: it has no daemon path).
+# one interleaved run; and `claw gate test` of one action the same two
+# ways. CLAW_BASE=REV adds the hook and the gate test built from revision
+# REV, in process (the hook with --no-daemon; for a revision before the
+# hook's daemon path, which lacks the flag, set CLAW_BASE_HOOK_FLAGS=).
 # Usage: [CLAW_BASE=REV] bench/hook.sh [rounds]   (default 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +19,8 @@ if [ -n "${CLAW_BASE:-}" ]; then
 	mkdir -p "$out/base-src"
 	git archive "$CLAW_BASE" | tar -x -C "$out/base-src"
 	(cd "$out/base-src" && go build -trimpath -o "$out/claw-base" ./cmd/claw)
-	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code")
+	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code ${CLAW_BASE_HOOK_FLAGS---no-daemon}"
+		-c "gate test, revision $CLAW_BASE (in process)||$out/claw-base gate test file_read notes.txt")
 fi
 export CLAW_HOME="$out/home"
 mkdir -p "$out/ws"
@@ -32,9 +35,13 @@ cd "$out/ws"
 # the daemon must be the one answering, or the row means nothing
 CLAW_HOOK_DEBUG=1 "$out/claw" hook claude-code <"$out/read.json" 2>&1 >/dev/null | grep -q '^claw: answered by claw serve$' ||
 	{ echo "hook.sh: the daemon did not answer" >&2; exit 1; }
+CLAW_GATE_DEBUG=1 "$out/claw" gate test file_read notes.txt 2>&1 >/dev/null | grep -q '^claw: answered by claw serve$' ||
+	{ echo "hook.sh: the daemon did not answer the gate test" >&2; exit 1; }
 echo "kernel $(uname -r), $(nproc) CPUs"
 "$out/procs" -n "${1:-100}" \
 	-c "claw version||$out/claw version" \
 	"${base[@]}" \
 	-c "claw hook --no-daemon (in process)|$out/read.json|$out/claw hook claude-code --no-daemon" \
-	-c "claw hook, claw serve running (the daemon decides)|$out/read.json|$out/claw hook claude-code"
+	-c "claw hook, claw serve running (the daemon decides)|$out/read.json|$out/claw hook claude-code" \
+	-c "claw gate test --no-daemon (in process)||$out/claw gate test --no-daemon file_read notes.txt" \
+	-c "claw gate test, claw serve running (the daemon decides)||$out/claw gate test file_read notes.txt"

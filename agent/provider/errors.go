@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -139,7 +140,9 @@ const maxExcerpt = 300
 
 // credentialPattern matches strings that look like API keys or bearer
 // tokens, so an excerpt never quotes one even when it is not ours.
-var credentialPattern = regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{6,}|bearer\s+[a-z0-9_\-\.=]{6,}|(api[_-]?key|x-api-key|authorization)["']?\s*[:=]\s*["']?(bearer\s+)?[^\s"',}]{4,})`)
+var credentialPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{6,}|bearer\s+[a-z0-9_\-\.=]{6,}|(api[_-]?key|x-api-key|authorization)["']?\s*[:=]\s*["']?(bearer\s+)?[^\s"',}]{4,})`)
+})
 
 // excerpt returns a bounded, single-line, credential-free quote of text.
 // Each non-empty secret is replaced wherever it occurs.
@@ -148,7 +151,7 @@ func excerpt(text string, secrets ...string) string {
 	if len(text) > 4*maxExcerpt {
 		text = text[:4*maxExcerpt]
 	}
-	text = credentialPattern.ReplaceAllString(text, "[redacted]")
+	text = credentialPattern().ReplaceAllString(text, "[redacted]")
 	var b strings.Builder
 	for i := 0; i < len(text) && b.Len() < maxExcerpt; {
 		r, n := utf8.DecodeRuneInString(text[i:])

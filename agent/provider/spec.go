@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -47,7 +48,7 @@ type Spec struct {
 	Default string
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // New builds the leaf provider s describes (mock, openai-compatible or
 // anthropic), reading its key with getenv (os.Getenv when nil). Composite
@@ -84,7 +85,7 @@ func newLeaf(s Spec, getenv func(string) string, log *slog.Logger) (Provider, er
 	}
 	var key string
 	if s.APIKeyEnv != "" {
-		if !envName.MatchString(s.APIKeyEnv) {
+		if !envName().MatchString(s.APIKeyEnv) {
 			return nil, fmt.Errorf("provider %q: api_key_env must be the name of an environment variable, not a key", s.Name)
 		}
 		key = getenv(s.APIKeyEnv)

@@ -52,6 +52,7 @@ type gateTestOptions struct {
 	rego        bool
 	bypassSuite bool
 	verbose     bool
+	noDaemon    bool
 }
 
 const gateTestLong = `Ask the gate what it would decide for an action, without running anything.
@@ -74,6 +75,11 @@ with the installed plugin's declared reach, as when it runs).
 "N passed, N failed". --rego runs the Rego unit tests of the built-in and
 user policies. --bypass-suite runs the corpus of attacks and benign
 look-alikes shipped inside claw against the policies in force.
+
+When a claw serve of the same user, config and user policies is running,
+it decides a single action with the policies it has compiled (the same
+output, without compiling them again; nothing is recorded); otherwise, or
+with --no-daemon, the action is decided in this process.
 
 EXIT STATUS
   0 allow (or every case and test passed), 3 deny, 6 ask or passphrase,
@@ -102,6 +108,7 @@ func newGateTestCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.rego, "rego", false, "run the Rego unit tests of the built-in and user policies")
 	f.BoolVar(&o.bypassSuite, "bypass-suite", false, "run the built-in bypass corpus against the policies in force")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "with --cases or --bypass-suite, list passing cases too")
+	f.BoolVar(&o.noDaemon, "no-daemon", false, "decide in this process even when a claw serve of this config is running")
 	c.MarkFlagsMutuallyExclusive("action", "json", "cases", "rego", "bypass-suite")
 	return c
 }
@@ -140,7 +147,6 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	}
 	if !o.rego && o.cases == "" && !o.bypassSuite {
 		oneShotGC()
-		gate.Prefetch()
 	}
 	e, err := loadEnv(g)
 	if err != nil {
@@ -185,6 +191,12 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return withCode(exitUsage, err, "see 'claw gate test --help'")
 	}
+	if !o.noDaemon {
+		if a, ok := askGateDaemon(ctx, g, e, o, args); ok {
+			return printAnswer(g, a)
+		}
+	}
+	gate.Prefetch()
 	gctx, err := gateContext(e, o)
 	if err != nil {
 		return err
@@ -194,12 +206,21 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		return err
 	}
 	applyGrants(g, e, eng)
+	return decideAndPrint(ctx, g, eng, e.home, o, action, gctx)
+}
+
+// decideAndPrint decides one action in gctx and prints the decision as
+// claw gate test does; its error is the decision's exit status. A plugin
+// action is decided with the reach of the plugin installed in home, as
+// the broker does.
+func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, home string, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
 	in := gate.BuildInput(action, gctx)
-	if in.Kind == toolkind.Plugin { // decided with the installed plugin's reach, as the broker does
-		broker.ResolvePlugin(runtime.PluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}), action, in)
+	if in.Kind == toolkind.Plugin {
+		broker.ResolvePlugin(runtime.PluginResolver(plugin.Store{Dir: filepath.Join(home, "plugins")}), action, in)
 	}
 	var d gate.Decision
 	var fired []string
+	var err error
 	if o.explain {
 		d, fired, err = eng.Explain(ctx, in)
 	} else {

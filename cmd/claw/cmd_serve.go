@@ -424,6 +424,12 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		return err
 	}
 	swapHooks()
+	gates := &gateService{g: g}
+	swapGates, err := gates.load(ctx)
+	if err != nil {
+		return err
+	}
+	swapGates()
 	pub := signer.PublicKey()
 	check := executor.Check()
 
@@ -440,6 +446,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Logger:            log,
 		Deliver:           serveDeliver(chans),
 		Hook:              hooks.answer,
+		GateTest:          gates.answer,
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
 			defer ref.wg.Done()
@@ -501,11 +508,17 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 				next.Close()
 				return "", err
 			}
+			swapGates, err := gates.load(ctx)
+			if err != nil {
+				next.Close()
+				return "", err
+			}
 			if err := chans.reload(ctx); err != nil {
 				next.Close()
 				return "", err
 			}
 			swapHooks()
+			swapGates()
 			holder.swap(next)
 			return next.Broker.PolicyDigest(), nil
 		},

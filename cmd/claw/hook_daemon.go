@@ -21,14 +21,21 @@ import (
 )
 
 // configID names a claw home and its effective config (after defaults and
-// expansion), so that a hook asks only a daemon that decides with the same.
+// expansion), so that a hook asks only a daemon that decides with the same,
+// in the same mount namespace: paths are resolved where the decision is
+// made, and a daemon under systemd's PrivateTmp or ProtectHome sees other
+// files.
 func configID(home string, e *env) (string, error) {
 	b, err := json.Marshal(e.cfg)
 	if err != nil {
 		return "", err
 	}
+	mnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", home, e.userDir)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", home, e.userDir, mnt)
 	h.Write(b)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -144,15 +151,8 @@ type hookService struct {
 // function that puts them in force, so that a reload that fails later
 // leaves the previous ones.
 func (h *hookService) load(ctx context.Context) (swap func(), err error) {
-	e, err := loadEnv(&globals{home: h.g.home, config: h.g.config, stderr: io.Discard})
-	if err != nil {
-		return nil, err
-	}
-	id, err := configID(e.home, e)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
+	var id string
+	e, eng, err := daemonEngine(ctx, h.g, func(e *env) (err error) { id, err = configID(e.home, e); return err })
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -151,7 +152,7 @@ func (e *ManifestError) Error() string {
 	return ManifestFile + ": " + e.Msg
 }
 
-var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // DecodeManifest decodes and validates a manifest strictly: unknown keys,
 // wrong types, a bad name or command and a network reach are errors with
@@ -191,7 +192,7 @@ func tomlError(err error) error {
 }
 
 func (m *Manifest) validate() error {
-	if !nameRe.MatchString(m.Name) {
+	if !nameRe().MatchString(m.Name) {
 		return fmt.Errorf("name %q: want 1-64 of a-z 0-9 . _ -, starting with a letter or digit", m.Name)
 	}
 	if m.Version == "" || len(m.Version) > 64 {
@@ -221,7 +222,7 @@ func (m *Manifest) validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range m.Tools {
-		if !nameRe.MatchString(t.Name) {
+		if !nameRe().MatchString(t.Name) {
 			return fmt.Errorf("tools[%d].name %q: want 1-64 of a-z 0-9 . _ -", i, t.Name)
 		}
 		if seen[t.Name] {

@@ -80,7 +80,7 @@ func FuzzDecodeManifest(f *testing.F) {
 			}
 			return
 		}
-		if !nameRe.MatchString(m.Name) || len(m.Tools) == 0 {
+		if !nameRe().MatchString(m.Name) || len(m.Tools) == 0 {
 			t.Fatalf("accepted %+v", m)
 		}
 		for _, h := range m.Reach.Hosts {

@@ -114,7 +114,7 @@ func (s Store) Install(src string) (*Manifest, error) {
 
 // Remove deletes an installed plugin and its pin.
 func (s Store) Remove(name string) error {
-	if !nameRe.MatchString(name) {
+	if !nameRe().MatchString(name) {
 		return fmt.Errorf("%q is not a plugin name", name)
 	}
 	_, errDir := os.Stat(s.dir(name))
@@ -140,7 +140,7 @@ func (s Store) List() ([]Installed, error) {
 	var out []Installed
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".pin.json")
-		if !ok || !nameRe.MatchString(name) {
+		if !ok || !nameRe().MatchString(name) {
 			continue
 		}
 		out = append(out, s.Verify(name))
@@ -153,7 +153,7 @@ func (s Store) List() ([]Installed, error) {
 // be read, or whose manifest no longer decodes, is "changed".
 func (s Store) Verify(name string) Installed {
 	in := Installed{Name: name, Status: StatusNotInstalled}
-	if !nameRe.MatchString(name) {
+	if !nameRe().MatchString(name) {
 		return in
 	}
 	data, err := readBounded(s.pin(name), maxPinBytes)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -35,13 +36,7 @@ func FuzzChatBody(f *testing.F) {
 	f.Add([]byte(`[]`))
 	const maxBody = 1024
 	dir := f.TempDir()
-	priv, _ := receipts.GenerateKey(receipts.Ed25519)
-	signer, _ := receipts.NewSigner(priv)
-	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer log.Close()
+	log := fuzzLog(f, dir)
 	var turns []ChatRequest
 	srv, err := New(Config{Home: dir, Token: token, MaxBodyBytes: maxBody, Queue: approvals.NewQueue(time.Minute), Log: log,
 		Chat: func(_ context.Context, r ChatRequest, _ func(string)) (ChatResult, error) {
@@ -123,13 +118,7 @@ func FuzzAutonomousBody(f *testing.F) {
 	f.Add([]byte(`{"conversation":"c","task":"` + strings.Repeat("a", 1100) + `"}`))
 	const maxBody = 1024
 	dir := f.TempDir()
-	priv, _ := receipts.GenerateKey(receipts.Ed25519)
-	signer, _ := receipts.NewSigner(priv)
-	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer log.Close()
+	log := fuzzLog(f, dir)
 	var (
 		mu   sync.Mutex
 		runs []AutoRequest
@@ -215,4 +204,81 @@ func FuzzAutonomousBody(f *testing.F) {
 			t.Fatalf("status of %s: %d %s", started.Run, st.Code, st.Body)
 		}
 	})
+}
+
+// FuzzGateTestBody sends arbitrary bodies to POST /gate/test. The answer
+// is one JSON value: 413 exactly when the body is over the bound; 200 with
+// the dry run's answer exactly when the body is one strict JSON object of
+// a gate test request, and then that request, as decoded, is the one the
+// daemon decides; otherwise 400 with an error code, and nothing decided.
+func FuzzGateTestBody(f *testing.F) {
+	f.Add([]byte(`{"config":"sha256:x","args":["shell","ls"],"output":"text"}`))
+	f.Add([]byte(`{"config":"c","action":"{\"tool\":\"time\"}","explain":true,"output":"json","workspace":"/w","cwd":"/w/s","autonomy":"full"}`))
+	f.Add([]byte(`{"config":"c","args":"shell"}`))
+	f.Add([]byte(`{"config":"c","output":"text","extra":1}`))
+	f.Add([]byte(`{"config":"c"}{}`))
+	f.Add([]byte(`{"Config":"c","ARGS":["\u0000"]}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"config":"` + strings.Repeat("a", 1100) + `"}`))
+	const maxBody = 1024
+	dir := f.TempDir()
+	log := fuzzLog(f, dir)
+	var seen []GateTestRequest
+	srv, err := New(Config{Home: dir, Token: token, MaxBodyBytes: maxBody, Queue: approvals.NewQueue(time.Minute), Log: log,
+		GateTest: func(_ context.Context, r GateTestRequest) (HookAnswer, error) {
+			seen = append(seen, r)
+			return HookAnswer{Exit: 3, Stdout: "decision: deny\n"}, nil
+		}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.Handler()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		seen = nil
+		req := httptest.NewRequest("POST", "/gate/test", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if !json.Valid(w.Body.Bytes()) || w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%d %q for %q: not a JSON answer", w.Code, w.Body.String(), body)
+		}
+		var want GateTestRequest
+		okBody := approvals.DecodeStrict(body, &want) == nil
+		switch {
+		case len(body) > maxBody:
+			if w.Code != http.StatusRequestEntityTooLarge || len(seen) != 0 {
+				t.Fatalf("%d for a body of %d bytes, %d decided", w.Code, len(body), len(seen))
+			}
+			return
+		case !okBody:
+			var e struct {
+				Error approvals.APIError `json:"error"`
+			}
+			if w.Code != http.StatusBadRequest || json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code == "" || len(seen) != 0 {
+				t.Fatalf("%d %s for %q, %d decided", w.Code, w.Body, body, len(seen))
+			}
+			return
+		}
+		if w.Code != http.StatusOK || len(seen) != 1 || !reflect.DeepEqual(seen[0], want) {
+			t.Fatalf("%d %s for %q: decided %+v, want one %+v", w.Code, w.Body, body, seen, want)
+		}
+		var a HookAnswer
+		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || a.Exit != 3 || a.Stdout != "decision: deny\n" {
+			t.Fatalf("answer %s: %+v %v", w.Body, a, err)
+		}
+	})
+}
+
+// fuzzLog opens a receipt log in dir for a fuzzed server, closed when f
+// ends.
+func fuzzLog(f *testing.F, dir string) *broker.Log {
+	f.Helper()
+	priv, _ := receipts.GenerateKey(receipts.Ed25519)
+	signer, _ := receipts.NewSigner(priv)
+	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { log.Close() })
+	return log
 }

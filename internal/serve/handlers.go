@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reload", s.handleReload)
 	mux.HandleFunc("POST /channels/{name}/messages", s.handleChannelMessage)
 	mux.HandleFunc("POST /hook/{format}", s.handleHook)
+	mux.HandleFunc("POST /gate/test", s.handleGateTest)
 	mux.HandleFunc("POST /autonomous", s.handleAutoStart)
 	mux.HandleFunc("GET /autonomous", s.handleAutoList)
 	mux.HandleFunc("GET /autonomous/{id}", s.handleAutoStatus)

@@ -94,6 +94,23 @@ const maxHookAnswer = 64 << 10
 // error means the daemon did not answer: the caller decides in process.
 // The answer is returned as the daemon wrote it; the caller checks it.
 func AskHook(ctx context.Context, socket, token string, wantUID int, r HookRequest) (HookAnswer, error) {
+	h := http.Header{}
+	h.Set(hookConfigHeader, r.Config)
+	h.Set(hookDeadlineHeader, strconv.FormatInt(r.Deadline.Milliseconds(), 10))
+	if r.Workspace != "" {
+		h.Set(hookWorkspaceHeader, r.Workspace)
+	}
+	if len(r.Trusted) > 0 {
+		h.Set(hookTrustHeader, strings.Join(r.Trusted, ","))
+	}
+	return ask(ctx, socket, token, wantUID, "/hook/"+r.Format, h, r.Event, maxHookAnswer)
+}
+
+// ask posts body to path on the daemon's unix socket, after checking the
+// peer's uid is wantUID, and reads the answer: what the calling command
+// prints and exits with, at most max bytes of JSON. One connection, no
+// keep-alive; any error means the daemon did not answer.
+func ask(ctx context.Context, socket, token string, wantUID int, path string, h http.Header, body []byte, max int64) (HookAnswer, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
@@ -109,26 +126,21 @@ func AskHook(ctx context.Context, socket, token string, wantUID int, r HookReque
 	used := false
 	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(context.Context, string, string) (net.Conn, error) {
 		if used {
-			return nil, errors.New("one connection per hook call")
+			return nil, errors.New("one connection per call")
 		}
 		used = true
 		return c, nil
 	}}
 	defer tr.CloseIdleConnections()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://claw/hook/"+r.Format, bytes.NewReader(r.Event))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://claw"+path, bytes.NewReader(body))
 	if err != nil {
 		return HookAnswer{}, err
 	}
+	for k, v := range h {
+		hr.Header[k] = v
+	}
 	hr.Header.Set("Authorization", "Bearer "+token)
 	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set(hookConfigHeader, r.Config)
-	hr.Header.Set(hookDeadlineHeader, strconv.FormatInt(r.Deadline.Milliseconds(), 10))
-	if r.Workspace != "" {
-		hr.Header.Set(hookWorkspaceHeader, r.Workspace)
-	}
-	if len(r.Trusted) > 0 {
-		hr.Header.Set(hookTrustHeader, strings.Join(r.Trusted, ","))
-	}
 	resp, err := (&http.Client{Transport: tr}).Do(hr)
 	if err != nil {
 		return HookAnswer{}, err
@@ -137,18 +149,18 @@ func AskHook(ctx context.Context, socket, token string, wantUID int, r HookReque
 	if resp.StatusCode != http.StatusOK {
 		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxHookAnswer+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
 	}
-	if len(b) > maxHookAnswer {
+	if int64(len(b)) > max {
 		return HookAnswer{}, errors.New("the daemon's answer is too large")
 	}
 	var a HookAnswer
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return HookAnswer{}, fmt.Errorf("the daemon's answer is not a hook answer: %w", err)
+		return HookAnswer{}, fmt.Errorf("the daemon's answer is not an answer: %w", err)
 	}
 	return a, nil
 }

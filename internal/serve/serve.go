@@ -137,6 +137,9 @@ type Config struct {
 	// Hook decides agent hook calls (POST /hook/{format}); nil answers 503
 	// and `claw hook` decides in process.
 	Hook HookFunc
+	// GateTest answers `claw gate test` dry runs (POST /gate/test); nil
+	// answers 503 and the command decides in process.
+	GateTest GateTestFunc
 	// Autonomous runs an autonomous run (POST /autonomous); nil answers
 	// 503.
 	Autonomous AutoFunc

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -20,12 +21,14 @@ const MaxExposure = 2.0
 // installed.
 var ErrNoAnalyzer = errors.New("systemd-analyze not found")
 
-var exposureRe = regexp.MustCompile(`(?m)Overall exposure level for \S+: ([0-9]+(?:\.[0-9]+)?)`)
+var exposureRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)Overall exposure level for \S+: ([0-9]+(?:\.[0-9]+)?)`)
+})
 
 // ParseExposure finds the overall exposure level in the output of
 // systemd-analyze security.
 func ParseExposure(out []byte) (float64, error) {
-	m := exposureRe.FindSubmatch(out)
+	m := exposureRe().FindSubmatch(out)
 	if m == nil {
 		return 0, errors.New("no overall exposure level in the systemd-analyze output")
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -72,7 +73,7 @@ type Options struct {
 //go:embed unit.tmpl
 var unitTemplate string
 
-var unitTmpl = template.Must(template.New("unit").Parse(unitTemplate))
+var unitTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("unit").Parse(unitTemplate)) })
 
 type unitData struct {
 	Name, Binary, User, Group, Home, StateDirectory string
@@ -128,7 +129,7 @@ func Render(o Options) ([]byte, error) {
 	}
 	d.ReadWritePaths = append(d.ReadWritePaths, o.ReadWritePaths...)
 	var b bytes.Buffer
-	if err := unitTmpl.Execute(&b, d); err != nil {
+	if err := unitTmpl().Execute(&b, d); err != nil {
 		return nil, fmt.Errorf("rendering the unit: %w", err)
 	}
 	return b.Bytes(), nil

@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/clawsec/claw/internal/config"
 )
@@ -96,12 +97,12 @@ func (s Step) From() string {
 	return f
 }
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // ValidName reports whether s can name an SOP or a step: lower-case
 // letters, digits, '-' and '_', at most 64 bytes, starting with a letter
 // or digit (so it is also a safe directory name).
-func ValidName(s string) bool { return idPattern.MatchString(s) }
+func ValidName(s string) bool { return idPattern().MatchString(s) }
 
 // Decode parses and validates an SOP file called name. known reports
 // whether a tool can be a tool step's tool. Every problem is reported at

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -77,8 +78,8 @@ type tsBody struct {
 }
 
 var (
-	idRe   = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-	codeRe = regexp.MustCompile(`^[a-km-z]{5}$`)
+	idRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
+	codeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-km-z]{5}$`) })
 )
 
 // ErrUnknownType is matched by the error DecodeFrame returns for a frame
@@ -117,7 +118,7 @@ func DecodeFrame(data []byte) (Frame, error) {
 	case TypePing, TypePong:
 		body = &tsBody{}
 	default:
-		if len(typ) > 64 || !idRe.MatchString(typ) {
+		if len(typ) > 64 || !idRe().MatchString(typ) {
 			typ = "(unprintable)"
 		}
 		return Frame{Type: typ}, fmt.Errorf("%w %q", ErrUnknownType, typ)
@@ -130,7 +131,7 @@ func DecodeFrame(data []byte) (Frame, error) {
 	switch typ {
 	case TypeHello:
 		h := f.Hello
-		if !idRe.MatchString(h.Session) || h.ClaudeSession != "" && !idRe.MatchString(h.ClaudeSession) {
+		if !idRe().MatchString(h.Session) || h.ClaudeSession != "" && !idRe().MatchString(h.ClaudeSession) {
 			return Frame{}, errors.New("bad hello frame: openclaw_session and claude_session must be 1..128 letters, digits and . _ : -")
 		}
 		if h.Token == "" || len(h.Token) > 1024 {
@@ -138,7 +139,7 @@ func DecodeFrame(data []byte) (Frame, error) {
 		}
 	case TypeToolCall:
 		c := f.ToolCall
-		if !idRe.MatchString(c.CallID) || !idRe.MatchString(c.Tool) {
+		if !idRe().MatchString(c.CallID) || !idRe().MatchString(c.Tool) {
 			return Frame{}, errors.New("bad tool_call frame: call_id and tool must be 1..128 letters, digits and . _ : -")
 		}
 		if !isObject(c.Args) {
@@ -153,10 +154,10 @@ func DecodeFrame(data []byte) (Frame, error) {
 		if p.Rationale == "" {
 			p.Rationale = p.Description
 		}
-		if !codeRe.MatchString(p.RequestID) {
+		if !codeRe().MatchString(p.RequestID) {
 			return Frame{}, errors.New("bad permission_request frame: request_id must be 5 lowercase letters other than l")
 		}
-		if !idRe.MatchString(p.Tool) || p.ToolName != "" && p.ToolName != p.Tool && !idRe.MatchString(p.ToolName) ||
+		if !idRe().MatchString(p.Tool) || p.ToolName != "" && p.ToolName != p.Tool && !idRe().MatchString(p.ToolName) ||
 			len(p.Rationale) > maxRationale || len(p.Description) > maxRationale || len(p.InputPreview) > maxRationale {
 			return Frame{}, errors.New("bad permission_request frame: tool must be 1..128 letters, digits and . _ : -, rationale, description and input_preview at most 4 KiB")
 		}

@@ -41,17 +41,17 @@ func FuzzDecodeFrame(f *testing.F) {
 		switch fr.Type {
 		case TypeHello:
 			h := fr.Hello
-			if h == nil || !idRe.MatchString(h.Session) || h.Token == "" || len(h.Token) > 1024 {
+			if h == nil || !idRe().MatchString(h.Session) || h.Token == "" || len(h.Token) > 1024 {
 				t.Fatalf("hello out of bounds: %+v", h)
 			}
 		case TypeToolCall:
 			c := fr.ToolCall
-			if c == nil || !idRe.MatchString(c.CallID) || !idRe.MatchString(c.Tool) || !json.Valid(c.Args) || c.Args[0] != '{' {
+			if c == nil || !idRe().MatchString(c.CallID) || !idRe().MatchString(c.Tool) || !json.Valid(c.Args) || c.Args[0] != '{' {
 				t.Fatalf("tool_call out of bounds: %+v", c)
 			}
 		case TypePermissionRequest:
 			p := fr.Permission
-			if p == nil || !codeRe.MatchString(p.RequestID) || !idRe.MatchString(p.Tool) || len(p.Rationale) > maxRationale ||
+			if p == nil || !codeRe().MatchString(p.RequestID) || !idRe().MatchString(p.Tool) || len(p.Rationale) > maxRationale ||
 				len(p.InputPreview) > maxRationale || !json.Valid(p.Args) || p.Args[0] != '{' {
 				t.Fatalf("permission_request out of bounds: %+v", p)
 			}

@@ -27,7 +27,7 @@ func FuzzParseToolLine(f *testing.F) {
 			}
 			return
 		}
-		if !toolNameRe.MatchString(req.Name) || !bytes.HasPrefix(line, []byte(req.Name+"\t")) {
+		if !toolNameRe().MatchString(req.Name) || !bytes.HasPrefix(line, []byte(req.Name+"\t")) {
 			t.Fatalf("name %q from %q", req.Name, line)
 		}
 		var obj map[string]any
@@ -61,7 +61,7 @@ func FuzzInteract(f *testing.F) {
 			}
 		}
 		pid, ptext, err := ParseInteractLine(line[:len(line)-1])
-		if channelIDRe.MatchString(id) {
+		if channelIDRe().MatchString(id) {
 			if want := strings.ToValidUTF8(text, "\uFFFD"); err != nil || pid != id || ptext != want {
 				t.Fatalf("round trip of %q %q: %q %q %v", id, text, pid, ptext, err)
 			}
@@ -69,7 +69,7 @@ func FuzzInteract(f *testing.F) {
 		// any line: refused, or a bounded id and valid text
 		raw := []byte(id + "\t" + text)
 		if pid, ptext, err := ParseInteractLine(raw); err == nil {
-			if !channelIDRe.MatchString(pid) || !utf8.ValidString(ptext) {
+			if !channelIDRe().MatchString(pid) || !utf8.ValidString(ptext) {
 				t.Fatalf("parsed %q to %q %q", raw, pid, ptext)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/clawsec/claw/internal/textesc"
@@ -30,7 +31,7 @@ type ToolRequest struct {
 	Input json.RawMessage // a JSON object
 }
 
-var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+var toolNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`) })
 
 // ParseToolLine decodes one line of claw_in (without its newline; a
 // trailing CR is dropped): "list_tools" or "__list_tools__", or
@@ -44,7 +45,7 @@ func ParseToolLine(line []byte) (ToolRequest, error) {
 	if !ok {
 		return ToolRequest{}, errors.New("expected list_tools or NAME<TAB>INPUT_JSON")
 	}
-	if !toolNameRe.Match(name) {
+	if !toolNameRe().Match(name) {
 		return ToolRequest{}, errors.New("tool name must be 1..128 letters, digits and _ . : -")
 	}
 	input = bytes.TrimSpace(input)
@@ -78,14 +79,14 @@ func EncodeResult(text string) []byte {
 	return []byte(text + "\n\n")
 }
 
-var channelIDRe = regexp.MustCompile(`^[0-9]{1,20}$`)
+var channelIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,20}$`) })
 
 // ParseInteractLine decodes one line of interact_in (without its
 // newline): CHANNEL_ID TAB TEXT, the id 1 to 20 digits, TEXT with \n, \t
 // and \\ unescaped (any other backslash is kept as it is) and valid UTF-8.
 func ParseInteractLine(line []byte) (id, text string, err error) {
 	rawID, rawText, ok := bytes.Cut(line, []byte("\t"))
-	if !ok || !channelIDRe.Match(rawID) {
+	if !ok || !channelIDRe().Match(rawID) {
 		return "", "", errors.New("expected CHANNEL_ID<TAB>TEXT with a channel id of 1..20 digits")
 	}
 	if !utf8.Valid(rawText) {
@@ -98,7 +99,7 @@ func ParseInteractLine(line []byte) (id, text string, err error) {
 // a line that cannot be read).
 func LineID(line []byte) (string, bool) {
 	id, _, ok := bytes.Cut(line, []byte("\t"))
-	if !ok || !channelIDRe.Match(id) {
+	if !ok || !channelIDRe().Match(id) {
 		return "", false
 	}
 	return string(id), true

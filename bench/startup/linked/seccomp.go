@@ -1,0 +1,5 @@
+//go:build seccomp
+
+package main
+
+import _ "github.com/seccomp/libseccomp-golang"

@@ -1,0 +1,5 @@
+//go:build sigstore
+
+package main
+
+import _ "github.com/sigstore/sigstore/pkg/signature"
