@@ -206,7 +206,7 @@ EXIT STATUS
 					}
 				default:
 					var ce *codeError
-					if errors.As(err, &ce) && ce.code == exitUsage {
+					if errors.As(err, &ce) && ce.Code == exitUsage {
 						return err
 					}
 					fmt.Fprintln(g.stderr, "claw: "+sanitize(err.Error()))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // env is what most commands need: the claw home, the effective config and
@@ -39,23 +40,7 @@ func loadEnv(g *globals) (*env, error) {
 }
 
 // policyFromConfig maps the config's security section to the gate's policy data.
-func policyFromConfig(c *config.Config) gate.Policy {
-	s := c.Security
-	return gate.Policy{
-		WorkspaceOnly:            s.WorkspaceOnly,
-		ForbiddenPaths:           nonNil(s.ForbiddenPaths),
-		ReadPaths:                nonNil(s.ReadPaths),
-		ForbiddenCommands:        nonNil(s.ForbiddenCommands),
-		AllowedCommands:          nonNil(s.AllowedCommands),
-		AllowedDomains:           nonNil(s.AllowedDomains),
-		AllowedRegistries:        nonNil(s.AllowedRegistries),
-		AllowPrivateCIDRs:        nonNil(s.AllowPrivateCIDRs),
-		WorkspaceExecAllow:       nonNil(s.WorkspaceExecAllow),
-		PassphraseEnabled:        s.PassphraseHash != "",
-		PassphraseFor:            nonNil(s.PassphraseFor),
-		AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
-	}
-}
+var policyFromConfig = runtime.Policy
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -16,7 +16,7 @@ import (
 // printError writes err and its hints to w in the claw: style.
 func printError(w io.Writer, err error) {
 	var ce *codeError
-	if errors.As(err, &ce) && ce.err == nil {
+	if errors.As(err, &ce) && ce.Err == nil {
 		return
 	}
 	msg := strings.TrimSpace(err.Error())
@@ -29,7 +29,7 @@ func printError(w io.Writer, err error) {
 	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if c, ok := e.(*codeError); ok {
-			for _, h := range c.hints {
+			for _, h := range c.Hints {
 				fmt.Fprintf(w, "claw: hint: %s\n", h)
 			}
 		}
