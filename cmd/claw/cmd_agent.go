@@ -22,8 +22,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 )
 
-func init() { registerCommand("agent", newAgentCommand) }
-
 type agentOptions struct {
 	actionOptions
 	message      string

@@ -13,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("audit", newAuditCommand) }
-
 func newAuditCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "audit",

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("config", newConfigCommand) }
-
 func newConfigCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "config",

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("doctor", newDoctorCommand) }
-
 func newDoctorCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
@@ -34,6 +32,7 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
 	addOutputFlag(c, &asJSON)
+	c.Flags().BoolVar(&doctorOffline, "offline", false, "skip the checks that reach the network (provider endpoints)")
 	return c
 }
 

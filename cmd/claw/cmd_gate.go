@@ -24,8 +24,6 @@ import (
 	"github.com/clawsec/claw/testdata/bypass"
 )
 
-func init() { registerCommand("gate", newGateCommand) }
-
 func newGateCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gate",

@@ -17,8 +17,6 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-func init() { registerCommand("grant", newGrantCommand) }
-
 const grantLong = `Grants are scoped, expiring approvals kept as policy data in
 HOME/grants.json (mode 0600). While a grant is active, an action its scope
 covers that the policies would ask about is allowed instead, with reason

@@ -21,8 +21,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("init", newInitCommand) }
-
 // policiesReadme is written to HOME/policies/README.txt.
 const policiesReadme = `User policies for claw
 ======================

@@ -18,8 +18,6 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { registerCommand("keys", newKeysCommand) }
-
 // receiptHome is the claw home for the receipt commands: --home, then
 // $CLAW_HOME, then ~/.claw.
 func receiptHome(g *globals) (string, error) {

@@ -28,7 +28,6 @@ import (
 )
 
 func init() {
-	registerCommand("mcp", newMCPCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
 }
 

@@ -15,8 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("memory", newMemoryCommand) }
-
 func newMemoryCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "memory",

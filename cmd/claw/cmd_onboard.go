@@ -19,8 +19,6 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { registerCommand("onboard", newOnboardCommand) }
-
 func newOnboardCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "onboard",

@@ -20,7 +20,6 @@ import (
 )
 
 func init() {
-	registerCommand("passphrase", newPassphraseCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: checkPassphrase})
 }
 

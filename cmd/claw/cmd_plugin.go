@@ -15,8 +15,6 @@ import (
 	"github.com/clawsec/claw/internal/plugin"
 )
 
-func init() { registerCommand("plugin", newPluginCommand) }
-
 func newPluginCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "plugin", Short: "Install, list, verify and remove external-process plugins"}
 	c.AddCommand(newPluginListCommand(g, "list", "List the installed plugins, their tools and whether each is unchanged"),

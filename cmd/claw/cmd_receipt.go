@@ -15,8 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("receipt", newReceiptCommand) }
-
 func newReceiptCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "receipt",

@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("sandbox", newSandboxCommand) }
-
 func newSandboxCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sandbox",

@@ -32,8 +32,6 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-func init() { registerCommand("serve", newServeCommand) }
-
 type serveOptions struct {
 	actionOptions
 	listen string

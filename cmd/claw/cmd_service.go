@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("service", newServiceCommand) }
-
 func newServiceCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "service",

@@ -20,8 +20,6 @@ import (
 	"github.com/clawsec/claw/internal/sop"
 )
 
-func init() { registerCommand("sop", newSOPCommand) }
-
 // sopOptions are the flags of the sop commands.
 type sopOptions struct {
 	actionOptions

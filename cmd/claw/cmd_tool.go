@@ -12,8 +12,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 )
 
-func init() { registerCommand("tool", newToolCommand) }
-
 // toolDocs describe the tools an agent can call.
 var toolDocs = map[string]string{
 	"shell":         "run a command through bash in the workspace, sandboxed",

@@ -12,8 +12,6 @@ import (
 // version is set by the linker (-X main.version=...) in release builds.
 var version = "dev"
 
-func init() { registerCommand("version", newVersionCommand) }
-
 func newVersionCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{

@@ -21,7 +21,6 @@ import (
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/redact"
 	"github.com/clawsec/claw/receipts"
-	"github.com/spf13/cobra"
 )
 
 // doctorOffline is claw doctor --offline: skip the checks that reach the
@@ -35,15 +34,6 @@ var doctorReachTimeout = 3 * time.Second
 var doctorVerifyTimeout = 30 * time.Second
 
 func init() {
-	// claw doctor is registered by cmd_doctor.go, whose init runs first
-	// (files initialise in name order); add --offline to it.
-	if inner := commandFactories["doctor"]; inner != nil {
-		commandFactories["doctor"] = func(g *globals) *cobra.Command {
-			c := inner(g)
-			c.Flags().BoolVar(&doctorOffline, "offline", false, "skip the checks that reach the network (provider endpoints)")
-			return c
-		}
-	}
 	doctorChecks = append(doctorChecks,
 		doctorCheck{Name: "config", Run: checkConfig},
 		doctorCheck{Name: "receipt key", Run: checkReceiptKey},

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,15 +21,34 @@ type globals struct {
 	stderr io.Writer
 }
 
-// commandFactories are the command groups, one file each. A file adds its
-// group with registerCommand in an init function, so groups stay independent.
-var commandFactories = map[string]func(*globals) *cobra.Command{}
-
-func registerCommand(name string, f func(*globals) *cobra.Command) {
-	if _, dup := commandFactories[name]; dup {
-		panic("claw: command registered twice: " + name)
+// commands are claw's command groups, one file each.
+func commands(g *globals) []*cobra.Command {
+	return []*cobra.Command{
+		newAgentCommand(g),
+		newAuditCommand(g),
+		newConfigCommand(g),
+		newDoctorCommand(g),
+		newEstopCommand(g),
+		newExecCommand(g),
+		newGateCommand(g),
+		newGrantCommand(g),
+		newHookCommand(g),
+		newInitCommand(g),
+		newKeysCommand(g),
+		newMCPCommand(g),
+		newMemoryCommand(g),
+		newOnboardCommand(g),
+		newPassphraseCommand(g),
+		newPluginCommand(g),
+		newProviderCommand(g),
+		newReceiptCommand(g),
+		newSandboxCommand(g),
+		newServeCommand(g),
+		newServiceCommand(g),
+		newSOPCommand(g),
+		newToolCommand(g),
+		newVersionCommand(g),
 	}
-	commandFactories[name] = f
 }
 
 func newRootCommand(g *globals) *cobra.Command {
@@ -59,14 +77,7 @@ EXIT STATUS
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, err, fmt.Sprintf("see '%s --help'", c.CommandPath()))
 	})
-	names := make([]string, 0, len(commandFactories))
-	for n := range commandFactories {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		root.AddCommand(commandFactories[n](g))
-	}
+	root.AddCommand(commands(g)...)
 	root.Version = version
 	root.SetVersionTemplate(versionLine(versionInfo()) + "\n")
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) { noticeOldSpellings(c, g) }
