@@ -36,11 +36,11 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/bypass"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/testdata/bypass"
 )
 
 func main() {

@@ -18,10 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/bypass"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/policies"
-	"github.com/clawsec/claw/testdata/bypass"
 )
 
 func newGateCommand(g *globals) *cobra.Command {
