@@ -19,6 +19,7 @@ import (
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -91,9 +92,9 @@ func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...
 		log.Close()
 		return nil, nil, withCode(exitError, err)
 	}
-	if entry := forbidden.covering(ws); entry != "" {
+	if entry := forbidden.Covering(ws); entry != "" {
 		warnf(g.stderr, "the workspace %s lies in the forbidden path %s: file tools are denied in it", ws, entry)
-		infof(g.stderr, "hint: set workspace_dir to a directory outside %s (as root, %s)", entry, rootWorkspace)
+		infof(g.stderr, "hint: set workspace_dir to a directory outside %s (as root, %s)", entry, runtime.RootWorkspace)
 	}
 	path, pathRead := sandboxPath(e.cfg.Sandbox.Path, os.Getenv("PATH"), ws, e.userDir, forbidden)
 	autonomy := e.cfg.Security.Autonomy

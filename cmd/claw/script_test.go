@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/ttydrive"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	// claw init's workspace for root when ~ is out of run_as's reach:
 	// inside the script's own directory, not the machine's /srv.
 	if d := os.Getenv("CLAW_TEST_ROOT_WORKSPACE"); d != "" {
-		rootWorkspace = d
+		runtime.RootWorkspace = d
 	}
 	testscript.Main(m, map[string]func(){
 		"claw":     func() { os.Exit(run(os.Args[1:])) },

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
@@ -98,4 +102,55 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// Env is what most commands work with: the claw home, the effective
+// config and the user's home directory.
+type Env struct {
+	Home    string // the claw home
+	Config  *config.Config
+	UserDir string // the user's home directory
+	// DryRunTimeout, when larger, replaces the gate timeout: a table of
+	// cases on a loaded machine is not an agent waiting for an answer.
+	DryRunTimeout time.Duration
+}
+
+// NewEngine compiles the built-in and user policies for e with the policy
+// data pol.
+func NewEngine(ctx context.Context, e *Env, pol gate.Policy) (*gate.Engine, error) {
+	timeout := e.Config.Security.GateTimeout.Duration
+	if e.DryRunTimeout > timeout {
+		timeout = e.DryRunTimeout
+	}
+	eng, err := gate.New(ctx, gate.Options{
+		Policy:        pol,
+		Home:          e.UserDir,
+		ClawHome:      e.Home,
+		UserPolicyDir: filepath.Join(e.Home, "policies"),
+		Timeout:       timeout,
+	})
+	if err != nil {
+		return nil, WithCode(ExitError, err, "check the policies in "+filepath.Join(e.Home, "policies")+" with 'claw gate test --rego'")
+	}
+	return eng, nil
+}
+
+// CanonicalDir returns dir absolute and with symlinks resolved (when it
+// exists), so the gate and the sandbox see the same path.
+func CanonicalDir(dir string) (string, error) {
+	if strings.HasPrefix(dir, "~/") || dir == "~" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(h, strings.TrimPrefix(dir, "~"))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r, nil
+	}
+	return abs, nil
 }

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -37,13 +37,13 @@ func TestSandboxPath(t *testing.T) {
 	if err := os.Symlink(goBin, link); err != nil {
 		t.Fatal(err)
 	}
-	forbidden, err := compileForbidden([]string{home + "/.ssh", home + "/.cargo/credentials.toml", "**/docker.sock"})
+	forbidden, err := CompileForbidden([]string{home + "/.ssh", home + "/.cargo/credentials.toml", "**/docker.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	envPath := filepath.Join(venvBin) + ":" + link + ":bin::" + sshBin + ":" + filepath.Join(root, "missing") + ":" +
 		cargoBin + ":" + goBin + ":" + homeBin + ":" + tools
-	dirs, read := sandboxPath(nil, envPath, ws, home, forbidden)
+	dirs, read := SandboxPath(nil, envPath, ws, home, forbidden)
 
 	// the caller's order, each once, canonical; the system directories
 	// after them; the workspace's venv last
@@ -69,7 +69,7 @@ func TestSandboxPath(t *testing.T) {
 	}
 
 	// [sandbox] path replaces the caller's PATH
-	dirs, read = sandboxPath([]string{tools}, envPath, ws, home, forbidden)
+	dirs, read = SandboxPath([]string{tools}, envPath, ws, home, forbidden)
 	if dirs[0] != tools || slices.Contains(dirs, goBin) || !slices.Equal(read, []string{tools}) {
 		t.Errorf("with [sandbox] path: PATH %q, read %q", dirs, read)
 	}
@@ -85,26 +85,26 @@ func BenchmarkSandboxPath(b *testing.B) {
 	if err := cfg.Expand(os.Getenv); err != nil {
 		b.Fatal(err)
 	}
-	e := &env{home: filepath.Join(home, ".claw"), cfg: cfg, userDir: home}
+	e := &Env{Home: filepath.Join(home, ".claw"), Config: cfg, UserDir: home}
 	ctx := context.Background()
 	b.Run("gate compile (anchor)", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := newEngine(ctx, e, policyFromConfig(cfg)); err != nil {
+			if _, err := NewEngine(ctx, e, Policy(cfg)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	eng, err := newEngine(ctx, e, policyFromConfig(cfg))
+	eng, err := NewEngine(ctx, e, Policy(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("forbidden paths and PATH", func(b *testing.B) {
 		for b.Loop() {
-			f, err := newForbiddenPaths(eng)
+			f, err := NewForbiddenPaths(eng)
 			if err != nil {
 				b.Fatal(err)
 			}
-			sandboxPath(nil, os.Getenv("PATH"), filepath.Join(home, "ws"), home, f)
+			SandboxPath(nil, os.Getenv("PATH"), filepath.Join(home, "ws"), home, f)
 		}
 	})
 }
