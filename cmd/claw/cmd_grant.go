@@ -278,11 +278,6 @@ EXIT STATUS
 	return c
 }
 
-// grantExpiry is the configured expiry of grants.
-func grantExpiry(e *env) grant.Expiry {
-	return grant.Expiry{Default: e.cfg.Security.GrantExpiry.Duration, Max: e.cfg.Security.GrantMaxExpiry.Duration}
-}
-
 // applyGrants gives eng the active grants of the claw home, so a dry run
 // decides as the broker would. An unreadable store is a warning: no grant
 // applies.

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/agent/tool"
-	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/plugin"
 )
 
@@ -30,20 +28,6 @@ func pluginStore(g *globals) (plugin.Store, error) {
 		return plugin.Store{}, err
 	}
 	return plugin.Store{Dir: filepath.Join(e.home, "plugins")}, nil
-}
-
-// pluginResolver gives the broker the plugin tools of the store.
-func pluginResolver(s plugin.Store) broker.PluginResolver {
-	return func(name, tool string, args map[string]any) broker.PluginCall {
-		c := s.Resolve(name, tool, args)
-		return broker.PluginCall{
-			Info: gate.PluginInfo{Status: c.Status, Detail: c.Detail},
-			Dir:  c.Dir, Argv: c.Argv,
-			Read: c.Reach.Read, Write: c.Reach.Write, Hosts: c.Reach.Hosts,
-			Timeout: c.Tool.TimeoutDuration(),
-			Digest:  c.Digest,
-		}
-	}
 }
 
 func newPluginInstallCommand(g *globals) *cobra.Command {

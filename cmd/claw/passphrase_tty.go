@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,21 +17,6 @@ import (
 
 // maxPassphraseInput bounds one typed passphrase line.
 const maxPassphraseInput = 1024
-
-// guardConfig wires the human-facing guards of a broker from the config:
-// the approval timeout, the passphrase gate (hash, lockout, state file)
-// and, when standard input is a terminal, the terminal passphrase asker.
-func guardConfig(g *globals, e *env, cfg *broker.Config) {
-	sec := e.cfg.Security
-	cfg.ApprovalTimeout = sec.ApprovalTimeout.Duration
-	cfg.PassphraseHash = sec.PassphraseHash
-	cfg.MaxFailures = sec.PassphraseMaxFailures
-	cfg.Lockout = sec.PassphraseLockout.Duration
-	cfg.StateFile = filepath.Join(e.home, "passphrase.state")
-	if a := newTTYPassphrase(g); a != nil {
-		cfg.Passphrase = a
-	}
-}
 
 // ttyPassphrase asks for the passphrase on the terminal with echo off. It
 // is only used when standard input is a terminal: a pipe can never

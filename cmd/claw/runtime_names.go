@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -16,6 +17,7 @@ var (
 	programsProblem      = runtime.ProgramsProblem
 	newForbiddenPaths    = runtime.NewForbiddenPaths
 	sandboxPath          = runtime.SandboxPath
+	pluginResolver       = runtime.PluginResolver
 )
 
 func workspaceIssue(ctx context.Context, e *env, ws string) (problem, fix string) {
@@ -25,3 +27,5 @@ func workspaceIssue(ctx context.Context, e *env, ws string) (problem, fix string
 func workspaceForbidden(ctx context.Context, e *env, ws string) (string, error) {
 	return runtime.WorkspaceForbidden(ctx, e.rt(), ws)
 }
+
+func grantExpiry(e *env) grant.Expiry { return runtime.GrantExpiry(e.cfg) }
