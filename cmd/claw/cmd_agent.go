@@ -107,7 +107,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
 		if in != nil {
-			ro.askUser = in.askUser(g.stderr)
+			ro.AskUser = in.askUser(g.stderr)
 		}
 	})
 	if err != nil {
@@ -358,14 +358,14 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	defer in.Close()
 	ap := &replApprover{in: in, out: g.stderr}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", ap, func(ro *runtimeOptions) {
-		ro.askUser = in.askUser(g.stderr)
-		ro.prestart = true
+		ro.AskUser = in.askUser(g.stderr)
+		ro.Prestart = true
 	})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	in.loadHistory(filepath.Join(rt.Env.home, "agent_history"), rt.Redact)
+	in.loadHistory(filepath.Join(rt.Env.Home, "agent_history"), rt.Redact)
 	defer in.saveHistory()
 
 	conv := o.conversation

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/plugin"
 )
 
@@ -137,40 +136,6 @@ func pluginLine(p plugin.Installed) string {
 		tools = append(tools, t.Name)
 	}
 	return "ok  tools: " + strings.Join(tools, ", ")
-}
-
-// maxPluginCatalog bounds the plugin catalog in the plugin tool's
-// description.
-const maxPluginCatalog = 16 << 10
-
-// withPlugins gives the model's plugin tool a description that lists the
-// installed, unchanged plugin tools and their schemas, or drops it when
-// there are none.
-func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
-	list, _ := s.List()
-	var b strings.Builder
-	for _, p := range list {
-		if p.Status != plugin.StatusOK {
-			continue
-		}
-		for _, t := range p.Manifest.Tools {
-			fmt.Fprintf(&b, "\n- plugin %q, tool %q: %s Arguments schema: %s", p.Name, t.Name, t.Description, t.SchemaJSON())
-		}
-	}
-	if b.Len() == 0 {
-		return withoutTool(tools, "plugin")
-	}
-	catalog := b.String()
-	if len(catalog) > maxPluginCatalog {
-		catalog = catalog[:maxPluginCatalog] + "\n(more plugin tools are installed than fit here)"
-	}
-	out := append([]tool.Spec(nil), tools...)
-	for i := range out {
-		if out[i].Name == "plugin" {
-			out[i].Description += " Installed:" + catalog
-		}
-	}
-	return out
 }
 
 // pluginTools are the installed, unchanged plugin tools for claw tool list.

@@ -375,10 +375,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	var metrics atomic.Pointer[serve.Metrics]
 	open := func(ctx context.Context) (*agentRuntime, error) {
 		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) {
-			ro.log = log
-			ro.autonomousAgent = true
-			ro.prestart = true
-			ro.onDecision = func(d time.Duration) {
+			ro.Log = log
+			ro.AutonomousAgent = true
+			ro.Prestart = true
+			ro.OnDecision = func(d time.Duration) {
 				if m := metrics.Load(); m != nil {
 					m.ObserveDecision(d)
 				}

@@ -383,7 +383,7 @@ func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open fun
 		}
 	}
 	fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP)
-	estop := filepath.Join(rt.Env.home, "ESTOP")
+	estop := filepath.Join(rt.Env.Home, "ESTOP")
 	rn := &sop.Runner{
 		Store:  st,
 		Steps:  &sopSteps{rt: rt},

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/runtime"
 )
@@ -29,3 +31,33 @@ func workspaceForbidden(ctx context.Context, e *env, ws string) (string, error) 
 }
 
 func grantExpiry(e *env) grant.Expiry { return runtime.GrantExpiry(e.cfg) }
+
+type (
+	agentRuntime   = runtime.Agent
+	runtimeOptions = runtime.AgentOptions
+)
+
+var (
+	policySummary = runtime.PolicySummary
+	withoutTool   = runtime.WithoutTool
+	readBounded   = runtime.ReadBounded
+	withPlugins   = runtime.WithPlugins
+)
+
+// newAgentRuntime is runtime.NewAgent with the config of g and the flags
+// o.
+func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtimeOptions)) (*agentRuntime, error) {
+	var e *env
+	s := brokerSetup(g, o, &e)
+	s.LogTo, s.Version = g.stderr, version
+	return runtime.NewAgent(ctx, s, channel, approver, opts...)
+}
+
+func keyRedactor(e *env) func(string) string { return runtime.KeyRedactor(e.rt()) }
+
+func startLogger(g *globals, e *env) *slog.Logger {
+	if e == nil {
+		return runtime.StartLogger(g.stderr, nil, version)
+	}
+	return runtime.StartLogger(g.stderr, e.rt(), version)
+}

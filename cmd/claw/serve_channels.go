@@ -63,7 +63,7 @@ func (s *channelSet) open(ctx context.Context) ([]*startedChannel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openChannels(ctx, s.g, s.o, e, s.queue, s.log, s.deliver, func(ro *runtimeOptions) { ro.log = s.log })
+	return openChannels(ctx, s.g, s.o, e, s.queue, s.log, s.deliver, func(ro *runtimeOptions) { ro.Log = s.log })
 }
 
 // start runs chs under ctx; the first that fails calls failed.

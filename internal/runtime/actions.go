@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,6 +45,10 @@ type Setup struct {
 	// Warn is told what would keep actions from using the workspace, and
 	// how to fix it.
 	Warn func(problem, fix string)
+	// LogTo receives the log of a long-running command, which names the
+	// Version of claw.
+	LogTo   io.Writer
+	Version string
 }
 
 // OpenBroker loads the config, compiles the gate, opens the receipt log

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type delegateResult struct {
 // tools asked for (broker.WithDelegation), so each of its calls is
 // decided at most as the parent's would be and receipted with the
 // delegate action's id. The parent's estop cancels ctx, and so the turn.
-func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
+func delegateTool(rt *Agent, log *slog.Logger) broker.ToolFunc {
 	return func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 		parent := broker.ActionIDFrom(ctx)
 		if parent == "" || rt.Agent == nil {
@@ -50,19 +50,19 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 			return nil, fmt.Errorf("unknown autonomy %q (one of %s)", autonomy, strings.Join(config.Autonomies, ", "))
 		}
 		d := broker.Delegation{ParentAction: parent, Autonomy: autonomy}
-		tools := withoutTool(rt.Agent.Tools(), tool.YieldToUser.Name)
+		tools := WithoutTool(rt.Agent.Tools(), tool.YieldToUser.Name)
 		if s := str("tools"); s != "" {
 			d.ToolsAllow = splitList(s)
 			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
 		}
 		ctx = broker.WithDelegation(ctx, d)
 		if del, _ := broker.DelegationFrom(ctx); del.Depth() >= broker.MaxDelegationDepth {
-			tools = withoutTool(tools, "delegate")
+			tools = WithoutTool(tools, "delegate")
 		}
 		p, model := rt.Provider, rt.model
 		if name := str("provider"); name != "" {
 			var err error
-			if p, err = provider.Build(providerSpecs(rt.Env.cfg), name, os.Getenv, log); err != nil {
+			if p, err = provider.Build(ProviderSpecs(rt.Env.Config), name, os.Getenv, log); err != nil {
 				return nil, fmt.Errorf("provider %q: %w", name, err)
 			}
 			model = ""
@@ -71,9 +71,9 @@ func delegateTool(rt *agentRuntime, log *slog.Logger) broker.ToolFunc {
 		ag, err := agent.New(agent.Config{
 			Provider: p, Memory: rt.Memory, Invoker: rt.Broker.Agent(), Tools: tools,
 			Channel: rt.Channel + ".delegate", Model: model,
-			Policy:           policySummary(eff, rt.Work) + "\nYou are a sub-agent: do the task you are given and answer with the result.",
+			Policy:           PolicySummary(eff, rt.Work) + "\nYou are a sub-agent: do the task you are given and answer with the result.",
 			MaxToolRounds:    delegateRounds,
-			MaxResponseBytes: rt.Env.cfg.Agent.MaxResponseBytes,
+			MaxResponseBytes: rt.Env.Config.Agent.MaxResponseBytes,
 			Log:              log,
 		})
 		if err != nil {
