@@ -8,6 +8,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"io"
 	"io/fs"
 	"net/http"
@@ -166,7 +167,7 @@ model = "m"
 // CLAW_REQUIRE_SANDBOX says the sandbox must be there.
 func requireSandboxForTest(t *testing.T) {
 	t.Helper()
-	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !sandboxUsable() {
+	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !runtime.SandboxUsable() {
 		t.Skip("no Landlock/seccomp on this kernel")
 	}
 }

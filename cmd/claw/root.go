@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -88,7 +89,7 @@ EXIT STATUS
 // run is the one exit point: it runs the command line and maps the result to
 // an exit code.
 func run(args []string) int {
-	if code, ok := runHidden(args); ok {
+	if code, ok := runtime.Reenter(args); ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -107,21 +108,6 @@ func run(args []string) int {
 		}
 	}
 	return exitCodeOf(err)
-}
-
-// hiddenEntries are argv[1] values that re-enter claw for internal purposes
-// (the sandboxed child). They bypass cobra entirely.
-var hiddenEntries = map[string]func(args []string) int{}
-
-func runHidden(args []string) (int, bool) {
-	if len(args) == 0 {
-		return 0, false
-	}
-	f, ok := hiddenEntries[args[0]]
-	if !ok {
-		return 0, false
-	}
-	return f(args[1:]), true
 }
 
 // isCobraUsage reports whether err is one of cobra's argument errors, which

@@ -23,11 +23,10 @@ var update = flag.Bool("update", false, "update testscript files and golden file
 func TestMain(m *testing.M) {
 	// The sandbox probe (the [sandbox] condition, run in this process)
 	// re-executes this binary under its own name: dispatch the hidden
-	// entries here too, or the probe would run the tests again.
-	if len(os.Args) >= 2 {
-		if f, ok := hiddenEntries[os.Args[1]]; ok {
-			os.Exit(f(os.Args[2:]))
-		}
+	// entries here too, or the probe would run the tests again. It also
+	// lets the tests that run actions in this process re-execute it.
+	if code, ok := runtime.Reenter(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	// claw init's workspace for root when ~ is out of run_as's reach:
 	// inside the script's own directory, not the machine's /srv.
@@ -94,7 +93,7 @@ func scriptCondition(cond string) (bool, error) {
 		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
 			return true, nil
 		}
-		return sandboxUsable(), nil
+		return runtime.SandboxUsable(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
