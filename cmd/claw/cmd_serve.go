@@ -27,6 +27,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/receipts"
@@ -391,13 +392,18 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
-	setDiscordEstop(g, &o.keys, e.home)
-	chans := &channelSet{g: g, o: o, queue: queue, log: log}
-	first, err := chans.open(ctx)
+	chans := &runtime.ChannelSet{
+		Setup: func() runtime.Setup { return agentSetup(g, &o.actionOptions) },
+		Queue: queue, Log: log,
+		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
+		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
+		Estop: discordEstop(g, &o.keys, e.home),
+	}
+	first, err := chans.Open(ctx)
 	if err != nil {
 		return err
 	}
-	defer chans.close()
+	defer chans.Close()
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -434,7 +440,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Queue:             queue,
 		Log:               rlog,
 		Logger:            log,
-		Deliver:           serveDeliver(chans),
+		Deliver:           chans.ServeDeliver(),
 		Hook:              hooks.answer,
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
@@ -481,7 +487,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Info: func() serve.Info {
 			ref := holder.acquire()
 			defer ref.wg.Done()
-			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: channelInfo(chans),
+			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: chans.Status(),
 				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.cfg.Sandbox.MinLandlockABI) == nil}}
 		},
 		Reload: func(ctx context.Context) (string, error) {
@@ -497,7 +503,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 				next.Close()
 				return "", err
 			}
-			if err := chans.reload(ctx); err != nil {
+			if err := chans.Reload(ctx); err != nil {
 				next.Close()
 				return "", err
 			}
@@ -542,10 +548,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 	}()
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	chans.start(sctx, stop, first)
+	chans.Start(sctx, stop, first)
 	err = srv.Serve(sctx)
 	stop(nil)
-	chans.close()
+	chans.Close()
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -674,4 +680,13 @@ func regoTestsPass(ctx context.Context, g *globals) error {
 		return fmt.Errorf("%d policy tests failed", failed)
 	}
 	return nil
+}
+
+// discordEstop lets Discord approvers engage the stop, receipted in their
+// name.
+func discordEstop(g *globals, keys *keyOptions, home string) func(ctx context.Context, by string) error {
+	file := filepath.Join(home, serve.EstopFile)
+	return func(ctx context.Context, by string) error {
+		return estopEngage(ctx, g, keys, home, file, by, "engaged from Discord")
+	}
 }

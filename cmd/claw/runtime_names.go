@@ -47,10 +47,15 @@ var (
 // newAgentRuntime is runtime.NewAgent with the config of g and the flags
 // o.
 func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtimeOptions)) (*agentRuntime, error) {
+	return runtime.NewAgent(ctx, agentSetup(g, o), channel, approver, opts...)
+}
+
+// agentSetup is the setup of an agent runtime from g and the flags o.
+func agentSetup(g *globals, o *actionOptions) runtime.Setup {
 	var e *env
 	s := brokerSetup(g, o, &e)
 	s.LogTo, s.Version = g.stderr, version
-	return runtime.NewAgent(ctx, s, channel, approver, opts...)
+	return s
 }
 
 func keyRedactor(e *env) func(string) string { return runtime.KeyRedactor(e.rt()) }
