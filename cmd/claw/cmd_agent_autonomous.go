@@ -27,7 +27,7 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 	defer rt.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := autonomousBounds(rt, rt.Broker.Estopped)
+	c := rt.AutonomousBounds(rt.Broker.Estopped)
 	if o.maxTurns > 0 {
 		c.MaxTurns = o.maxTurns
 	}
@@ -68,19 +68,6 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		return withCode(exitError, errors.New("the run stopped after failed turns in a row"), "see the log (CLAW_LOG=json) for why they failed")
 	}
 	return nil
-}
-
-// autonomousBounds are the intervals and bounds of [autonomous], with
-// estopped as the run's emergency stop.
-func autonomousBounds(rt *agentRuntime, estopped func() bool) agent.Autonomous {
-	a := rt.Env.Config.Autonomous
-	return agent.Autonomous{
-		Intervals: agent.Intervals{Engaged: a.Engaged.Duration, Working: a.Working.Duration,
-			Foraging: a.Foraging.Duration, Resting: a.Resting.Duration},
-		MaxTurns: a.MaxTurns, MaxToolCalls: a.MaxToolCalls, MaxTokens: a.MaxTokens,
-		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
-		Estopped: estopped,
-	}
 }
 
 // userLines sends each non-empty line of r, as the person's message; the

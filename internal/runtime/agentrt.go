@@ -400,3 +400,16 @@ func WithPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
 	}
 	return out
 }
+
+// AutonomousBounds are the intervals and bounds of [autonomous], with
+// estopped as the run's emergency stop.
+func (rt *Agent) AutonomousBounds(estopped func() bool) agent.Autonomous {
+	a := rt.Env.Config.Autonomous
+	return agent.Autonomous{
+		Intervals: agent.Intervals{Engaged: a.Engaged.Duration, Working: a.Working.Duration,
+			Foraging: a.Foraging.Duration, Resting: a.Resting.Duration},
+		MaxTurns: a.MaxTurns, MaxToolCalls: a.MaxToolCalls, MaxTokens: a.MaxTokens,
+		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
+		Estopped: estopped,
+	}
+}
