@@ -41,18 +41,25 @@ func (o *actionOptions) addFlags(fs interface {
 // terminal when standard input is one, and so does the passphrase gate.
 func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*broker.Config, *env)) (b *broker.Broker, close func(), err error) {
 	var e *env
-	s := brokerSetup(g, o, &e)
+	s := ttySetup(g, o, &e)
+	fs := make([]func(*broker.Config, *runtime.Env), 0, len(configure))
+	for _, f := range configure {
+		fs = append(fs, func(c *broker.Config, _ *runtime.Env) { f(c, e) })
+	}
+	return runtime.OpenBroker(ctx, s, fs...)
+}
+
+// ttySetup is brokerSetup with the terminal's approver and passphrase
+// prompt, when standard input is a terminal.
+func ttySetup(g *globals, o *actionOptions, e **env) runtime.Setup {
+	s := brokerSetup(g, o, e)
 	if a := newTTYApprover(g); a != nil {
 		s.Approver = a
 	}
 	if a := newTTYPassphrase(g); a != nil {
 		s.Passphrase = a
 	}
-	fs := make([]func(*broker.Config, *runtime.Env), 0, len(configure))
-	for _, f := range configure {
-		fs = append(fs, func(c *broker.Config, _ *runtime.Env) { f(c, e) })
-	}
-	return runtime.OpenBroker(ctx, s, fs...)
+	return s
 }
 
 // brokerSetup is what runtime.OpenBroker needs from the command line; *e

@@ -9,22 +9,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/mcpgate"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/serve"
-	"github.com/clawsec/claw/receipts"
 )
 
 func init() {
@@ -137,25 +132,6 @@ func quiet(g *globals) *globals {
 	return &q
 }
 
-// stdioTransport is the MCP transport over the command's standard input
-// and output.
-func stdioTransport(g *globals) mcp.Transport {
-	return &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// runMCP serves s on standard input and output until the client leaves.
-func runMCP(ctx context.Context, g *globals, s *mcp.Server) error {
-	err := s.Run(ctx, stdioTransport(g))
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
-		return nil
-	}
-	return withCode(exitError, fmt.Errorf("mcp: %w", err))
-}
-
 func newMCPServeCommand(g *globals) *cobra.Command {
 	var o mcpOptions
 	c := &cobra.Command{
@@ -176,28 +152,12 @@ EXIT STATUS
   0 the client closed the connection, 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			ctx := c.Context()
 			q := quiet(g)
 			ap, err := o.approver(q)
 			if err != nil {
 				return err
 			}
-			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
-				cfg.Channel = "mcp"
-				cfg.Approver = ap
-				if cfg.InProcess == nil {
-					cfg.InProcess = map[string]broker.ToolFunc{}
-				}
-				cfg.InProcess["time"] = mcpgate.TimeTool
-			})
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			executor.Prestart() // a long-lived server: keep a sandbox child ready
-			defer executor.StopPrestart()
-			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr), Conversation: mcpConversation("serve")})
-			return runMCP(ctx, g, s)
+			return runtime.MCPServe(c.Context(), ttySetup(q, &o.actionOptions, new(*env)), ap, mcpIO(g))
 		},
 	}
 	o.addFlags(c)
@@ -245,7 +205,6 @@ EXIT STATUS
 			if c.ArgsLenAtDash() != 0 {
 				return usageErrorf("put the upstream command after --: claw mcp proxy -- COMMAND ARGS")
 			}
-			ctx := c.Context()
 			q := quiet(g)
 			if name == "" {
 				name = filepath.Base(args[0])
@@ -262,82 +221,12 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			pins, err := mcpgate.OpenPins(filepath.Join(home, "mcp-pins.json"))
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			log := logx.FromEnv(g.stderr)
-
-			var (
-				p    *mcpgate.Proxy // made once the upstream runs
-				sb   broker.Sandbox
-				ws   string
-				rlog *receipts.Log
-			)
-			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
-				cfg.Channel = "mcp"
-				cfg.Approver = ap
-				forward := func(ctx context.Context, a map[string]any) (json.RawMessage, error) { return p.Forward(ctx, a) }
-				cfg.InProcess = map[string]broker.ToolFunc{"tool": forward, "time": mcpgate.TimeTool}
-				sb, ws, rlog = cfg.Sandbox, cfg.Workspace, cfg.Log
-			})
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			spec := upstreamSpec(args, sb, ws, abs(read), abs(write), envs, hosts, cpu)
-			spec.RunAs = runAs
+			u := runtime.Upstream{Server: server, Argv: args, Read: abs(read), Write: abs(write), Env: envs, Hosts: hosts, CPU: cpu,
+				RunAs: runAs, Pins: filepath.Join(home, "mcp-pins.json")}
 			if !c.Flags().Changed("run-as") {
-				spec.RunAs = ownerRunAs(g, spec.Write)
+				u.RunAs = ownerRunAs(g, u.Write)
 			}
-			upCtx, stopUp := context.WithCancel(ctx)
-			defer stopUp()
-			proc, err := executor.Start(upCtx, spec)
-			if err != nil {
-				return upstreamError(args[0], executor.Result{}, err)
-			}
-			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
-			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			up, err := cl.Connect(cctx, &mcp.IOTransport{Reader: proc.Stdout, Writer: proc.Stdin}, nil)
-			cancel()
-			if err != nil {
-				stopUp()
-				res, werr := proc.Wait()
-				g.stderr.Write(res.Stderr)
-				if werr == nil {
-					werr = fmt.Errorf("no MCP session (exit status %d): %w", res.ExitCode, err)
-				}
-				return upstreamError(args[0], res, werr)
-			}
-			var closing atomic.Bool
-			exited := make(chan struct{})
-			defer func() {
-				closing.Store(true)
-				up.Close() // end of input: the server may exit by itself
-				select {
-				case <-exited:
-				case <-time.After(3 * time.Second):
-					stopUp()
-					<-exited
-				}
-			}()
-			go func() {
-				// The upstream's death is logged; calls then fail as tool errors.
-				defer close(exited)
-				res, err := proc.Wait()
-				if ctx.Err() == nil && !closing.Load() {
-					g.stderr.Write(res.Stderr)
-					warnf(g.stderr, "mcp proxy: the upstream server %s exited (status %d%s); its tools now fail", server, res.ExitCode, errSuffix(err))
-				}
-			}()
-
-			p = mcpgate.NewProxy(server, up, pins)
-			p.Log, p.Channel = rlog, "mcp"
-			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log, Conversation: mcpConversation(server)})
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			return runMCP(ctx, g, s)
+			return runtime.MCPProxy(c.Context(), ttySetup(q, &o.actionOptions, new(*env)), ap, u, mcpIO(g))
 		},
 	}
 	o.addFlags(c)
@@ -350,82 +239,6 @@ EXIT STATUS
 	f.Uint64Var(&cpu, "cpu", 3600, "CPU `SECONDS` the server may use over the whole session")
 	f.StringVar(&runAs, "run-as", "", "when root, run the server as this `USER` or uid (default: [sandbox] run_as when it owns every --write path, else uid 0 without capabilities)")
 	return c
-}
-
-// upstreamSpec is the sandbox of a proxied MCP server: the broker's PATH
-// and limits, read access to the workspace, to the command's own file and
-// to read, write access to write, network only to hosts through the
-// egress proxy, and no wall-clock limit (the session ends it).
-func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env, hosts []string, cpu uint64) executor.Spec {
-	s := executor.Spec{
-		Argv:           argv,
-		Cwd:            ws,
-		Read:           slices.Concat([]string{ws}, sb.PathRead, read),
-		Write:          write,
-		Limits:         sb.Limits,
-		MinLandlockABI: sb.MinLandlockABI,
-	}
-	s.Limits.CPUSeconds = cpu
-	path := executor.DefaultPath
-	if len(sb.Path) > 0 {
-		path = strings.Join(sb.Path, ":")
-	}
-	s.Env = append([]string{"PATH=" + path}, env...)
-	if exe, err := lookPathIn(argv[0], path); err == nil {
-		s.Read = append(s.Read, exe)
-	}
-	if len(hosts) > 0 {
-		s.Net.Egress = &executor.Egress{Hosts: hosts}
-	}
-	return s
-}
-
-// lookPathIn resolves cmd as the sandbox will, in the directories of path,
-// to its canonical file.
-func lookPathIn(cmd, path string) (string, error) {
-	if !strings.Contains(cmd, "/") {
-		for _, d := range filepath.SplitList(path) {
-			if fi, err := os.Stat(filepath.Join(d, cmd)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				cmd = filepath.Join(d, cmd)
-				break
-			}
-		}
-	}
-	if !filepath.IsAbs(cmd) {
-		return "", fmt.Errorf("%s: not found", cmd)
-	}
-	return filepath.EvalSymlinks(cmd)
-}
-
-// upstreamError maps a failure to start the proxied server to claw's exit
-// status: 5 no sandbox, 2 a bad grant, 126 the sandbox could not be set
-// up, 127 not found, else 1.
-func upstreamError(cmd string, res executor.Result, err error) error {
-	var se *executor.SetupError
-	switch {
-	case errors.Is(err, executor.ErrUnavailable):
-		return withCode(exitSandbox, fmt.Errorf("the MCP server %q was not started: %w", cmd, err), "run 'claw doctor' to see what this kernel supports")
-	case errors.Is(err, executor.ErrInvalidSpec):
-		return withCode(exitUsage, err)
-	case errors.As(err, &se):
-		return withCode(exitSetupFailed, fmt.Errorf("the MCP server %q was not started: %w", cmd, err))
-	case errors.Is(err, executor.ErrNotFound):
-		return withCode(exitNotFound, fmt.Errorf("the MCP server was not started: %w", err), "grant its directory with --read, or give its absolute path")
-	}
-	return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", cmd, err), "check the command and its reach (--read, --write); its own messages are above")
-}
-
-func errSuffix(err error) string {
-	if err == nil {
-		return ""
-	}
-	return ": " + err.Error()
-}
-
-// mcpConversation names the receipts of one MCP session, so that an audit
-// can group them: mcp:NAME:START-PID.
-func mcpConversation(name string) string {
-	return fmt.Sprintf("mcp:%s:%s-%d", name, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
 }
 
 func newMCPPinCommand(g *globals) *cobra.Command {
@@ -617,4 +430,11 @@ func confirm(ctx context.Context, g *globals, prompt string) (bool, error) {
 		s = strings.ToLower(strings.TrimSpace(s))
 		return s == "y" || s == "yes", nil
 	}
+}
+
+// mcpIO is the protocol's standard input and output, and where the MCP
+// commands log.
+func mcpIO(g *globals) runtime.MCPIO {
+	return runtime.MCPIO{In: g.stdin, Out: g.stdout, Log: g.stderr, Version: version,
+		Warn: func(format string, args ...any) { warnf(g.stderr, format, args...) }}
 }
