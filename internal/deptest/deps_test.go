@@ -142,16 +142,13 @@ var rules = map[string]rule{
 var cmdClawPending = func() map[string]string {
 	const logic = "command logic still in cmd/claw, to move to internal/runtime"
 	m := map[string]string{
-		"github.com/peterh/liner":                    "the REPL's line editor, to move to a presentation package",
-		"golang.org/x/sys/unix":                      "the terminal approver and passphrase prompt, to move to a presentation package",
-		"github.com/modelcontextprotocol/go-sdk/mcp": logic,
-		"github.com/pelletier/go-toml/v2":            logic,
-		"github.com/gobwas/glob":                     logic,
+		"github.com/peterh/liner":         "the REPL's line editor, to move to a presentation package",
+		"golang.org/x/sys/unix":           "the terminal approver and passphrase prompt, to move to a presentation package",
+		"github.com/pelletier/go-toml/v2": logic,
 	}
 	for _, p := range []string{
 		"agent", "agent/memory", "agent/provider", "agent/tool", "audit", "executor", "gate", "policies", "receipts",
-		"internal/approvals", "internal/broker", "internal/bypass", "internal/channel", "internal/channel/bridge",
-		"internal/channel/discord", "internal/channel/planckclaw", "internal/grant", "internal/hook", "internal/logx",
+		"internal/approvals", "internal/broker", "internal/bypass", "internal/grant", "internal/hook", "internal/logx",
 		"internal/mcpgate", "internal/plugin", "internal/redact", "internal/serve", "internal/service", "internal/sop",
 		"internal/textesc",
 	} {
