@@ -19,7 +19,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/mcpgate"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/serve"
 )
 
 func init() {
@@ -95,32 +94,15 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 	return cl, nil
 }
 
-// daemonApprover is the approvals client of the daemon at target
-// (unix:/path/claw.sock or http://127.0.0.1:PORT), with the token read
-// from tokenFile (default [serve].token_file), asking as requester.
+// daemonApprover is runtime.DaemonApprover with the config of g.
 func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
-	// A malformed or non-loopback target is a usage error, before any file.
-	if _, err := approvals.NewClient(target, "-"); err != nil {
-		return nil, withCode(exitUsage, err)
-	}
-	path := tokenFile
-	if path == "" {
+	return runtime.DaemonApprover(func() (*runtime.Env, error) {
 		e, err := loadEnv(g)
 		if err != nil {
 			return nil, err
 		}
-		path = e.cfg.Serve.TokenFile
-	}
-	token, err := serve.LoadToken(path)
-	if err != nil {
-		return nil, withCode(exitError, err, "run 'claw init' to create the token file, or pass --token-file")
-	}
-	cl, err := approvals.NewClient(target, token)
-	if err != nil {
-		return nil, withCode(exitUsage, err)
-	}
-	cl.Requester = requester
-	return cl, nil
+		return e.rt(), nil
+	}, target, tokenFile, requester)
 }
 
 // quiet returns globals whose standard output is standard error: in the

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,15 +79,7 @@ func (o *serveClientOptions) dial(g *globals) (target, token string, err error) 
 	if err != nil {
 		return "", "", err
 	}
-	target = o.target
-	if target == "" {
-		target = "unix:" + e.cfg.Serve.Socket
-	}
-	token, err = serve.LoadToken(e.cfg.Serve.TokenFile)
-	if err != nil {
-		return "", "", withCode(exitError, err, "run 'claw init' to create the token file")
-	}
-	return target, token, nil
+	return runtime.DaemonTarget(e.rt(), o.target)
 }
 
 func newServePendingCommand(g *globals) *cobra.Command {
@@ -277,10 +266,10 @@ EXIT STATUS
 				}
 			}
 			deadline := time.Now().Add(wait)
-			code, data, err := serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+			code, data, err := runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
 			for err != nil && time.Now().Before(deadline) && c.Context().Err() == nil {
 				time.Sleep(100 * time.Millisecond) // the daemon may still be starting
-				code, data, err = serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+				code, data, err = runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
 			}
 			if err != nil {
 				return withCode(exitError, err, "is 'claw serve' running?")
@@ -318,41 +307,6 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
 		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
 	})
-}
-
-// serveCall sends one request to the daemon at target.
-func serveCall(ctx context.Context, target, token, method, path, accept string, body []byte) (int, []byte, error) {
-	hc := &http.Client{Timeout: 5 * time.Minute}
-	base := target
-	if sock, ok := strings.CutPrefix(target, "unix:"); ok {
-		hc.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}
-		base = "http://claw"
-	} else if err := serve.CheckLoopback(strings.TrimPrefix(strings.TrimPrefix(target, "http://"), "https://")); err != nil {
-		return 0, nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, strings.ToUpper(method), base+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	return resp.StatusCode, data, err
 }
 
 // discordEstop lets Discord approvers engage the stop, receipted in their
