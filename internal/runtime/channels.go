@@ -36,11 +36,11 @@ type startedChannel struct {
 	done   chan struct{}      // closed once Run returned
 }
 
-// ChannelSet is the channels claw serve runs. A reload replaces them all:
+// channelSet is the channels claw serve runs. A reload replaces them all:
 // the new ones are built first (a section that fails keeps the old ones),
 // then the old ones stop (the bridge's clients reconnect and say hello
 // again) and the new ones start.
-type ChannelSet struct {
+type channelSet struct {
 	// Setup is the command line's setup for each channel's runtime; its
 	// Env loads the config now in force.
 	Setup func() Setup
@@ -60,14 +60,14 @@ type ChannelSet struct {
 	retired []*startedChannel // stopped, their runtimes closed at exit
 }
 
-func (s *ChannelSet) list() []*startedChannel {
+func (s *channelSet) list() []*startedChannel {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.chs)
 }
 
 // open builds the channels of the config now in force.
-func (s *ChannelSet) open(ctx context.Context) ([]*startedChannel, error) {
+func (s *channelSet) open(ctx context.Context) ([]*startedChannel, error) {
 	setup := s.Setup()
 	e, err := setup.Env()
 	if err != nil {
@@ -76,21 +76,8 @@ func (s *ChannelSet) open(ctx context.Context) ([]*startedChannel, error) {
 	return s.openChannels(ctx, setup, e)
 }
 
-// Open builds the channels of the config now in force, to be started.
-func (s *ChannelSet) Open(ctx context.Context) (Channels, error) {
-	chs, err := s.open(ctx)
-	return Channels{chs}, err
-}
-
-// Channels are channels built and not started yet.
-type Channels struct{ list []*startedChannel }
-
-// Start runs chs under ctx; the first that fails calls failed.
-func (s *ChannelSet) Start(ctx context.Context, failed context.CancelCauseFunc, chs Channels) {
-	s.start(ctx, failed, chs.list)
-}
-
-func (s *ChannelSet) start(ctx context.Context, failed context.CancelCauseFunc, chs []*startedChannel) {
+// start runs chs under ctx; the first that fails calls failed.
+func (s *channelSet) start(ctx context.Context, failed context.CancelCauseFunc, chs []*startedChannel) {
 	s.mu.Lock()
 	s.ctx, s.failed, s.chs = ctx, failed, chs
 	s.mu.Unlock()
@@ -117,8 +104,8 @@ func stopChannels(chs []*startedChannel) {
 	}
 }
 
-// Reload replaces the channels with those of the config now in force.
-func (s *ChannelSet) Reload(ctx context.Context) error {
+// reload replaces the channels with those of the config now in force.
+func (s *channelSet) reload(ctx context.Context) error {
 	next, err := s.open(ctx)
 	if err != nil {
 		return err
@@ -133,8 +120,8 @@ func (s *ChannelSet) Reload(ctx context.Context) error {
 	return nil
 }
 
-// Close stops every channel and closes every runtime, retired ones too.
-func (s *ChannelSet) Close() {
+// close stops every channel and closes every runtime, retired ones too.
+func (s *channelSet) close() {
 	s.mu.Lock()
 	chs, retired := s.chs, s.retired
 	s.mu.Unlock()
@@ -144,7 +131,7 @@ func (s *ChannelSet) Close() {
 
 // deliver sends a message to a session of the running channel of that
 // name, if it takes messages.
-func (s *ChannelSet) deliver(ctx context.Context, to, session string, m channel.Message) error {
+func (s *channelSet) deliver(ctx context.Context, to, session string, m channel.Message) error {
 	for _, c := range s.list() {
 		if r, ok := c.ch.(channel.Receiver); ok && c.name == to {
 			return r.Deliver(ctx, session, m)
@@ -200,7 +187,7 @@ var channelApprovers = map[string]func() broker.Approver{
 // openChannels builds every channel whose section the config has, each
 // with a runtime of its own (its broker records its name, autonomy and
 // tools_allow) that asks its approvers through the daemon's queue.
-func (s *ChannelSet) openChannels(ctx context.Context, setup Setup, e *Env) ([]*startedChannel, error) {
+func (s *channelSet) openChannels(ctx context.Context, setup Setup, e *Env) ([]*startedChannel, error) {
 	queue, log := s.Queue, s.Log
 	var out []*startedChannel
 	fail := func(err error) ([]*startedChannel, error) {
@@ -353,8 +340,8 @@ func channelChat(ag *agent.Agent) channel.ChatFunc {
 	}
 }
 
-// Status lists the channels for GET /status.
-func (s *ChannelSet) Status() []serve.ChannelInfo {
+// status lists the channels for GET /status.
+func (s *channelSet) status() []serve.ChannelInfo {
 	var out []serve.ChannelInfo
 	for _, c := range s.list() {
 		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
@@ -362,8 +349,8 @@ func (s *ChannelSet) Status() []serve.ChannelInfo {
 	return out
 }
 
-// ServeDeliver is POST /channels/{name}/messages.
-func (s *ChannelSet) ServeDeliver() func(ctx context.Context, to string, m serve.ChannelMessage) error {
+// serveDeliver is POST /channels/{name}/messages.
+func (s *channelSet) serveDeliver() func(ctx context.Context, to string, m serve.ChannelMessage) error {
 	return func(ctx context.Context, to string, m serve.ChannelMessage) error {
 		err := s.deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
 		if errors.Is(err, channel.ErrNoSuchChannel) || errors.Is(err, bridge.ErrUnknownSession) {

@@ -99,14 +99,14 @@ func Serve(ctx context.Context, d Daemon) error {
 	}
 	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
 	defer holder.close()
-	chans := &ChannelSet{
+	chans := &channelSet{
 		Setup: d.Setup, Queue: queue, Log: log, Warn: d.Warn, Info: d.Info, Estop: d.Estop,
 	}
-	first, err := chans.Open(ctx)
+	first, err := chans.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer chans.Close()
+	defer chans.close()
 
 	// The daemon's own receipt writer: estop, policy_loaded and the final
 	// checkpoint. The log takes one writer at a time across handles.
@@ -143,7 +143,7 @@ func Serve(ctx context.Context, d Daemon) error {
 		Queue:             queue,
 		Log:               rlog,
 		Logger:            log,
-		Deliver:           chans.ServeDeliver(),
+		Deliver:           chans.serveDeliver(),
 		Hook:              hooks.Answer,
 		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
 			ref := holder.acquire()
@@ -190,7 +190,7 @@ func Serve(ctx context.Context, d Daemon) error {
 		Info: func() serve.Info {
 			ref := holder.acquire()
 			defer ref.wg.Done()
-			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: chans.Status(),
+			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: chans.status(),
 				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.Config.Sandbox.MinLandlockABI) == nil}}
 		},
 		Reload: func(ctx context.Context) (string, error) {
@@ -206,7 +206,7 @@ func Serve(ctx context.Context, d Daemon) error {
 				next.Close()
 				return "", err
 			}
-			if err := chans.Reload(ctx); err != nil {
+			if err := chans.reload(ctx); err != nil {
 				next.Close()
 				return "", err
 			}
@@ -251,10 +251,10 @@ func Serve(ctx context.Context, d Daemon) error {
 	}()
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	chans.Start(sctx, stop, first)
+	chans.start(sctx, stop, first)
 	err = srv.Serve(sctx)
 	stop(nil)
-	chans.Close()
+	chans.close()
 	if err != nil {
 		return WithCode(ExitError, err)
 	}

@@ -26,9 +26,9 @@
 // that talks with a model opens an agent runtime with [NewAgent]. Both take
 // a [Setup]: what the command line resolved (the flags as [Actions], how
 // to load the config and the key, who can be asked, where to warn). The
-// daemon is [Serve], with its channels in a [ChannelSet]; claw mcp serve
-// and proxy are [MCPServe] and [MCPProxy]. [Reenter] runs the sandboxed
-// child when claw re-executes itself for it.
+// daemon, with its channels, is [Serve]; claw mcp serve and proxy are
+// [MCPServe] and [MCPProxy]. [Reenter] runs the sandboxed child when claw
+// re-executes itself for it.
 //
 // # What it does not do
 //
