@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/grant"
@@ -17,9 +16,6 @@ var (
 	handWorkspaceToRunAs = runtime.HandWorkspaceToRunAs
 	unsearchableAbove    = runtime.UnsearchableAbove
 	programsProblem      = runtime.ProgramsProblem
-	newForbiddenPaths    = runtime.NewForbiddenPaths
-	sandboxPath          = runtime.SandboxPath
-	pluginResolver       = runtime.PluginResolver
 )
 
 func workspaceIssue(ctx context.Context, e *env, ws string) (problem, fix string) {
@@ -39,7 +35,6 @@ type (
 
 var (
 	policySummary = runtime.PolicySummary
-	withoutTool   = runtime.WithoutTool
 	readBounded   = runtime.ReadBounded
 	withPlugins   = runtime.WithPlugins
 )
@@ -59,10 +54,3 @@ func agentSetup(g *globals, o *actionOptions) runtime.Setup {
 }
 
 func keyRedactor(e *env) func(string) string { return runtime.KeyRedactor(e.rt()) }
-
-func startLogger(g *globals, e *env) *slog.Logger {
-	if e == nil {
-		return runtime.StartLogger(g.stderr, nil, version)
-	}
-	return runtime.StartLogger(g.stderr, e.rt(), version)
-}

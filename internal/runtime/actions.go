@@ -120,7 +120,7 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 	if problem, fix := WorkspaceProblem(ws, c.Sandbox.RunAs); problem != "" {
 		warn(problem, fix)
 	}
-	forbidden, err := NewForbiddenPaths(eng)
+	forbidden, err := newForbiddenPaths(eng)
 	if err != nil {
 		return broker.Config{}, WithCode(ExitError, err)
 	}
@@ -128,7 +128,7 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		warn(fmt.Sprintf("the workspace %s lies in the forbidden path %s: file tools are denied in it", ws, entry),
 			fmt.Sprintf("set workspace_dir to a directory outside %s (as root, %s)", entry, RootWorkspace))
 	}
-	path, pathRead := SandboxPath(c.Sandbox.Path, os.Getenv("PATH"), ws, e.UserDir, forbidden)
+	path, pathRead := sandboxPath(c.Sandbox.Path, os.Getenv("PATH"), ws, e.UserDir, forbidden)
 	autonomy := c.Security.Autonomy
 	if o.Autonomy != "" {
 		autonomy = o.Autonomy
@@ -152,7 +152,7 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		EstopFile:   filepath.Join(e.Home, "ESTOP"),
 		Grants:      grant.Open(filepath.Join(e.Home, grant.FileName)),
 		GrantExpiry: GrantExpiry(c),
-		Plugins:     PluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
+		Plugins:     pluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: c.Sandbox.MinLandlockABI,
 			RunAs:          c.Sandbox.RunAs,
@@ -175,8 +175,8 @@ func GrantExpiry(c *config.Config) grant.Expiry {
 	return grant.Expiry{Default: c.Security.GrantExpiry.Duration, Max: c.Security.GrantMaxExpiry.Duration}
 }
 
-// PluginResolver gives the broker the plugin tools of the store.
-func PluginResolver(s plugin.Store) broker.PluginResolver {
+// pluginResolver gives the broker the plugin tools of the store.
+func pluginResolver(s plugin.Store) broker.PluginResolver {
 	return func(name, tool string, args map[string]any) broker.PluginCall {
 		c := s.Resolve(name, tool, args)
 		return broker.PluginCall{

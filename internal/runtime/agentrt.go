@@ -62,7 +62,7 @@ type AgentOptions struct {
 	// OnDecision is told each gate decision's latency.
 	OnDecision func(time.Duration)
 	// Log receives the structured events; nil means the CLAW_LOG logger
-	// (StartLogger).
+	// (startLogger).
 	Log *slog.Logger
 	// Autonomous offers the yield_to_user tool (claw agent --autonomous).
 	Autonomous bool
@@ -95,7 +95,7 @@ func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Appr
 	b, closeBroker, err := OpenBroker(ctx, s, func(c *broker.Config, e *Env) {
 		rt.Env = e
 		if ro.Log == nil {
-			ro.Log = StartLogger(s.LogTo, e, s.Version)
+			ro.Log = startLogger(s.LogTo, e, s.Version)
 		}
 		c.Channel = channel
 		if _, started := config.ChannelKeys[channel]; started {
@@ -130,7 +130,7 @@ func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Appr
 			return memorySearchTool(ctx, store, args)
 		}
 		if ro.Autonomous || ro.AutonomousAgent {
-			c.InProcess[tool.YieldToUser.Name] = YieldTool
+			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
 		c.InProcess["delegate"] = delegateTool(rt, ro.Log)
 		if ro.AskUser != nil {
@@ -177,7 +177,7 @@ func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Appr
 		return fail(WithCode(ExitError, err, "fix [channels."+channel+"].tools_allow in the config"))
 	}
 	if ro.AskUser == nil {
-		tools = WithoutTool(tools, "ask_user")
+		tools = withoutTool(tools, "ask_user")
 	}
 	if ro.Autonomous {
 		tools = append(tools, tool.YieldToUser)
@@ -289,7 +289,7 @@ func KeyRedactor(e *Env) func(string) string {
 	}
 }
 
-func WithoutTool(tools []tool.Spec, name string) []tool.Spec {
+func withoutTool(tools []tool.Spec, name string) []tool.Spec {
 	out := tools[:0:0]
 	for _, t := range tools {
 		if t.Name != name {
@@ -360,9 +360,9 @@ func channelAutonomy(daemon, section string, flag bool) string {
 	return section
 }
 
-// YieldTool runs yield_to_user: it does nothing but answer; the run sees
+// yieldTool runs yield_to_user: it does nothing but answer; the run sees
 // the call succeed and rests.
-func YieldTool(_ context.Context, args map[string]any) (json.RawMessage, error) {
+func yieldTool(_ context.Context, args map[string]any) (json.RawMessage, error) {
 	reason, _ := args["reason"].(string)
 	return json.Marshal(map[string]any{"yielded": true, "reason": reason})
 }
@@ -386,7 +386,7 @@ func WithPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
 		}
 	}
 	if b.Len() == 0 {
-		return WithoutTool(tools, "plugin")
+		return withoutTool(tools, "plugin")
 	}
 	catalog := b.String()
 	if len(catalog) > maxPluginCatalog {

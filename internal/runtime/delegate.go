@@ -50,14 +50,14 @@ func delegateTool(rt *Agent, log *slog.Logger) broker.ToolFunc {
 			return nil, fmt.Errorf("unknown autonomy %q (one of %s)", autonomy, strings.Join(config.Autonomies, ", "))
 		}
 		d := broker.Delegation{ParentAction: parent, Autonomy: autonomy}
-		tools := WithoutTool(rt.Agent.Tools(), tool.YieldToUser.Name)
+		tools := withoutTool(rt.Agent.Tools(), tool.YieldToUser.Name)
 		if s := str("tools"); s != "" {
 			d.ToolsAllow = splitList(s)
 			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
 		}
 		ctx = broker.WithDelegation(ctx, d)
 		if del, _ := broker.DelegationFrom(ctx); del.Depth() >= broker.MaxDelegationDepth {
-			tools = WithoutTool(tools, "delegate")
+			tools = withoutTool(tools, "delegate")
 		}
 		p, model := rt.Provider, rt.model
 		if name := str("provider"); name != "" {

@@ -24,7 +24,7 @@ type forbiddenEntry struct {
 	g    *glob.Pattern
 }
 
-func NewForbiddenPaths(eng *gate.Engine) (ForbiddenPaths, error) {
+func newForbiddenPaths(eng *gate.Engine) (ForbiddenPaths, error) {
 	claw, _ := eng.Data()["claw"].(map[string]any)
 	cfg, _ := claw["config"].(map[string]any)
 	list, ok := cfg["forbidden_paths"].([]any)
@@ -36,11 +36,11 @@ func NewForbiddenPaths(eng *gate.Engine) (ForbiddenPaths, error) {
 		p, _ := v.(string)
 		paths = append(paths, p)
 	}
-	return CompileForbidden(paths)
+	return compileForbidden(paths)
 }
 
-// CompileForbidden compiles each forbidden path as the policies do.
-func CompileForbidden(paths []string) (ForbiddenPaths, error) {
+// compileForbidden compiles each forbidden path as the policies do.
+func compileForbidden(paths []string) (ForbiddenPaths, error) {
 	out := make(ForbiddenPaths, 0, len(paths))
 	for _, p := range paths {
 		g, err := glob.Compile(policies.ForbiddenGlob([]string{p}), '/')
@@ -89,7 +89,7 @@ func WorkspaceForbidden(ctx context.Context, e *Env, ws string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	f, err := NewForbiddenPaths(eng)
+	f, err := newForbiddenPaths(eng)
 	if err != nil {
 		return "", err
 	}

@@ -32,7 +32,7 @@ func TestForbiddenPathsAgreeWithGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewForbiddenPaths(eng)
+	f, err := newForbiddenPaths(eng)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/clawsec/claw/internal/logx"
 )
 
-// StartLogger returns the logger of a long-running command (the agent, the
+// startLogger returns the logger of a long-running command (the agent, the
 // daemon), chosen by $CLAW_LOG and writing to standard error, and logs the
 // startup, config_loaded and workspace events. e may be nil when no config
 // was loaded.
 //
 // Logs are for operators; they never carry a key (every string is
 // redacted) nor a prompt at info level. Receipts are the evidence.
-func StartLogger(w io.Writer, e *Env, version string) *slog.Logger {
+func startLogger(w io.Writer, e *Env, version string) *slog.Logger {
 	log := logx.FromEnv(w)
 	if e != nil && e.Config != nil {
 		// Also the values of the configured key variables, whatever

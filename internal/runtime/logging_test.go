@@ -29,7 +29,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "json")
 		var buf bytes.Buffer
-		StartLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
+		startLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
 		var events []string
 		sc := bufio.NewScanner(&buf)
 		for sc.Scan() {
@@ -52,7 +52,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("quiet by default", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "")
 		var buf bytes.Buffer
-		StartLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
+		startLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
 		if buf.Len() != 0 {
 			t.Errorf("default mode printed info records:\n%s", buf.String())
 		}
@@ -60,7 +60,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("no config", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "text")
 		var buf bytes.Buffer
-		StartLogger(&buf, nil, "dev")
+		startLogger(&buf, nil, "dev")
 		if !strings.Contains(buf.String(), "event=startup") || strings.Contains(buf.String(), "config_loaded") {
 			t.Errorf("output:\n%s", buf.String())
 		}

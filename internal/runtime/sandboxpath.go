@@ -8,7 +8,7 @@ import (
 	"github.com/clawsec/claw/executor"
 )
 
-// SandboxPath builds the PATH of sandboxed shell actions, and the
+// sandboxPath builds the PATH of sandboxed shell actions, and the
 // directories to grant read-only for it (README, "How PATH is built").
 //
 // The candidates are list ([sandbox] path) or, when it is empty, envPath
@@ -25,7 +25,7 @@ import (
 // toolchain around it: a GOROOT, a venv, a Node prefix), unless that parent
 // is / or the user's home, or holds a forbidden path (~/.cargo holds
 // credentials): then only bin itself.
-func SandboxPath(list []string, envPath, ws, userHome string, forbidden ForbiddenPaths) (dirs, read []string) {
+func sandboxPath(list []string, envPath, ws, userHome string, forbidden ForbiddenPaths) (dirs, read []string) {
 	if len(list) == 0 {
 		list = filepath.SplitList(envPath)
 	}

@@ -37,13 +37,13 @@ func TestSandboxPath(t *testing.T) {
 	if err := os.Symlink(goBin, link); err != nil {
 		t.Fatal(err)
 	}
-	forbidden, err := CompileForbidden([]string{home + "/.ssh", home + "/.cargo/credentials.toml", "**/docker.sock"})
+	forbidden, err := compileForbidden([]string{home + "/.ssh", home + "/.cargo/credentials.toml", "**/docker.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	envPath := filepath.Join(venvBin) + ":" + link + ":bin::" + sshBin + ":" + filepath.Join(root, "missing") + ":" +
 		cargoBin + ":" + goBin + ":" + homeBin + ":" + tools
-	dirs, read := SandboxPath(nil, envPath, ws, home, forbidden)
+	dirs, read := sandboxPath(nil, envPath, ws, home, forbidden)
 
 	// the caller's order, each once, canonical; the system directories
 	// after them; the workspace's venv last
@@ -69,7 +69,7 @@ func TestSandboxPath(t *testing.T) {
 	}
 
 	// [sandbox] path replaces the caller's PATH
-	dirs, read = SandboxPath([]string{tools}, envPath, ws, home, forbidden)
+	dirs, read = sandboxPath([]string{tools}, envPath, ws, home, forbidden)
 	if dirs[0] != tools || slices.Contains(dirs, goBin) || !slices.Equal(read, []string{tools}) {
 		t.Errorf("with [sandbox] path: PATH %q, read %q", dirs, read)
 	}
@@ -100,11 +100,11 @@ func BenchmarkSandboxPath(b *testing.B) {
 	}
 	b.Run("forbidden paths and PATH", func(b *testing.B) {
 		for b.Loop() {
-			f, err := NewForbiddenPaths(eng)
+			f, err := newForbiddenPaths(eng)
 			if err != nil {
 				b.Fatal(err)
 			}
-			SandboxPath(nil, os.Getenv("PATH"), filepath.Join(home, "ws"), home, f)
+			sandboxPath(nil, os.Getenv("PATH"), filepath.Join(home, "ws"), home, f)
 		}
 	})
 }
