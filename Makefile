@@ -29,7 +29,7 @@ vet: deps
 # The full suite (./... skips testdata, so its test packages are named).
 # Sandbox tests must run (not skip) when CLAW_REQUIRE_SANDBOX is set.
 test: deps vet mcp-client
-	$(GO) test -count=1 -timeout 9m ./... ./testdata/bypass ./testdata/everyday
+	$(GO) test -count=1 -timeout 9m ./... ./testdata/everyday
 
 # The foreign MCP client the mcp tests drive (the official TypeScript SDK),
 # installed from its lock file when node is there; the tests skip without

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/clawsec/claw/testdata/bypass"
+	"github.com/clawsec/claw/internal/bypass"
 )
 
 // TestBenignCorpusUnderLoad decides the benign corpus, several deciders
@@ -63,7 +63,7 @@ func TestBenignCorpusUnderLoad(t *testing.T) {
 }
 
 // corpusContext and corpusPolicy are the environment the bypass corpus
-// is decided in (see testdata/bypass/README.md).
+// is decided in (see internal/bypass/README.md).
 var corpusContext = Context{Autonomy: "supervised", Workspace: "/home/claw/ws", Cwd: "/home/claw/ws", Home: "/home/claw", Channel: "cli"}
 
 func corpusPolicy() Policy {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawsec/claw/testdata/bypass"
+	"github.com/clawsec/claw/internal/bypass"
 )
 
 // TestBuiltinsPassEveryCheck compiles the built-in policies the way OPA

@@ -36,10 +36,11 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/bypass"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
-	"github.com/clawsec/claw/testdata/bypass"
 )
 
 func main() {
@@ -101,7 +102,7 @@ func run(timeout time.Duration) error {
 	}); err != nil {
 		return err
 	}
-	pol := policyOf(cfg)
+	pol := runtime.Policy(cfg)
 
 	without, err := session(ctx, root, "without", pol, home, false, timeout)
 	if err != nil {
@@ -158,25 +159,6 @@ func counts(m map[string]int) string {
 		s = append(s, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(s, ", ")
-}
-
-// policyOf maps the configuration's [security] table to the gate's policy
-// data, as claw does.
-func policyOf(c *config.Config) gate.Policy {
-	s := c.Security
-	nn := func(v []string) []string {
-		if v == nil {
-			return []string{}
-		}
-		return v
-	}
-	return gate.Policy{
-		WorkspaceOnly: s.WorkspaceOnly, ForbiddenPaths: nn(s.ForbiddenPaths), ReadPaths: nn(s.ReadPaths),
-		ForbiddenCommands: nn(s.ForbiddenCommands), AllowedCommands: nn(s.AllowedCommands), AllowedDomains: nn(s.AllowedDomains),
-		AllowedRegistries: nn(s.AllowedRegistries), AllowPrivateCIDRs: nn(s.AllowPrivateCIDRs),
-		WorkspaceExecAllow: nn(s.WorkspaceExecAllow),
-		PassphraseFor:      nn(s.PassphraseFor), AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
-	}
 }
 
 // session runs the steps once in fresh copies of the projects, with

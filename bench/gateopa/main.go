@@ -28,7 +28,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/testdata/bypass"
+	"github.com/clawsec/claw/internal/bypass"
 	"golang.org/x/sys/unix"
 )
 

@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/clawsec/claw/executor"
-	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/term"
+
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/internal/grant"
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/receipts"
 )
 
 // actionOptions are the flags of commands that run actions through the
@@ -37,103 +33,51 @@ func (o *actionOptions) addFlags(fs interface {
 	fs.DurationVar(&o.timeout, "timeout", 0, "wall timeout of the action (default from config)")
 }
 
-// openBroker loads the config, compiles the gate, opens the receipt log and
-// returns a broker for one-shot CLI actions. close writes the final
-// checkpoint. Each configure function may adjust the broker's Config
-// (approver, channel, in-process tools) before the broker is made; the
-// default approver asks on the terminal when standard input is one.
+// openBroker returns a broker for one-shot CLI actions (runtime.OpenBroker)
+// with the config of g and the flags o. The default approver asks on the
+// terminal when standard input is one, and so does the passphrase gate.
 func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*broker.Config, *env)) (b *broker.Broker, close func(), err error) {
-	gate.Prefetch()
-	e, err := loadEnv(g)
-	if err != nil {
-		return nil, nil, err
+	var e *env
+	s := ttySetup(g, o, &e)
+	fs := make([]func(*broker.Config, *runtime.Env), 0, len(configure))
+	for _, f := range configure {
+		fs = append(fs, func(c *broker.Config, _ *runtime.Env) { f(c, e) })
 	}
-	if o.autonomy != "" && o.autonomy != config.AutonomyReadonly && o.autonomy != config.AutonomySupervised && o.autonomy != config.AutonomyFull {
-		return nil, nil, usageErrorf("--autonomy %q is not one of readonly, supervised, full", o.autonomy)
+	return runtime.OpenBroker(ctx, s, fs...)
+}
+
+// ttySetup is brokerSetup with the terminal's approver and passphrase
+// prompt, when standard input is a terminal.
+func ttySetup(g *globals, o *actionOptions, e **env) runtime.Setup {
+	s := brokerSetup(g, o, e)
+	if a := newTTYApprover(g); a != nil {
+		s.Approver = a
 	}
-	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
-	if err != nil {
-		return nil, nil, err
+	if a := term.NewPassphrase(g.stdin, g.stderr); a != nil {
+		s.Passphrase = a
 	}
-	signer, err := loadReceiptSigner(g, &o.keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir := e.cfg.Receipts.Dir
-	if dir == "" {
-		if dir, err = receiptDir(g); err != nil {
-			return nil, nil, err
-		}
-	}
-	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
-	if err != nil {
-		return nil, nil, withCode(exitError, fmt.Errorf("opening the receipt log: %w", err), "nothing ran")
-	}
-	ws := e.cfg.WorkspaceDir
-	if o.workspace != "" {
-		ws = o.workspace
-	}
-	if ws, err = canonicalDir(ws); err != nil {
-		log.Close()
-		return nil, nil, err
-	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		log.Close()
-		return nil, nil, withCode(exitError, fmt.Errorf("workspace %s is not a directory", ws), "create it, or run 'claw init'")
-	}
-	checkWorkspaceOwner(g, ws, e.cfg.Sandbox.RunAs)
-	forbidden, err := newForbiddenPaths(eng)
-	if err != nil {
-		log.Close()
-		return nil, nil, withCode(exitError, err)
-	}
-	if entry := forbidden.covering(ws); entry != "" {
-		warnf(g.stderr, "the workspace %s lies in the forbidden path %s: file tools are denied in it", ws, entry)
-		infof(g.stderr, "hint: set workspace_dir to a directory outside %s (as root, %s)", entry, rootWorkspace)
-	}
-	path, pathRead := sandboxPath(e.cfg.Sandbox.Path, os.Getenv("PATH"), ws, e.userDir, forbidden)
-	autonomy := e.cfg.Security.Autonomy
-	if o.autonomy != "" {
-		autonomy = o.autonomy
-	}
-	timeout := e.cfg.Sandbox.Timeout.Duration
-	if o.timeout > 0 {
-		timeout = o.timeout
-	}
-	ports := make([]uint16, 0, len(e.cfg.Sandbox.HTTPPorts))
-	for _, p := range e.cfg.Sandbox.HTTPPorts {
-		ports = append(ports, uint16(p))
-	}
-	mem, _ := config.ParseSize(e.cfg.Sandbox.MemoryMax)
-	cfg := broker.Config{
-		Gate:        eng,
-		Log:         log,
-		Autonomy:    autonomy,
-		Workspace:   ws,
-		Home:        e.userDir,
-		Channel:     "cli",
-		EstopFile:   filepath.Join(e.home, "ESTOP"),
-		Grants:      grant.Open(filepath.Join(e.home, grant.FileName)),
-		GrantExpiry: grantExpiry(e),
-		Plugins:     runtime.PluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}),
-		Sandbox: broker.Sandbox{
-			MinLandlockABI: e.cfg.Sandbox.MinLandlockABI,
-			RunAs:          e.cfg.Sandbox.RunAs,
-			Timeout:        timeout,
-			HTTPPorts:      ports,
-			Limits:         executor.Limits{MemoryBytes: uint64(mem), Processes: uint64(e.cfg.Sandbox.PidsMax)},
-			Path:           path,
-			PathRead:       pathRead,
+	return s
+}
+
+// brokerSetup is what runtime.OpenBroker needs from the command line; *e
+// is set to the env it loads.
+func brokerSetup(g *globals, o *actionOptions, e **env) runtime.Setup {
+	return runtime.Setup{
+		Actions: runtime.Actions{Autonomy: o.autonomy, Workspace: o.workspace, Timeout: o.timeout},
+		Env: func() (*runtime.Env, error) {
+			var err error
+			if *e, err = loadEnv(g); err != nil {
+				return nil, err
+			}
+			return (*e).rt(), nil
+		},
+		Signer:     func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		ReceiptDir: func() (string, error) { return receiptDir(g) },
+		Warn: func(problem, fix string) {
+			warnf(g.stderr, "%s", problem)
+			infof(g.stderr, "hint: %s", fix)
 		},
 	}
-	if a := newTTYApprover(g); a != nil {
-		cfg.Approver = a
-	}
-	guardConfig(g, e, &cfg) // approval timeout, passphrase gate and its terminal prompt
-	for _, f := range configure {
-		f(&cfg, e)
-	}
-	return broker.New(cfg), func() { log.Close() }, nil
 }
 
 // outcomeExit maps a broker outcome to claw's exit codes. Output of a

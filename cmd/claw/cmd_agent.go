@@ -9,14 +9,13 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/clawsec/claw/internal/term"
 	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/internal/term"
 
 	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/broker"
 )
-
-func init() { registerCommand("agent", newAgentCommand) }
 
 type agentOptions struct {
 	actionOptions
@@ -97,7 +96,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
 		if in != nil {
-			ro.askUser = in.AskUser(g.stderr)
+			ro.AskUser = in.AskUser(g.stderr)
 		}
 	})
 	if err != nil {

@@ -14,26 +14,19 @@ import (
 	"github.com/clawsec/claw/internal/term"
 )
 
-// yieldTool runs yield_to_user: it does nothing but answer; the run sees
-// the call succeed and rests.
-func yieldTool(_ context.Context, args map[string]any) (json.RawMessage, error) {
-	reason, _ := args["reason"].(string)
-	return json.Marshal(map[string]any{"yielded": true, "reason": reason})
-}
-
 // runAutonomous is claw agent --autonomous: an autonomous run on the cli
 // channel, with -m as its task and each line of standard input as a
 // message of the person that preempts it. Nobody is asked for approval: an
 // action the policy would ask about is denied, and the model told why.
 func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", nil, func(ro *runtimeOptions) { ro.autonomous = true })
+	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", nil, func(ro *runtimeOptions) { ro.Autonomous = true })
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := autonomousBounds(rt, rt.Broker.Estopped)
+	c := rt.AutonomousBounds(rt.Broker.Estopped)
 	if o.maxTurns > 0 {
 		c.MaxTurns = o.maxTurns
 	}
@@ -74,17 +67,4 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		return withCode(exitError, errors.New("the run stopped after failed turns in a row"), "see the log (CLAW_LOG=json) for why they failed")
 	}
 	return nil
-}
-
-// autonomousBounds are the intervals and bounds of [autonomous], with
-// estopped as the run's emergency stop.
-func autonomousBounds(rt *agentRuntime, estopped func() bool) agent.Autonomous {
-	a := rt.Env.cfg.Autonomous
-	return agent.Autonomous{
-		Intervals: agent.Intervals{Engaged: a.Engaged.Duration, Working: a.Working.Duration,
-			Foraging: a.Foraging.Duration, Resting: a.Resting.Duration},
-		MaxTurns: a.MaxTurns, MaxToolCalls: a.MaxToolCalls, MaxTokens: a.MaxTokens,
-		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
-		Estopped: estopped,
-	}
 }

@@ -21,14 +21,14 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	defer in.Close()
 	ap := term.PassphraseApprover{Approver: term.NewApprover(in, g.stderr)}
 	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", ap, func(ro *runtimeOptions) {
-		ro.askUser = in.AskUser(g.stderr)
-		ro.prestart = true
+		ro.AskUser = in.AskUser(g.stderr)
+		ro.Prestart = true
 	})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	in.LoadHistory(filepath.Join(rt.Env.home, "agent_history"), rt.Redact)
+	in.LoadHistory(filepath.Join(rt.Env.Home, "agent_history"), rt.Redact)
 	defer in.SaveHistory()
 
 	conv := o.conversation

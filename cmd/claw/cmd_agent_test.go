@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // agentHome makes a claw home with a signing key, a workspace and cfg
@@ -163,7 +164,7 @@ model = "m"
 // CLAW_REQUIRE_SANDBOX says the sandbox must be there.
 func requireSandboxForTest(t *testing.T) {
 	t.Helper()
-	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !sandboxUsable() {
+	if os.Getenv("CLAW_REQUIRE_SANDBOX") == "" && !runtime.SandboxUsable() {
 		t.Skip("no Landlock/seccomp on this kernel")
 	}
 }

@@ -6,13 +6,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("audit", newAuditCommand) }
 
 func newAuditCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

@@ -7,12 +7,11 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("config", newConfigCommand) }
 
 func newConfigCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

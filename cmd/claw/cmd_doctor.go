@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("doctor", newDoctorCommand) }
 
 func newDoctorCommand(g *globals) *cobra.Command {
 	var asJSON bool
@@ -35,6 +34,7 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(g, asJSON) },
 	}
 	addOutputFlag(c, &asJSON)
+	c.Flags().BoolVar(&doctorOffline, "offline", false, "skip the checks that reach the network (provider endpoints)")
 	return c
 }
 

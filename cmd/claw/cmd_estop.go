@@ -19,7 +19,6 @@ import (
 )
 
 func init() {
-	registerCommand("estop", newEstopCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "emergency stop", Run: checkEstop})
 }
 

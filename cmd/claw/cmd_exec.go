@@ -10,8 +10,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 )
 
-func init() { registerCommand("exec", newExecCommand) }
-
 const execLong = `Run one shell command through the whole path: the gate decides, the
 decision receipt is written, a human approves when the policy asks (on a
 terminal: "Approve? [y/N]"), the command runs in the sandbox the decision

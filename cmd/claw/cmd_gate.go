@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/bypass"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/runtime"
@@ -27,10 +28,7 @@ import (
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/policies"
-	"github.com/clawsec/claw/testdata/bypass"
 )
-
-func init() { registerCommand("gate", newGateCommand) }
 
 func newGateCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

@@ -17,8 +17,6 @@ import (
 	"github.com/clawsec/claw/internal/grant"
 )
 
-func init() { registerCommand("grant", newGrantCommand) }
-
 const grantLong = `Grants are scoped, expiring approvals kept as policy data in
 HOME/grants.json (mode 0600). While a grant is active, an action its scope
 covers that the policies would ask about is allowed instead, with reason
@@ -278,11 +276,6 @@ EXIT STATUS
 	}
 	keys.addFlags(c)
 	return c
-}
-
-// grantExpiry is the configured expiry of grants.
-func grantExpiry(e *env) grant.Expiry {
-	return grant.Expiry{Default: e.cfg.Security.GrantExpiry.Duration, Max: e.cfg.Security.GrantMaxExpiry.Duration}
 }
 
 // applyGrants gives eng the active grants of the claw home, so a dry run

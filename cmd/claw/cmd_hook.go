@@ -23,7 +23,6 @@ import (
 )
 
 func init() {
-	registerCommand("hook", newHookCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "agent hooks", Run: checkAgentHooks})
 }
 

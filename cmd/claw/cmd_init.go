@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("init", newInitCommand) }
 
 func newInitCommand(g *globals) *cobra.Command {
 	var (
@@ -32,7 +31,7 @@ and the workspace directory the config names.
 The workspace is ~/claw-workspace, except for a claw that runs as root and
 runs its actions as [sandbox] run_as ("nobody"): when that user cannot
 reach ~/claw-workspace (a 0700 home) or it lies in a forbidden path (such
-as /root), it is ` + rootWorkspace + `. A workspace init creates is handed
+as /root), it is ` + runtime.RootWorkspace + `. A workspace init creates is handed
 to that user. init warns about a workspace actions could not use.
 
 init never overwrites anything: an existing config file or key is kept
@@ -122,7 +121,7 @@ func initProblems(ctx context.Context, home string, cfg *config.Config) []string
 }
 
 // defaultWorkspace is the workspace_dir of a new config: "" (the
-// template's ~/claw-workspace), or rootWorkspace when claw runs as root,
+// template's ~/claw-workspace), or runtime.RootWorkspace when claw runs as root,
 // actions run as run_as, and that user cannot reach ~/claw-workspace or it
 // lies in a forbidden path.
 func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
@@ -139,12 +138,12 @@ func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
 		return "", err
 	}
 	if unsearchableAbove(ws, uid, gid) != "" {
-		return rootWorkspace, nil
+		return runtime.RootWorkspace, nil
 	}
 	e := &env{home: home, cfg: cfg}
 	e.userDir, _ = os.UserHomeDir()
 	if entry, err := workspaceForbidden(ctx, e, ws); err != nil || entry != "" {
-		return rootWorkspace, nil
+		return runtime.RootWorkspace, nil
 	}
 	return "", nil
 }

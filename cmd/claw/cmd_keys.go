@@ -9,13 +9,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-)
 
-func init() { registerCommand("keys", newKeysCommand) }
+	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/receipts"
+)
 
 // receiptHome is the claw home for the receipt commands: --home, then
 // $CLAW_HOME, then ~/.claw.

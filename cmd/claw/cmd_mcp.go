@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,25 +9,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/mcpgate"
-	"github.com/clawsec/claw/internal/serve"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 func init() {
-	registerCommand("mcp", newMCPCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
 }
 
@@ -101,32 +94,15 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 	return cl, nil
 }
 
-// daemonApprover is the approvals client of the daemon at target
-// (unix:/path/claw.sock or http://127.0.0.1:PORT), with the token read
-// from tokenFile (default [serve].token_file), asking as requester.
+// daemonApprover is runtime.DaemonApprover with the config of g.
 func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
-	// A malformed or non-loopback target is a usage error, before any file.
-	if _, err := approvals.NewClient(target, "-"); err != nil {
-		return nil, withCode(exitUsage, err)
-	}
-	path := tokenFile
-	if path == "" {
+	return runtime.DaemonApprover(func() (*runtime.Env, error) {
 		e, err := loadEnv(g)
 		if err != nil {
 			return nil, err
 		}
-		path = e.cfg.Serve.TokenFile
-	}
-	token, err := serve.LoadToken(path)
-	if err != nil {
-		return nil, withCode(exitError, err, "run 'claw init' to create the token file, or pass --token-file")
-	}
-	cl, err := approvals.NewClient(target, token)
-	if err != nil {
-		return nil, withCode(exitUsage, err)
-	}
-	cl.Requester = requester
-	return cl, nil
+		return e.rt(), nil
+	}, target, tokenFile, requester)
 }
 
 // quiet returns globals whose standard output is standard error: in the
@@ -136,25 +112,6 @@ func quiet(g *globals) *globals {
 	q := *g
 	q.stdout = g.stderr
 	return &q
-}
-
-// stdioTransport is the MCP transport over the command's standard input
-// and output.
-func stdioTransport(g *globals) mcp.Transport {
-	return &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// runMCP serves s on standard input and output until the client leaves.
-func runMCP(ctx context.Context, g *globals, s *mcp.Server) error {
-	err := s.Run(ctx, stdioTransport(g))
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
-		return nil
-	}
-	return withCode(exitError, fmt.Errorf("mcp: %w", err))
 }
 
 func newMCPServeCommand(g *globals) *cobra.Command {
@@ -177,28 +134,12 @@ EXIT STATUS
   0 the client closed the connection, 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			ctx := c.Context()
 			q := quiet(g)
 			ap, err := o.approver(q)
 			if err != nil {
 				return err
 			}
-			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
-				cfg.Channel = "mcp"
-				cfg.Approver = ap
-				if cfg.InProcess == nil {
-					cfg.InProcess = map[string]broker.ToolFunc{}
-				}
-				cfg.InProcess["time"] = mcpgate.TimeTool
-			})
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			executor.Prestart() // a long-lived server: keep a sandbox child ready
-			defer executor.StopPrestart()
-			s := mcpgate.NewServer(b, mcpgate.Options{Version: version, Logger: logx.FromEnv(g.stderr), Conversation: mcpConversation("serve")})
-			return runMCP(ctx, g, s)
+			return runtime.MCPServe(c.Context(), ttySetup(q, &o.actionOptions, new(*env)), ap, mcpIO(g))
 		},
 	}
 	o.addFlags(c)
@@ -249,7 +190,6 @@ EXIT STATUS
 			if c.ArgsLenAtDash() != 0 {
 				return usageErrorf("put the upstream command after --: claw mcp proxy -- COMMAND ARGS")
 			}
-			ctx := c.Context()
 			q := quiet(g)
 			if name == "" {
 				name = filepath.Base(args[0])
@@ -266,84 +206,12 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			pins, err := mcpgate.OpenPins(filepath.Join(home, "mcp-pins.json"))
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			log := logx.FromEnv(g.stderr)
-
-			var (
-				p  *mcpgate.Proxy // made once the upstream runs
-				sb broker.Sandbox
-				ws string
-			)
-			b, closeLog, err := openBroker(ctx, q, &o.actionOptions, func(cfg *broker.Config, _ *env) {
-				cfg.Channel = "mcp"
-				cfg.Approver = ap
-				forward := func(ctx context.Context, a map[string]any) (json.RawMessage, error) { return p.Forward(ctx, a) }
-				cfg.InProcess = map[string]broker.ToolFunc{"tool": forward, "time": mcpgate.TimeTool}
-				sb, ws = cfg.Sandbox, cfg.Workspace
-			})
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			spec := upstreamSpec(args, sb, ws, abs(read), abs(write), envs, hosts, cpu)
-			if spec.Secrets, err = secretEnv(secrets); err != nil {
-				return withCode(exitUsage, err)
-			}
-			spec.RunAs = runAs
+			u := runtime.Upstream{Server: server, Argv: args, Read: abs(read), Write: abs(write), Env: envs, Hosts: hosts, CPU: cpu,
+				RunAs: runAs, Pins: filepath.Join(home, "mcp-pins.json"), Secrets: secrets}
 			if !c.Flags().Changed("run-as") {
-				spec.RunAs = ownerRunAs(g, spec.Write)
+				u.RunAs = ownerRunAs(g, u.Write)
 			}
-			upCtx, stopUp := context.WithCancel(ctx)
-			defer stopUp()
-			proc, err := executor.Start(upCtx, spec)
-			if err != nil {
-				return upstreamError(args[0], executor.Result{}, err)
-			}
-			cl := mcp.NewClient(&mcp.Implementation{Name: "claw-proxy", Version: version}, &mcp.ClientOptions{Logger: log})
-			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			up, err := cl.Connect(cctx, &mcp.IOTransport{Reader: proc.Stdout, Writer: proc.Stdin}, nil)
-			cancel()
-			if err != nil {
-				stopUp()
-				res, werr := proc.Wait()
-				g.stderr.Write(hideSecrets(res.Stderr, spec.Secrets))
-				if werr == nil {
-					werr = fmt.Errorf("no MCP session (exit status %d): %w", res.ExitCode, err)
-				}
-				return upstreamError(args[0], res, werr)
-			}
-			var closing atomic.Bool
-			exited := make(chan struct{})
-			defer func() {
-				closing.Store(true)
-				up.Close() // end of input: the server may exit by itself
-				select {
-				case <-exited:
-				case <-time.After(3 * time.Second):
-					stopUp()
-					<-exited
-				}
-			}()
-			go func() {
-				// The upstream's death is logged; calls then fail as tool errors.
-				defer close(exited)
-				res, err := proc.Wait()
-				if ctx.Err() == nil && !closing.Load() {
-					g.stderr.Write(hideSecrets(res.Stderr, spec.Secrets))
-					warnf(g.stderr, "mcp proxy: the upstream server %s exited (status %d%s); its tools now fail", server, res.ExitCode, errSuffix(err))
-				}
-			}()
-
-			p = mcpgate.NewProxy(server, up, pins)
-			p.Refuser = b
-			s, err := p.Server(ctx, b, mcpgate.Options{Version: version, Logger: log, Conversation: mcpConversation(server)})
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			return runMCP(ctx, g, s)
+			return runtime.MCPProxy(c.Context(), ttySetup(q, &o.actionOptions, new(*env)), ap, u, mcpIO(g))
 		},
 	}
 	o.addFlags(c)
@@ -357,90 +225,6 @@ EXIT STATUS
 	f.Uint64Var(&cpu, "cpu", 3600, "CPU `SECONDS` the server may use over the whole session")
 	f.StringVar(&runAs, "run-as", "", "when root, run the server as this `USER` or uid (default: [sandbox] run_as when it owns every --write path, else uid 0 without capabilities)")
 	return c
-}
-
-// upstreamSpec is the sandbox of a proxied MCP server: the broker's PATH
-// and limits, read access to the workspace, to the command's own file and
-// to read, write access to write, network only to hosts through the
-// egress proxy, and no wall-clock limit (the session ends it).
-func upstreamSpec(argv []string, sb broker.Sandbox, ws string, read, write, env, hosts []string, cpu uint64) executor.Spec {
-	s := executor.Spec{
-		Argv:           argv,
-		Cwd:            ws,
-		Read:           slices.Concat([]string{ws}, sb.PathRead, read),
-		Write:          write,
-		Limits:         sb.Limits,
-		MinLandlockABI: sb.MinLandlockABI,
-	}
-	s.Limits.CPUSeconds = cpu
-	path := executor.DefaultPath
-	if len(sb.Path) > 0 {
-		path = strings.Join(sb.Path, ":")
-	}
-	s.Env = append([]string{"PATH=" + path}, env...)
-	if exe, err := executor.LookPath(argv[0], path); err == nil {
-		s.Read = append(s.Read, exe)
-	}
-	if len(hosts) > 0 {
-		s.Net.Egress = &executor.Egress{Hosts: hosts}
-	}
-	return s
-}
-
-// secretEnv is NAME=value for each name, from claw's environment: what
-// --secret hands the upstream. A name that is not set is an error.
-func secretEnv(names []string) ([]string, error) {
-	var out []string
-	for _, n := range names {
-		v, ok := os.LookupEnv(n)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("--secret %s: %s is not set in claw's environment", n, n)
-		}
-		out = append(out, n+"="+v)
-	}
-	return out, nil
-}
-
-// hideSecrets replaces the values of secrets (NAME=value) in b: the
-// upstream's own output is shown, its credentials are not.
-func hideSecrets(b []byte, secrets []string) []byte {
-	for _, s := range secrets {
-		if _, v, _ := strings.Cut(s, "="); v != "" {
-			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]"))
-		}
-	}
-	return b
-}
-
-// upstreamError maps a failure to start the proxied server to claw's exit
-// status: 5 no sandbox, 2 a bad grant, 126 the sandbox could not be set
-// up, 127 not found, else 1.
-func upstreamError(cmd string, res executor.Result, err error) error {
-	var se *executor.SetupError
-	switch {
-	case errors.Is(err, executor.ErrUnavailable):
-		return withCode(exitSandbox, fmt.Errorf("the MCP server %q was not started: %w", cmd, err), "run 'claw doctor' to see what this kernel supports")
-	case errors.Is(err, executor.ErrInvalidSpec):
-		return withCode(exitUsage, err)
-	case errors.As(err, &se):
-		return withCode(exitSetupFailed, fmt.Errorf("the MCP server %q was not started: %w", cmd, err))
-	case errors.Is(err, executor.ErrNotFound):
-		return withCode(exitNotFound, fmt.Errorf("the MCP server was not started: %w", err), "grant its directory with --read, or give its absolute path")
-	}
-	return withCode(exitError, fmt.Errorf("failed to start the MCP server %q: %w", cmd, err), "check the command and its reach (--read, --write); its own messages are above")
-}
-
-func errSuffix(err error) string {
-	if err == nil {
-		return ""
-	}
-	return ": " + err.Error()
-}
-
-// mcpConversation names the receipts of one MCP session, so that an audit
-// can group them: mcp:NAME:START-PID.
-func mcpConversation(name string) string {
-	return fmt.Sprintf("mcp:%s:%s-%d", name, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
 }
 
 func newMCPPinCommand(g *globals) *cobra.Command {
@@ -632,4 +416,11 @@ func confirm(ctx context.Context, g *globals, prompt string) (bool, error) {
 		s = strings.ToLower(strings.TrimSpace(s))
 		return s == "y" || s == "yes", nil
 	}
+}
+
+// mcpIO is the protocol's standard input and output, and where the MCP
+// commands log.
+func mcpIO(g *globals) runtime.MCPIO {
+	return runtime.MCPIO{In: g.stdin, Out: g.stdout, Log: g.stderr, Version: version,
+		Warn: func(format string, args ...any) { warnf(g.stderr, format, args...) }}
 }

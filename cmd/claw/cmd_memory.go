@@ -7,12 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("memory", newMemoryCommand) }
 
 func newMemoryCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

@@ -10,14 +10,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
-
-func init() { registerCommand("onboard", newOnboardCommand) }
 
 func newOnboardCommand(g *globals) *cobra.Command {
 	return &cobra.Command{

@@ -18,7 +18,6 @@ import (
 )
 
 func init() {
-	registerCommand("passphrase", newPassphraseCommand)
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: func(g *globals) doctorResult { return runtime.CheckPassphrase(loadDoctorState(g)) }})
 }
 

@@ -9,12 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/plugin"
-	"github.com/clawsec/claw/internal/runtime"
 )
-
-func init() { registerCommand("plugin", newPluginCommand) }
 
 func newPluginCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "plugin", Short: "Install, list, verify and remove external-process plugins"}
@@ -140,21 +136,4 @@ func pluginLine(p plugin.Installed) string {
 		tools = append(tools, t.Name)
 	}
 	return "ok  tools: " + strings.Join(tools, ", ")
-}
-
-// withPlugins gives the model's plugin tool a description that lists the
-// installed, unchanged plugin tools and their schemas, or drops it when
-// there are none.
-func withPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
-	catalog := runtime.PluginCatalog(s)
-	if catalog == "" {
-		return withoutTool(tools, "plugin")
-	}
-	out := append([]tool.Spec(nil), tools...)
-	for i := range out {
-		if out[i].Name == "plugin" {
-			out[i].Description += " Installed:" + catalog
-		}
-	}
-	return out
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("provider", newProviderCommand) }
-
 func newProviderCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "provider",

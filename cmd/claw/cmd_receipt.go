@@ -10,12 +10,11 @@ import (
 	"text/tabwriter"
 	"unicode"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("receipt", newReceiptCommand) }
 
 func newReceiptCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

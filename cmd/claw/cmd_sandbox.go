@@ -12,12 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/config"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("sandbox", newSandboxCommand) }
 
 func newSandboxCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

@@ -1,40 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent"
-	"github.com/clawsec/claw/agent/memory"
-	"github.com/clawsec/claw/agent/provider"
-	"github.com/clawsec/claw/audit"
-	"github.com/clawsec/claw/executor"
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/internal/term"
-	"github.com/clawsec/claw/policies"
 	"github.com/clawsec/claw/receipts"
 )
-
-func init() { registerCommand("serve", newServeCommand) }
 
 type serveOptions struct {
 	actionOptions
@@ -97,15 +81,7 @@ func (o *serveClientOptions) dial(g *globals) (target, token string, err error) 
 	if err != nil {
 		return "", "", err
 	}
-	target = o.target
-	if target == "" {
-		target = "unix:" + e.cfg.Serve.Socket
-	}
-	token, err = serve.LoadToken(e.cfg.Serve.TokenFile)
-	if err != nil {
-		return "", "", withCode(exitError, err, "run 'claw init' to create the token file")
-	}
-	return target, token, nil
+	return runtime.DaemonTarget(e.rt(), o.target)
 }
 
 func newServePendingCommand(g *globals) *cobra.Command {
@@ -292,10 +268,10 @@ EXIT STATUS
 				}
 			}
 			deadline := time.Now().Add(wait)
-			code, data, err := serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+			code, data, err := runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
 			for err != nil && time.Now().Before(deadline) && c.Context().Err() == nil {
 				time.Sleep(100 * time.Millisecond) // the daemon may still be starting
-				code, data, err = serveCall(c.Context(), target, token, args[0], args[1], accept, body)
+				code, data, err = runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
 			}
 			if err != nil {
 				return withCode(exitError, err, "is 'claw serve' running?")
@@ -314,381 +290,36 @@ EXIT STATUS
 	return c
 }
 
-// runtimeRef counts the turns running on one runtime, so a reload can
-// close the old runtime once they are done.
-type runtimeRef struct {
-	rt *agentRuntime
-	wg sync.WaitGroup
-}
-
-type runtimeHolder struct {
-	mu  sync.Mutex
-	cur *runtimeRef
-}
-
-func (h *runtimeHolder) acquire() *runtimeRef {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.cur
-	r.wg.Add(1)
-	return r
-}
-
-func (h *runtimeHolder) swap(rt *agentRuntime) {
-	h.mu.Lock()
-	old := h.cur
-	h.cur = &runtimeRef{rt: rt}
-	h.mu.Unlock()
-	go func() { old.wg.Wait(); old.rt.Close() }()
-}
-
-func (h *runtimeHolder) close() {
-	h.mu.Lock()
-	r := h.cur
-	h.mu.Unlock()
-	r.wg.Wait()
-	r.rt.Close()
-}
-
 func runServe(ctx context.Context, g *globals, o *serveOptions) error {
-	log := logx.FromEnv(g.stderr)
 	e, err := loadEnv(g)
 	if err != nil {
 		return err
 	}
-	sc := e.cfg.Serve
-	socket, listen := sc.Socket, sc.Listen
-	if o.socket != "" {
-		socket = o.socket
-	}
-	if o.listen != "" {
-		listen = o.listen
-	}
-	if listen != "" {
-		if err := serve.CheckLoopback(listen); err != nil {
-			return withCode(exitUsage, err, "claw serve only listens on this machine: use 127.0.0.1:PORT, or the unix socket")
-		}
-	}
-	token, err := serve.LoadToken(sc.TokenFile)
-	if err != nil {
-		return withCode(exitError, err, "run 'claw init' to create the token file, or 'chmod 600 "+sc.TokenFile+"'")
-	}
-
-	queue := approvals.NewQueue(e.cfg.Security.ApprovalTimeout.Duration)
-	// The server, and so its metrics, exists once the runtime does.
-	var metrics atomic.Pointer[serve.Metrics]
-	open := func(ctx context.Context) (*agentRuntime, error) {
-		return newAgentRuntime(ctx, g, &o.actionOptions, "serve", queue, func(ro *runtimeOptions) {
-			ro.log = log
-			ro.autonomousAgent = true
-			ro.prestart = true
-			ro.onDecision = func(d time.Duration) {
-				if m := metrics.Load(); m != nil {
-					m.ObserveDecision(d)
-				}
-			}
-		})
-	}
-	rt, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	holder := &runtimeHolder{cur: &runtimeRef{rt: rt}}
-	defer holder.close()
-	setDiscordEstop(g, &o.keys, e.home)
-	chans := &channelSet{g: g, o: o, queue: queue, log: log}
-	first, err := chans.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer chans.close()
-
-	// The daemon's own receipt writer: estop, policy_loaded and the final
-	// checkpoint. The log takes one writer at a time across handles.
-	signer, err := loadReceiptSigner(g, &o.keys)
-	if err != nil {
-		return err
-	}
-	rdir := e.cfg.Receipts.Dir
-	rlog, err := broker.OpenLog(rdir, signer, broker.LogOptions{CheckpointInterval: -1, CheckpointEvery: e.cfg.Receipts.Checkpoint})
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("opening the receipt log: %w", err))
-	}
-	defer rlog.Close()
-	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
-		return withCode(exitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
-	}
-	hooks := &hookService{g: g, log: rlog}
-	swapHooks, err := hooks.load(ctx)
-	if err != nil {
-		return err
-	}
-	swapHooks()
-	gates := &gateService{g: g}
-	swapGates, err := gates.load(ctx)
-	if err != nil {
-		return err
-	}
-	swapGates()
-	pub := signer.PublicKey()
-	check := executor.Check()
-
-	srv, err := serve.New(serve.Config{
-		Home:              e.home,
-		Socket:            socket,
-		Listen:            listen,
-		Token:             token,
-		MaxBodyBytes:      int64(sc.MaxBodyBytes),
-		ReadHeaderTimeout: sc.ReadHeaderTimeout.Duration,
-		RequestTimeout:    sc.RequestTimeout.Duration,
-		Queue:             queue,
-		Log:               rlog,
-		Logger:            log,
-		Deliver:           serveDeliver(chans),
-		Hook:              hooks.answer,
-		GateTest:          gates.answer,
-		Chat: func(ctx context.Context, r serve.ChatRequest, onDelta func(string)) (serve.ChatResult, error) {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			res, err := ref.rt.Agent.Turn(ctx, agent.TurnRequest{Conversation: r.Conversation, NewConversation: r.NewConversation,
-				Message: r.Message, OnDelta: onDelta})
-			if err != nil {
-				return serve.ChatResult{}, chatErr(err)
-			}
-			return serve.ChatResult{Conversation: res.Conversation, NewConversation: res.Started, Reply: res.Reply, ToolCalls: serveToolCalls(res.ToolCalls)}, nil
+	return runtime.Serve(ctx, runtime.Daemon{
+		Env:    e.rt(),
+		Setup:  func() runtime.Setup { return agentSetup(g, &o.actionOptions) },
+		Socket: o.socket, Listen: o.listen,
+		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		Hooks: func(log *broker.Log) runtime.Hooks {
+			h := &hookService{g: g, log: log}
+			return runtime.Hooks{Load: h.load, Answer: h.answer}
 		},
-		Autonomous: func(ctx context.Context, r serve.AutoRequest) serve.AutoResult {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			return serveAutonomous(ctx, ref.rt, r)
+		GateTests: func() runtime.GateTests {
+			s := &gateService{g: g}
+			return runtime.GateTests{Load: s.load, Answer: s.answer}
 		},
-		Resolve: func(ctx context.Context, id string) (string, error) {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			c, _, err := ref.rt.Memory.Get(ctx, id)
-			if errors.Is(err, memory.ErrNotFound) {
-				return "", fmt.Errorf("%w: %v", serve.ErrNotFound, err)
-			}
-			return c.ID, err
-		},
-		Tools: func() []serve.Tool {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			var out []serve.Tool
-			for _, t := range ref.rt.Agent.Tools() {
-				out = append(out, serve.Tool{Name: t.Name, Description: t.Description})
-			}
-			return out
-		},
-		Search: func(ctx context.Context, q string, limit int) (any, error) {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			hits, err := ref.rt.Memory.Search(ctx, q, limit)
-			if hits == nil {
-				hits = []memory.Hit{}
-			}
-			return hits, err
-		},
-		Info: func() serve.Info {
-			ref := holder.acquire()
-			defer ref.wg.Done()
-			return serve.Info{Autonomy: ref.rt.Autonomy, PolicyDigest: ref.rt.Broker.PolicyDigest(), Workspace: ref.rt.Work, Channels: channelInfo(chans),
-				Sandbox: map[string]any{"landlock_abi": check.LandlockABI, "seccomp": check.Seccomp, "usable": check.Require(e.cfg.Sandbox.MinLandlockABI) == nil}}
-		},
-		Reload: func(ctx context.Context) (string, error) {
-			if err := regoTestsPass(ctx, g); err != nil {
-				return "", err
-			}
-			next, err := open(ctx)
-			if err != nil {
-				return "", err
-			}
-			swapHooks, err := hooks.load(ctx)
-			if err != nil {
-				next.Close()
-				return "", err
-			}
-			swapGates, err := gates.load(ctx)
-			if err != nil {
-				next.Close()
-				return "", err
-			}
-			if err := chans.reload(ctx); err != nil {
-				next.Close()
-				return "", err
-			}
-			swapHooks()
-			swapGates()
-			holder.swap(next)
-			return next.Broker.PolicyDigest(), nil
-		},
-		ReloadOnSIGHUP: true,
-		OnReload: func(d string, err error) {
-			if err != nil {
-				warnf(g.stderr, "reload failed, the previous policies stay in force: %v", err)
-			} else {
-				infof(g.stderr, "policies reloaded: %s", d)
-			}
-		},
-		VerifyChain: func(ctx context.Context) (bool, error) {
-			rep, err := audit.Verify(ctx, rdir, audit.Options{Keys: []crypto.PublicKey{pub}, Fast: true})
-			if err != nil {
-				return false, err
-			}
-			return rep.Verified, nil
-		},
+		Estop: discordEstop(g, &o.keys, e.home),
+		LogTo: g.stderr,
+		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
+		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
 	})
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	metrics.Store(srv.Metrics())
-
-	// The pid file (next to the socket) lets scripts and service managers
-	// signal the daemon.
-	pidFile := filepath.Join(filepath.Dir(socket), "claw.pid")
-	defer os.Remove(pidFile)
-	go func() {
-		<-srv.Ready()
-		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
-			warnf(g.stderr, "could not write %s: %v", pidFile, err)
-		}
-		infof(g.stderr, "serving on %s", socket)
-		if listen != "" {
-			infof(g.stderr, "serving on http://%s", listen)
-		}
-	}()
-	sctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	chans.start(sctx, stop, first)
-	err = srv.Serve(sctx)
-	stop(nil)
-	chans.close()
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return withCode(exitError, cause)
-	}
-	infof(g.stderr, "stopped")
-	return nil
 }
 
-// serveToolCalls is what a turn's tool calls did, for the daemon's API.
-func serveToolCalls(calls []agent.ToolRecord) []serve.ToolCall {
-	out := []serve.ToolCall{}
-	for _, c := range calls {
-		out = append(out, serve.ToolCall{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, ActionID: c.ActionID})
+// discordEstop lets Discord approvers engage the stop, receipted in their
+// name.
+func discordEstop(g *globals, keys *keyOptions, home string) func(ctx context.Context, by string) error {
+	file := filepath.Join(home, serve.EstopFile)
+	return func(ctx context.Context, by string) error {
+		return estopEngage(ctx, g, keys, home, file, by, "engaged from Discord")
 	}
-	return out
-}
-
-// serveAutonomous is an autonomous run of the daemon (POST /autonomous):
-// bounded by [autonomous] (max_turns only lowered by the request), stopped
-// by the emergency stop however it is engaged, its actions waiting in the
-// approvals queue when the policy asks.
-func serveAutonomous(ctx context.Context, rt *agentRuntime, r serve.AutoRequest) serve.AutoResult {
-	c := autonomousBounds(rt, func() bool { return r.Estopped() || rt.Broker.Estopped() })
-	limit := c.MaxTurns
-	if limit <= 0 {
-		limit = agent.DefaultMaxTurns
-	}
-	if r.MaxTurns > 0 {
-		c.MaxTurns = min(r.MaxTurns, limit)
-	}
-	res := rt.Autonomous.RunAutonomous(ctx, c, agent.RunRequest{
-		Run: r.Run, Conversation: r.Conversation, NewConversation: r.NewConversation, Task: r.Task, User: r.User,
-		OnTurn: func(t agent.RunTurn) {
-			turn := serve.AutoTurn{N: t.N, Next: t.Next.String(), Conversation: t.Result.Conversation, ToolCalls: serveToolCalls(t.Result.ToolCalls)}
-			if t.Err != nil {
-				turn.Error = rt.Redact(t.Err.Error())
-			}
-			r.OnTurn(turn)
-		},
-	})
-	return serve.AutoResult{Conversation: res.Conversation, Turns: res.Turns, ToolCalls: res.ToolCalls, State: res.State, Stop: res.Stop}
-}
-
-// serveCall sends one request to the daemon at target.
-func serveCall(ctx context.Context, target, token, method, path, accept string, body []byte) (int, []byte, error) {
-	hc := &http.Client{Timeout: 5 * time.Minute}
-	base := target
-	if sock, ok := strings.CutPrefix(target, "unix:"); ok {
-		hc.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}
-		base = "http://claw"
-	} else if err := serve.CheckLoopback(strings.TrimPrefix(strings.TrimPrefix(target, "http://"), "https://")); err != nil {
-		return 0, nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, strings.ToUpper(method), base+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	return resp.StatusCode, data, err
-}
-
-// chatErr marks errors of the model provider for the daemon's metrics
-// and status codes.
-func chatErr(err error) error {
-	var se *provider.StatusError
-	var rl *provider.RateLimitError
-	for _, p := range []error{provider.ErrAuth, provider.ErrTimeout, provider.ErrBadResponse, provider.ErrBadRequest, provider.ErrNetwork, provider.ErrNoKey} {
-		if errors.Is(err, p) {
-			return &serve.ProviderError{Err: err}
-		}
-	}
-	if errors.As(err, &se) || errors.As(err, &rl) {
-		return &serve.ProviderError{Err: err}
-	}
-	if errors.Is(err, agent.ErrEmptyMessage) {
-		return fmt.Errorf("%w: %v", serve.ErrBadRequest, err)
-	}
-	return err
-}
-
-// regoTestsPass runs the Rego unit tests of the built-in and user
-// policies; a reload goes ahead only when they pass.
-func regoTestsPass(ctx context.Context, g *globals) error {
-	e, err := loadEnv(g)
-	if err != nil {
-		return err
-	}
-	mods, tests, err := gate.LoadUserPolicies(e.home + "/policies")
-	if err != nil {
-		return err
-	}
-	extra := map[string]string{}
-	for n, s := range mods {
-		extra["user/"+n] = s
-	}
-	for n, s := range tests {
-		extra["user/"+n] = s
-	}
-	var out bytes.Buffer
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	_, failed, err := policies.RunTests(tctx, extra, &out)
-	if err != nil {
-		return fmt.Errorf("policy tests: %w", err)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d policy tests failed", failed)
-	}
-	return nil
 }

@@ -9,12 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/service"
-	"github.com/spf13/cobra"
 )
-
-func init() { registerCommand("service", newServiceCommand) }
 
 func newServiceCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{

@@ -17,8 +17,6 @@ import (
 	"github.com/clawsec/claw/internal/sop"
 )
 
-func init() { registerCommand("sop", newSOPCommand) }
-
 // sopOptions are the flags of the sop commands.
 type sopOptions struct {
 	actionOptions
@@ -175,7 +173,7 @@ EXIT STATUS
 					}
 				default:
 					var ce *codeError
-					if errors.As(err, &ce) && ce.code == exitUsage {
+					if errors.As(err, &ce) && ce.Code == exitUsage {
 						return err
 					}
 					fmt.Fprintln(g.stderr, "claw: "+sanitize(err.Error()))
@@ -347,7 +345,7 @@ func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open fun
 		}
 	}
 	fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP)
-	rn := runtime.SOPRunner(st, runtime.NewSOPSteps(rt.Broker, rt.Agent), rt.Env.home, rt.Redact, func(r *sop.Run, i int) {
+	rn := runtime.SOPRunner(st, runtime.NewSOPSteps(rt.Broker, rt.Agent), rt.Env.Home, rt.Redact, func(r *sop.Run, i int) {
 		s := r.Steps[i]
 		fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
 	})

@@ -13,8 +13,6 @@ import (
 	"github.com/clawsec/claw/internal/runtime"
 )
 
-func init() { registerCommand("tool", newToolCommand) }
-
 // toolDocs describe the tools an agent can call.
 var toolDocs = map[string]string{
 	"shell":         "run a command through bash in the workspace, sandboxed",

@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/clawsec/claw/internal/runtime"
 	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // version is set by the linker (-X main.version=...) in release builds.
 var version = "dev"
-
-func init() { registerCommand("version", newVersionCommand) }
 
 func newVersionCommand(g *globals) *cobra.Command {
 	var asJSON bool

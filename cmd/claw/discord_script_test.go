@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clawsec/claw/internal/channel/discord/discordtest"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawsec/claw/internal/channel/discord/discordtest"
 )
 
 // cmdDiscord drives a fake Discord (REST and gateway on 127.0.0.1) from a

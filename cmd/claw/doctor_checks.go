@@ -6,7 +6,6 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/spf13/cobra"
 )
 
 // doctorOffline is claw doctor --offline: skip the checks that reach the
@@ -14,15 +13,6 @@ import (
 var doctorOffline bool
 
 func init() {
-	// claw doctor is registered by cmd_doctor.go, whose init runs first
-	// (files initialise in name order); add --offline to it.
-	if inner := commandFactories["doctor"]; inner != nil {
-		commandFactories["doctor"] = func(g *globals) *cobra.Command {
-			c := inner(g)
-			c.Flags().BoolVar(&doctorOffline, "offline", false, "skip the checks that reach the network (provider endpoints)")
-			return c
-		}
-	}
 	doctorChecks = append(doctorChecks,
 		doctorCheck{Name: "config", Run: checkConfig},
 		doctorCheck{Name: "receipt key", Run: checkReceiptKey},

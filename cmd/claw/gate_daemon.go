@@ -230,7 +230,7 @@ func (s *gateService) answer(ctx context.Context, r serve.GateTestRequest) (serv
 	applyGrants(g, s.e, s.eng)
 	err = decideAndPrint(ctx, g, s.eng, s.e.home, o, action, gctx)
 	var ce *codeError
-	if err != nil && (!errors.As(err, &ce) || ce.err != nil) {
+	if err != nil && (!errors.As(err, &ce) || ce.Err != nil) {
 		return serve.HookAnswer{}, err
 	}
 	return serve.HookAnswer{Exit: exitCodeOf(err), Stdout: out.String(), Stderr: errb.String()}, nil

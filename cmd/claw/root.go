@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // globals are the flags every command shares.
@@ -22,15 +23,34 @@ type globals struct {
 	stderr io.Writer
 }
 
-// commandFactories are the command groups, one file each. A file adds its
-// group with registerCommand in an init function, so groups stay independent.
-var commandFactories = map[string]func(*globals) *cobra.Command{}
-
-func registerCommand(name string, f func(*globals) *cobra.Command) {
-	if _, dup := commandFactories[name]; dup {
-		panic("claw: command registered twice: " + name)
+// commands are claw's command groups, one file each.
+func commands(g *globals) []*cobra.Command {
+	return []*cobra.Command{
+		newAgentCommand(g),
+		newAuditCommand(g),
+		newConfigCommand(g),
+		newDoctorCommand(g),
+		newEstopCommand(g),
+		newExecCommand(g),
+		newGateCommand(g),
+		newGrantCommand(g),
+		newHookCommand(g),
+		newInitCommand(g),
+		newKeysCommand(g),
+		newMCPCommand(g),
+		newMemoryCommand(g),
+		newOnboardCommand(g),
+		newPassphraseCommand(g),
+		newPluginCommand(g),
+		newProviderCommand(g),
+		newReceiptCommand(g),
+		newSandboxCommand(g),
+		newServeCommand(g),
+		newServiceCommand(g),
+		newSOPCommand(g),
+		newToolCommand(g),
+		newVersionCommand(g),
 	}
-	commandFactories[name] = f
 }
 
 func newRootCommand(g *globals) *cobra.Command {
@@ -59,14 +79,7 @@ EXIT STATUS
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, err, fmt.Sprintf("see '%s --help'", c.CommandPath()))
 	})
-	names := make([]string, 0, len(commandFactories))
-	for n := range commandFactories {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		root.AddCommand(commandFactories[n](g))
-	}
+	root.AddCommand(commands(g)...)
 	root.Version = version
 	root.SetVersionTemplate(versionLine(versionInfo()) + "\n")
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) { noticeOldSpellings(c, g) }
@@ -77,7 +90,7 @@ EXIT STATUS
 // run is the one exit point: it runs the command line and maps the result to
 // an exit code.
 func run(args []string) int {
-	if code, ok := runHidden(args); ok {
+	if code, ok := runtime.Reenter(args); ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,21 +109,6 @@ func run(args []string) int {
 		}
 	}
 	return exitCodeOf(err)
-}
-
-// hiddenEntries are argv[1] values that re-enter claw for internal purposes
-// (the sandboxed child). They bypass cobra entirely.
-var hiddenEntries = map[string]func(args []string) int{}
-
-func runHidden(args []string) (int, bool) {
-	if len(args) == 0 {
-		return 0, false
-	}
-	f, ok := hiddenEntries[args[0]]
-	if !ok {
-		return 0, false
-	}
-	return f(args[1:]), true
 }
 
 // isCobraUsage reports whether err is one of cobra's argument errors, which

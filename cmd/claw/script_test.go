@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/clawsec/claw/internal/ttydrive"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/internal/ttydrive"
 )
 
 var update = flag.Bool("update", false, "update testscript files and golden files")
@@ -22,16 +24,15 @@ var update = flag.Bool("update", false, "update testscript files and golden file
 func TestMain(m *testing.M) {
 	// The sandbox probe (the [sandbox] condition, run in this process)
 	// re-executes this binary under its own name: dispatch the hidden
-	// entries here too, or the probe would run the tests again.
-	if len(os.Args) >= 2 {
-		if f, ok := hiddenEntries[os.Args[1]]; ok {
-			os.Exit(f(os.Args[2:]))
-		}
+	// entries here too, or the probe would run the tests again. It also
+	// lets the tests that run actions in this process re-execute it.
+	if code, ok := runtime.Reenter(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	// claw init's workspace for root when ~ is out of run_as's reach:
 	// inside the script's own directory, not the machine's /srv.
 	if d := os.Getenv("CLAW_TEST_ROOT_WORKSPACE"); d != "" {
-		rootWorkspace = d
+		runtime.RootWorkspace = d
 	}
 	testscript.Main(m, map[string]func(){
 		"claw":     func() { os.Exit(run(os.Args[1:])) },
@@ -93,7 +94,7 @@ func scriptCondition(cond string) (bool, error) {
 		if os.Getenv("CLAW_REQUIRE_SANDBOX") != "" {
 			return true, nil
 		}
-		return sandboxUsable(), nil
+		return runtime.SandboxUsable(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/receipts"
 )
@@ -38,7 +39,7 @@ func startAutoDaemon(t *testing.T, home string) *autoDaemon {
 	}()
 	t.Cleanup(cancel)
 	waitUntil(t, "the daemon", func() bool {
-		code, _, err := serveCall(context.Background(), d.target, "", "GET", "/health", "", nil)
+		code, _, err := runtime.ServeCall(context.Background(), d.target, "", "GET", "/health", "", nil)
 		return err == nil && code == http.StatusOK
 	})
 	return d
@@ -51,7 +52,7 @@ func (d *autoDaemon) call(method, path, body string, out any) int {
 	if body != "" {
 		b = []byte(body)
 	}
-	code, data, err := serveCall(context.Background(), d.target, d.tok, method, path, "", b)
+	code, data, err := runtime.ServeCall(context.Background(), d.target, d.tok, method, path, "", b)
 	if err != nil {
 		d.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // env is what most commands need: the claw home, the effective config and
@@ -39,23 +38,7 @@ func loadEnv(g *globals) (*env, error) {
 }
 
 // policyFromConfig maps the config's security section to the gate's policy data.
-func policyFromConfig(c *config.Config) gate.Policy {
-	s := c.Security
-	return gate.Policy{
-		WorkspaceOnly:            s.WorkspaceOnly,
-		ForbiddenPaths:           nonNil(s.ForbiddenPaths),
-		ReadPaths:                nonNil(s.ReadPaths),
-		ForbiddenCommands:        nonNil(s.ForbiddenCommands),
-		AllowedCommands:          nonNil(s.AllowedCommands),
-		AllowedDomains:           nonNil(s.AllowedDomains),
-		AllowedRegistries:        nonNil(s.AllowedRegistries),
-		AllowPrivateCIDRs:        nonNil(s.AllowPrivateCIDRs),
-		WorkspaceExecAllow:       nonNil(s.WorkspaceExecAllow),
-		PassphraseEnabled:        s.PassphraseHash != "",
-		PassphraseFor:            nonNil(s.PassphraseFor),
-		AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
-	}
-}
+var policyFromConfig = runtime.Policy
 
 func nonNil(s []string) []string {
 	if s == nil {
@@ -64,41 +47,24 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// newEngine compiles the built-in and user policies for cfg.
-func newEngine(ctx context.Context, e *env, pol gate.Policy) (*gate.Engine, error) {
-	timeout := e.cfg.Security.GateTimeout.Duration
-	if e.dryRunTimeout > timeout {
-		timeout = e.dryRunTimeout
-	}
-	eng, err := gate.New(ctx, gate.Options{
-		Policy:        pol,
-		Home:          e.userDir,
-		ClawHome:      e.home,
-		UserPolicyDir: filepath.Join(e.home, "policies"),
-		Timeout:       timeout,
-	})
-	if err != nil {
-		return nil, withCode(exitError, err, "check the policies in "+filepath.Join(e.home, "policies")+" with 'claw gate test --rego'")
-	}
-	return eng, nil
+// rt is e as the runtime package takes it.
+func (e *env) rt() *runtime.Env {
+	return &runtime.Env{Home: e.home, Config: e.cfg, UserDir: e.userDir, DryRunTimeout: e.dryRunTimeout}
 }
 
-// canonicalDir returns dir absolute and with symlinks resolved (when it
-// exists), so the gate and the sandbox see the same path.
-func canonicalDir(dir string) (string, error) {
-	if strings.HasPrefix(dir, "~/") || dir == "~" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(h, strings.TrimPrefix(dir, "~"))
+// newEngine compiles the built-in and user policies for cfg.
+func newEngine(ctx context.Context, e *env, pol gate.Policy) (*gate.Engine, error) {
+	return runtime.NewEngine(ctx, e.rt(), pol)
+}
+
+// canonicalDir returns dir absolute and with symlinks resolved.
+var canonicalDir = runtime.CanonicalDir
+
+// checkWorkspaceOwner warns when sandboxed actions, running as the run_as
+// user, will not be able to use the workspace.
+func checkWorkspaceOwner(g *globals, ws, runAs string) {
+	if problem, fix := runtime.WorkspaceProblem(ws, runAs); problem != "" {
+		warnf(g.stderr, "%s", problem)
+		infof(g.stderr, "hint: %s", fix)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r, nil
-	}
-	return abs, nil
 }

@@ -13,13 +13,13 @@ import (
 // style; a codeError without an error is silent.
 func printError(w io.Writer, err error) {
 	var ce *codeError
-	if errors.As(err, &ce) && ce.err == nil {
+	if errors.As(err, &ce) && ce.Err == nil {
 		return
 	}
 	var hints []string
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if c, ok := e.(*codeError); ok {
-			hints = append(hints, c.hints...)
+			hints = append(hints, c.Hints...)
 		}
 	}
 	term.Error(w, err.Error(), hints)

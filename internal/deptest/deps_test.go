@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,16 @@ type rule struct {
 	// stdOnly, when not empty, says why the package may depend on nothing
 	// outside the standard library and the claw packages in mayUse.
 	stdOnly string
+	// imports, when not nil, lists all the package's own code may import
+	// besides the standard library: claw packages (relative to the
+	// module) and other modules' packages, each with what is under it.
+	// importsWhy says why; it is part of every violation.
+	imports    []string
+	importsWhy string
+	// exceptions are imports outside imports that the package still has
+	// and is to lose, each with what still uses it. An exception nothing
+	// imports any more is a violation too, so the list only shrinks.
+	exceptions map[string]string
 }
 
 // leaves are claw packages every package may use, as it may use the
@@ -96,18 +108,28 @@ var rules = map[string]rule{
 		module + "/internal/serve":     "claw serve is one entry and the MCP server another; neither runs the other",
 		module + "/cmd/...":            "mcpgate is a library of the CLI, not the other way round",
 	}},
-	// Today cmd/claw is also the composition root, so it may use every
-	// production package; the intended rule, once that root has its own
-	// package, is the runtime, config and presentation packages only.
+	// cmd/claw is the command line: flags, prompts and output. What it
+	// runs is built by internal/runtime, the composition root.
 	"cmd/claw": {mayUse: []string{
-		"agent", "audit", "executor", "gate", "policies", "receipts", "testdata/bypass",
+		"agent", "audit", "executor", "gate", "policies", "receipts", "internal/bypass",
 		"internal/approvals", "internal/broker", "internal/channel", "internal/config", "internal/grant",
 		"internal/hook", "internal/logx", "internal/mcpgate", "internal/plugin", "internal/redact",
-		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass", "internal/term",
-		"internal/estop", "internal/runtime", "internal/delegate",
+		"internal/serve", "internal/service", "internal/sop", "internal/textesc", "internal/netclass",
+		"internal/runtime", "internal/term", "internal/estop", "internal/delegate",
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",
+	},
+		imports: []string{
+			"internal/runtime", "internal/config", // what runs, and what it is configured by
+			"internal/term", "golang.org/x/term", // presentation: output and prompts
+			"github.com/spf13/cobra", "github.com/spf13/pflag", // the CLI library
+		},
+		importsWhy: "the command line keeps flags, prompts and output; internal/runtime builds and runs the rest",
+		exceptions: cmdClawPending,
+	},
+	"internal/runtime": {never: map[string]string{
+		module + "/cmd/...": "the runtime is a library of the CLI, not the other way round",
 	}},
 	"internal/plugin": {mayUse: []string{"internal/plugin", "receipts"}, never: map[string]string{
 		"os/exec": "plugins run only through the broker and the executor's sandbox",
@@ -153,6 +175,21 @@ var rules = map[string]rule{
 		module + "/agent":    "the hook guards other agents, not claw's",
 	}},
 }
+
+// cmdClawPending are the packages cmd/claw still imports though the
+// runtime should build what it uses; each goes when that code has moved.
+var cmdClawPending = func() map[string]string {
+	const logic = "command logic still in cmd/claw, to move to internal/runtime"
+	m := map[string]string{}
+	for _, p := range []string{
+		"agent", "agent/memory", "agent/provider", "agent/tool", "audit", "executor", "gate", "policies", "receipts",
+		"internal/approvals", "internal/broker", "internal/bypass", "internal/estop", "internal/grant", "internal/hook",
+		"internal/mcpgate", "internal/plugin", "internal/serve", "internal/service", "internal/sop",
+	} {
+		m[p] = logic
+	}
+	return m
+}()
 
 // forbidden returns why imp is in never, if it is.
 func forbidden(never map[string]string, imp string) (string, bool) {
@@ -214,6 +251,64 @@ func standard(path string) bool {
 
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 
+// importName is imp relative to the module when it is a claw package,
+// else imp.
+func importName(imp string) string {
+	if r, ok := rel(imp); ok {
+		return r
+	}
+	return imp
+}
+
+// mayImport reports whether r lets a package import imp: r has no
+// imports list, imp is standard, under an entry of the list, or an
+// exception.
+func mayImport(r rule, imp string) bool {
+	if r.imports == nil || standard(imp) {
+		return true
+	}
+	name := importName(imp)
+	if _, ok := r.exceptions[name]; ok {
+		return true
+	}
+	if _, ok := leaves[name]; ok {
+		return true
+	}
+	for _, m := range r.imports {
+		if under(name, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// staleExceptions returns the exceptions no package under their rule's
+// owner imports any more.
+func staleExceptions(pkgs []pkg) []string {
+	var stale []string
+	for owner, r := range rules {
+		for exc := range r.exceptions {
+			used := false
+			for _, p := range pkgs {
+				me, _ := rel(p.ImportPath)
+				if !under(me, owner) {
+					continue
+				}
+				for _, imp := range p.Imports {
+					if importName(imp) == exc {
+						used = true
+					}
+				}
+			}
+			if !used {
+				stale = append(stale, owner+" no longer imports "+exc+": remove it from the rule's exceptions")
+			}
+		}
+	}
+	sort.Strings(stale)
+	return stale
+}
+
 // violations returns every broken rule among pkgs, and how many packages
 // a rule applied to.
 func violations(pkgs []pkg) (bad []string, checked int) {
@@ -247,6 +342,10 @@ func violations(pkgs []pkg) (bad []string, checked int) {
 			for _, imp := range p.Imports {
 				if why, no := forbidden(r.never, imp); no {
 					bad = append(bad, me+" imports "+imp+": "+why)
+				}
+				if !mayImport(r, imp) {
+					bad = append(bad, me+" imports "+imp+"; "+owner+" may only import the standard library and "+
+						strings.Join(r.imports, ", ")+": "+r.importsWhy)
 				}
 			}
 		}
@@ -285,6 +384,9 @@ func TestDependencyRules(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Error(b)
+	}
+	for _, s := range staleExceptions(pkgs) {
+		t.Error(s)
 	}
 }
 
@@ -334,6 +436,9 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "claw writes receipts", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/receipts/store"}}, want: "receipts/store"},
 		{name: "a benchmark writes receipts", pkg: pkg{ImportPath: module + "/bench/friction", Imports: []string{module + "/receipts/store"}}, want: "receipts/store"},
 		{name: "estop imports the broker", pkg: pkg{ImportPath: module + "/internal/estop", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
+		{name: "runtime imports the CLI", pkg: pkg{ImportPath: module + "/internal/runtime", Imports: []string{module + "/cmd/claw"}}, want: "cmd/claw"},
+		{name: "claw imports gate/shell", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/gate/shell"}}, want: "may only import"},
+		{name: "claw imports a library", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{"github.com/BurntSushi/toml"}}, want: "BurntSushi"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -351,9 +456,39 @@ func TestViolationsAreFound(t *testing.T) {
 		{ImportPath: module + "/internal/hook", Imports: []string{module + "/internal/broker", module + "/receipts"}},
 		{ImportPath: module + "/internal/serve", Imports: []string{module + "/internal/broker", module + "/agentic"}},
 		{ImportPath: module + "/internal/logx", Deps: []string{module + "/internal/redact", "log/slog"}},
-		{ImportPath: module + "/cmd/claw", Deps: []string{module + "/internal/config", module + "/executor/internal/child", "github.com/pelletier/go-toml/v2"}},
+		{ImportPath: module + "/cmd/claw", Deps: []string{module + "/internal/config", module + "/executor/internal/child", "github.com/pelletier/go-toml/v2"},
+			Imports: []string{module + "/internal/runtime", module + "/internal/config", "github.com/spf13/cobra", "golang.org/x/term", "os", "net/http"}},
 	})
 	if len(ok) != 0 {
 		t.Fatalf("allowed dependency reported: %q", ok)
+	}
+}
+
+// TestStaleExceptionsAreFound proves an exception cannot outlive the
+// import it excuses.
+func TestStaleExceptionsAreFound(t *testing.T) {
+	imports := []string{}
+	for exc := range rules["cmd/claw"].exceptions {
+		if standard(exc) { // a claw package, relative to the module
+			exc = module + "/" + exc
+		}
+		imports = append(imports, exc)
+	}
+	all := []pkg{{ImportPath: module + "/cmd/claw", Imports: imports}}
+	for _, s := range staleExceptions(all) {
+		if strings.HasPrefix(s, "cmd/claw ") {
+			t.Fatalf("an exception in use reported stale: %s", s)
+		}
+	}
+	drop := "internal/broker"
+	var fewer []string
+	for _, imp := range imports {
+		if imp != module+"/"+drop {
+			fewer = append(fewer, imp)
+		}
+	}
+	stale := staleExceptions([]pkg{{ImportPath: module + "/cmd/claw", Imports: fewer}})
+	if !slices.Contains(stale, "cmd/claw no longer imports "+drop+": remove it from the rule's exceptions") {
+		t.Fatalf("stale = %q, want %s named", stale, drop)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/testdata/bypass"
+	"github.com/clawsec/claw/internal/bypass"
 )
 
 // These tests match scopes with the real gate (OPA and the built-in

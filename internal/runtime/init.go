@@ -13,11 +13,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/redact"
 	"github.com/clawsec/claw/receipts"
-	"github.com/pelletier/go-toml/v2"
 )
 
 // policiesReadme is written to HOME/policies/README.txt.

@@ -7,11 +7,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/clawsec/claw/internal/broker"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/clawsec/claw/internal/broker"
 
 	"github.com/clawsec/claw/receipts"
 )

@@ -3,11 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"github.com/clawsec/claw/internal/atomicfile"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/clawsec/claw/internal/atomicfile"
 
 	"github.com/clawsec/claw/internal/config"
 )

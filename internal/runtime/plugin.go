@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/clawsec/claw/internal/textesc"
 	"strings"
+
+	"github.com/clawsec/claw/internal/textesc"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawsec/claw/internal/textesc"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clawsec/claw/internal/textesc"
 
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/internal/config"

@@ -5,8 +5,9 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"github.com/clawsec/claw/internal/broker"
 	"time"
+
+	"github.com/clawsec/claw/internal/broker"
 
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/receipts"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/testdata/everyday"
 )
 
@@ -33,32 +34,23 @@ func TestEverydayAtSupervised(t *testing.T) {
 	if len(cases) < minCases {
 		t.Fatalf("the corpus has %d cases, want at least %d", len(cases), minCases)
 	}
-	s := defaultSecurity(t)
+	cfg := defaultConfig(t)
 	for _, v := range []struct {
 		name    string
 		domains []string
 	}{
-		{"defaults", append(append([]string{}, s.AllowedDomains...), "github.com")},
+		{"defaults", append(append([]string{}, cfg.Security.AllowedDomains...), "github.com")},
 		{"own allowed_domains", []string{"example.com", "api.github.com", "github.com"}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			pol := gate.Policy{
-				WorkspaceOnly:      s.WorkspaceOnly,
-				ForbiddenPaths:     s.ForbiddenPaths,
-				ReadPaths:          s.ReadPaths,
-				ForbiddenCommands:  s.ForbiddenCommands,
-				AllowedCommands:    s.AllowedCommands,
-				AllowedDomains:     v.domains,
-				AllowedRegistries:  s.AllowedRegistries,
-				PassphraseFor:      s.PassphraseFor,
-				WorkspaceExecAllow: s.WorkspaceExecAllow,
-			}
+			pol := runtime.Policy(cfg)
+			pol.AllowedDomains = v.domains
 			decideAll(t, cases, pol)
 		})
 	}
 }
 
-func defaultSecurity(t *testing.T) config.Security {
+func defaultConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg := config.Default(home)
 	if err := cfg.Expand(func(k string) string {
@@ -69,7 +61,7 @@ func defaultSecurity(t *testing.T) config.Security {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return cfg.Security
+	return cfg
 }
 
 func decideAll(t *testing.T, cases []gate.Case, pol gate.Policy) {

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -16,16 +16,14 @@ import (
 	"github.com/clawsec/claw/internal/hook"
 )
 
-func init() { hiddenEntries[delegate.HookEntry] = delegate.HookMain }
-
 // delegateExternal runs the delegate call's task on the external agent
 // name ([delegate.external.NAME]) in the sandbox, its delegation d
 // narrowed further by the agent's config; c is the broker's config,
 // whose gate and receipt log answer the agent's hook.
-func delegateExternal(ctx context.Context, rt *agentRuntime, c *broker.Config, name, task string, d broker.Delegation) (json.RawMessage, error) {
-	x, ok := rt.Env.cfg.Delegate.External[name]
+func delegateExternal(ctx context.Context, rt *Agent, c *broker.Config, name, task string, d broker.Delegation) (json.RawMessage, error) {
+	x, ok := rt.Env.Config.Delegate.External[name]
 	if !ok {
-		return nil, fmt.Errorf("no external agent %q (configured: %s)", name, strings.Join(slices.Sorted(maps.Keys(rt.Env.cfg.Delegate.External)), ", "))
+		return nil, fmt.Errorf("no external agent %q (configured: %s)", name, strings.Join(slices.Sorted(maps.Keys(rt.Env.Config.Delegate.External)), ", "))
 	}
 	ctx = broker.WithDelegation(ctx, d.Narrow(x.Autonomy, x.ToolsAllow))
 	exe, err := os.Executable()
@@ -42,7 +40,7 @@ func delegateExternal(ctx context.Context, rt *agentRuntime, c *broker.Config, n
 		ParentAction: d.ParentAction, Exe: exe,
 		Sandbox: delegate.Sandbox{
 			Path: c.Sandbox.Path, PathRead: c.Sandbox.PathRead, Protect: protect,
-			AllowPrivate: rt.Env.cfg.Security.AllowPrivateCIDRs, Limits: c.Sandbox.Limits,
+			AllowPrivate: rt.Env.Config.Security.AllowPrivateCIDRs, Limits: c.Sandbox.Limits,
 			MinLandlockABI: c.Sandbox.MinLandlockABI, RunAs: c.Sandbox.RunAs,
 		},
 		Guard: func() *hook.Guard {

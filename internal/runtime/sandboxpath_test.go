@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -85,16 +85,16 @@ func BenchmarkSandboxPath(b *testing.B) {
 	if err := cfg.Expand(os.Getenv); err != nil {
 		b.Fatal(err)
 	}
-	e := &env{home: filepath.Join(home, ".claw"), cfg: cfg, userDir: home}
+	e := &Env{Home: filepath.Join(home, ".claw"), Config: cfg, UserDir: home}
 	ctx := context.Background()
 	b.Run("gate compile (anchor)", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := newEngine(ctx, e, policyFromConfig(cfg)); err != nil {
+			if _, err := NewEngine(ctx, e, Policy(cfg)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	eng, err := newEngine(ctx, e, policyFromConfig(cfg))
+	eng, err := NewEngine(ctx, e, Policy(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"os"
@@ -25,7 +25,7 @@ import (
 // toolchain around it: a GOROOT, a venv, a Node prefix), unless that parent
 // is / or the user's home, or holds a forbidden path (~/.cargo holds
 // credentials): then only bin itself.
-func sandboxPath(list []string, envPath, ws, userHome string, forbidden forbiddenPaths) (dirs, read []string) {
+func sandboxPath(list []string, envPath, ws, userHome string, forbidden ForbiddenPaths) (dirs, read []string) {
 	if len(list) == 0 {
 		list = filepath.SplitList(envPath)
 	}
@@ -42,7 +42,7 @@ func sandboxPath(list []string, envPath, ws, userHome string, forbidden forbidde
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || forbidden.covering(d) != "" ||
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || forbidden.Covering(d) != "" ||
 			slices.Contains(dirs, d) || slices.Contains(inWorkspace, d) {
 			continue
 		}
@@ -66,13 +66,13 @@ var systemRoots = []string{"/usr", "/bin", "/sbin"}
 // (outside the workspace): "" in the system directories, the parent of a
 // bin directory when granting it grants nothing forbidden, the user's
 // home or the workspace, else d itself.
-func toolchainGrant(d, ws, userHome string, forbidden forbiddenPaths) string {
+func toolchainGrant(d, ws, userHome string, forbidden ForbiddenPaths) string {
 	if slices.ContainsFunc(systemRoots, func(r string) bool { return pathWithin(d, r) }) {
 		return ""
 	}
 	parent := filepath.Dir(d)
 	if filepath.Base(d) == "bin" && parent != "/" && parent != userHome && !pathWithin(ws, parent) &&
-		forbidden.covering(parent) == "" && forbidden.within(parent) == "" {
+		forbidden.Covering(parent) == "" && forbidden.Within(parent) == "" {
 		return parent
 	}
 	return d

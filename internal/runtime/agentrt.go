@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -25,17 +25,17 @@ import (
 	"github.com/clawsec/claw/internal/redact"
 )
 
-// agentRuntime is everything one channel's agent needs: the broker (the
+// Agent is everything one channel's agent needs: the broker (the
 // one path), the provider, the memory store and the loop.
-type agentRuntime struct {
+type Agent struct {
 	Agent *agent.Agent
 	// Autonomous is the agent of autonomous runs in the daemon: Agent's
-	// tools and yield_to_user (runtimeOptions.autonomousAgent), or nil.
+	// tools and yield_to_user (AgentOptions.autonomousAgent), or nil.
 	Autonomous *agent.Agent
 	Broker     *broker.Broker
 	Memory     *memory.Store
 	Provider   provider.Provider
-	Env        *env
+	Env        *Env
 	Redact     func(string) string
 	Channel    string
 	Autonomy   string
@@ -47,7 +47,7 @@ type agentRuntime struct {
 
 // Close releases the memory store and writes the receipt log's final
 // checkpoint.
-func (rt *agentRuntime) Close() error {
+func (rt *Agent) Close() error {
 	for i := len(rt.closers) - 1; i >= 0; i-- {
 		rt.closers[i]()
 	}
@@ -55,58 +55,58 @@ func (rt *agentRuntime) Close() error {
 	return nil
 }
 
-// runtimeOptions adjust a runtime for its channel.
-type runtimeOptions struct {
-	// askUser answers the ask_user tool; nil removes the tool.
-	askUser func(ctx context.Context, question string) (string, error)
-	// onDecision is told each gate decision's latency.
-	onDecision func(time.Duration)
-	// log receives the structured events; nil means the CLAW_LOG logger
+// AgentOptions adjust a runtime for its channel.
+type AgentOptions struct {
+	// AskUser answers the ask_user tool; nil removes the tool.
+	AskUser func(ctx context.Context, question string) (string, error)
+	// OnDecision is told each gate decision's latency.
+	OnDecision func(time.Duration)
+	// Log receives the structured events; nil means the CLAW_LOG logger
 	// (startLogger).
-	log *slog.Logger
-	// autonomous offers the yield_to_user tool (claw agent --autonomous).
-	autonomous bool
-	// autonomousAgent builds agentRuntime.Autonomous besides Agent, whose
+	Log *slog.Logger
+	// Autonomous offers the yield_to_user tool (claw agent --autonomous).
+	Autonomous bool
+	// AutonomousAgent builds Agent.Autonomous besides Agent, whose
 	// catalog stays without yield_to_user (claw serve).
-	autonomousAgent bool
-	// prestart keeps a sandbox child started ahead of the next action
+	AutonomousAgent bool
+	// Prestart keeps a sandbox child started ahead of the next action
 	// (long-lived channels: the REPL and the daemon).
-	prestart bool
+	Prestart bool
 }
 
-// newAgentRuntime opens config, gate, receipts, broker (with the given
+// NewAgent opens config, gate, receipts, broker (with the given
 // approver; nil means nobody can be asked), provider and memory for a
 // channel ("cli", "serve", …).
-func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtimeOptions)) (*agentRuntime, error) {
-	var ro runtimeOptions
+func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Approver, opts ...func(*AgentOptions)) (*Agent, error) {
+	var ro AgentOptions
 	for _, f := range opts {
 		f(&ro)
 	}
-	rt := &agentRuntime{Channel: channel}
-	fail := func(err error) (*agentRuntime, error) {
+	rt := &Agent{Channel: channel}
+	fail := func(err error) (*Agent, error) {
 		rt.Close()
 		return nil, err
 	}
-	if ro.prestart {
+	if ro.Prestart {
 		executor.Prestart()
 		rt.closers = append(rt.closers, executor.StopPrestart)
 	}
 	var store *memory.Store
-	b, closeBroker, err := openBroker(ctx, g, o, func(c *broker.Config, e *env) {
+	b, closeBroker, err := OpenBroker(ctx, s, func(c *broker.Config, e *Env) {
 		rt.Env = e
-		if ro.log == nil {
-			ro.log = startLogger(g, e)
+		if ro.Log == nil {
+			ro.Log = startLogger(s.LogTo, e, s.Version)
 		}
 		c.Channel = channel
 		if _, started := config.ChannelKeys[channel]; started {
 			// a channel claw serve starts: its section's autonomy and
 			// tools_allow bind the broker too, not only the model's catalog
-			ch := e.cfg.Channels[channel]
-			c.Autonomy = channelAutonomy(c.Autonomy, ch.Autonomy, o.autonomy != "")
+			ch := e.Config.Channels[channel]
+			c.Autonomy = channelAutonomy(c.Autonomy, ch.Autonomy, s.Actions.Autonomy != "")
 			c.ToolsAllow = ch.ToolsAllow
 		}
-		c.Logger = ro.log
-		c.OnDecision = ro.onDecision
+		c.Logger = ro.Log
+		c.OnDecision = ro.OnDecision
 		c.Approver = approver
 		// The passphrase is asked by the channel's approver when it can
 		// (the REPL, without echo, through its own reader); never by a
@@ -115,10 +115,10 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		if pa, ok := approver.(broker.PassphraseAsker); ok {
 			c.Passphrase = pa
 		}
-		rt.Redact = keyRedactor(e)
+		rt.Redact = KeyRedactor(e)
 		c.Redact = rt.Redact
 		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace
-		c.Sandbox.ToolTimeouts = toolTimeouts(e.cfg, o.timeout)
+		c.Sandbox.ToolTimeouts = toolTimeouts(e.Config, s.Actions.Timeout)
 		if c.InProcess == nil {
 			c.InProcess = map[string]broker.ToolFunc{}
 		}
@@ -129,14 +129,14 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 			}
 			return memorySearchTool(ctx, store, args)
 		}
-		if ro.autonomous || ro.autonomousAgent {
+		if ro.Autonomous || ro.AutonomousAgent {
 			c.InProcess[tool.YieldToUser.Name] = yieldTool
 		}
-		c.InProcess["delegate"] = delegateTool(rt, c, ro.log)
-		if ro.askUser != nil {
+		c.InProcess["delegate"] = delegateTool(rt, c, ro.Log)
+		if ro.AskUser != nil {
 			c.InProcess["ask_user"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 				q, _ := args["question"].(string)
-				ans, err := ro.askUser(ctx, q)
+				ans, err := ro.AskUser(ctx, q)
 				if err != nil {
 					return nil, err
 				}
@@ -150,23 +150,23 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	rt.Broker = b
 	rt.closers = append(rt.closers, closeBroker)
 	e := rt.Env
-	cfg := e.cfg
+	cfg := e.Config
 
 	dbPath := cfg.Agent.MemoryDB
 	store, err = memory.Open(dbPath, memory.WithRedactor(rt.Redact), memory.WithSecretFields(redact.SecretField))
 	if err != nil {
-		return fail(withCode(exitError, fmt.Errorf("opening the memory database: %w", err), "check [agent].memory_db in the config"))
+		return fail(WithCode(ExitError, fmt.Errorf("opening the memory database: %w", err), "check [agent].memory_db in the config"))
 	}
 	rt.Memory = store
 	rt.closers = append(rt.closers, func() { store.Close() })
 
 	name := cfg.DefaultProvider
-	p, err := provider.Build(providerSpecs(cfg), name, os.Getenv, ro.log)
+	p, err := provider.Build(ProviderSpecs(cfg), name, os.Getenv, ro.Log)
 	if err != nil {
-		return fail(withCode(exitError, fmt.Errorf("provider %q: %w", name, err), "see 'claw provider list', and set the key's environment variable"))
+		return fail(WithCode(ExitError, fmt.Errorf("provider %q: %w", name, err), "see 'claw provider list', and set the key's environment variable"))
 	}
 	rt.Provider = p
-	ro.log.Info("provider selected", "event", "provider_selected", "provider", p.Name())
+	ro.Log.Info("provider selected", "event", "provider_selected", "provider", p.Name())
 
 	var allow []string
 	if ch, ok := cfg.Channels[channel]; ok && ch.ToolsAllow != nil {
@@ -174,21 +174,21 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 	}
 	tools, err := tool.Select(allow)
 	if err != nil {
-		return fail(withCode(exitError, err, "fix [channels."+channel+"].tools_allow in the config"))
+		return fail(WithCode(ExitError, err, "fix [channels."+channel+"].tools_allow in the config"))
 	}
-	if ro.askUser == nil {
+	if ro.AskUser == nil {
 		tools = withoutTool(tools, "ask_user")
 	}
-	if ro.autonomous {
+	if ro.Autonomous {
 		tools = append(tools, tool.YieldToUser)
 	}
-	tools = withPlugins(tools, plugin.Store{Dir: filepath.Join(e.home, "plugins")})
+	tools = WithPlugins(tools, plugin.Store{Dir: filepath.Join(e.Home, "plugins")})
 	soul := ""
 	if cfg.Agent.Soul != "" {
-		if b, err := readBounded(cfg.Agent.Soul, 64<<10); err == nil {
+		if b, err := ReadBounded(cfg.Agent.Soul, 64<<10); err == nil {
 			soul = string(b)
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return fail(withCode(exitError, fmt.Errorf("reading the soul file: %w", err), "fix or remove "+cfg.Agent.Soul))
+			return fail(WithCode(ExitError, fmt.Errorf("reading the soul file: %w", err), "fix or remove "+cfg.Agent.Soul))
 		}
 	}
 	model := cfg.DefaultModel
@@ -204,25 +204,25 @@ func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel 
 		Channel:          channel,
 		Model:            model,
 		Soul:             soul,
-		Policy:           policySummary(rt.Autonomy, rt.Work),
+		Policy:           PolicySummary(rt.Autonomy, rt.Work),
 		MaxToolRounds:    cfg.Agent.MaxToolRounds,
 		MaxResponseBytes: cfg.Agent.MaxResponseBytes,
 		HistoryMessages:  cfg.Agent.HistoryMessages,
 		HistoryBudget:    cfg.Agent.HistoryBudget,
-		Log:              ro.log,
+		Log:              ro.Log,
 	}
 	ag, err := agent.New(acfg)
 	if err != nil {
 		return fail(err)
 	}
 	rt.Agent = ag
-	if ro.autonomousAgent {
+	if ro.AutonomousAgent {
 		acfg.Tools = append(slices.Clone(tools), tool.YieldToUser)
 		if rt.Autonomous, err = agent.New(acfg); err != nil {
 			return fail(err)
 		}
 	}
-	ro.log.Info("channel started", logx.Event(logx.EventChannelStarted), slog.String("channel", channel),
+	ro.Log.Info("channel started", logx.Event(logx.EventChannelStarted), slog.String("channel", channel),
 		slog.String("autonomy", rt.Autonomy), slog.Int("tools", len(tools)))
 	return rt, nil
 }
@@ -247,9 +247,9 @@ func toolTimeouts(cfg *config.Config, flag time.Duration) map[string]time.Durati
 	return m
 }
 
-// policySummary tells the model (and the /policy command) the rules of
+// PolicySummary tells the model (and the /policy command) the rules of
 // the road.
-func policySummary(autonomy, workspace string) string {
+func PolicySummary(autonomy, workspace string) string {
 	var how string
 	switch autonomy {
 	case "readonly":
@@ -262,15 +262,15 @@ func policySummary(autonomy, workspace string) string {
 	return fmt.Sprintf("Autonomy: %s.\nWorkspace: %s (tools work inside it; paths outside it are denied unless configured).", how, workspace)
 }
 
-// keyRedactor removes the values of the configured providers' keys and
+// KeyRedactor removes the values of the configured providers' keys and
 // channels' tokens, and everything broker.Redact knows, from text.
-func keyRedactor(e *env) func(string) string {
+func KeyRedactor(e *Env) func(string) string {
 	var vals []string
 	names := []string{}
-	for _, p := range e.cfg.Providers {
+	for _, p := range e.Config.Providers {
 		names = append(names, p.APIKeyEnv)
 	}
-	for _, ch := range e.cfg.Channels {
+	for _, ch := range e.Config.Channels {
 		names = append(names, ch.TokenEnv)
 	}
 	for _, n := range names {
@@ -330,8 +330,8 @@ func memorySearchTool(ctx context.Context, st *memory.Store, args map[string]any
 	return json.Marshal(map[string]any{"hits": out})
 }
 
-// readBounded reads at most max bytes of a file; larger is an error.
-func readBounded(path string, max int64) ([]byte, error) {
+// ReadBounded reads at most max bytes of a file; larger is an error.
+func ReadBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -358,4 +358,41 @@ func channelAutonomy(daemon, section string, flag bool) string {
 		return daemon
 	}
 	return section
+}
+
+// yieldTool runs yield_to_user: it does nothing but answer; the run sees
+// the call succeed and rests.
+func yieldTool(_ context.Context, args map[string]any) (json.RawMessage, error) {
+	reason, _ := args["reason"].(string)
+	return json.Marshal(map[string]any{"yielded": true, "reason": reason})
+}
+
+// WithPlugins gives the model's plugin tool a description that lists the
+// installed, unchanged plugin tools and their schemas, or drops it when
+// there are none.
+func WithPlugins(tools []tool.Spec, s plugin.Store) []tool.Spec {
+	catalog := PluginCatalog(s)
+	if catalog == "" {
+		return withoutTool(tools, "plugin")
+	}
+	out := append([]tool.Spec(nil), tools...)
+	for i := range out {
+		if out[i].Name == "plugin" {
+			out[i].Description += " Installed:" + catalog
+		}
+	}
+	return out
+}
+
+// AutonomousBounds are the intervals and bounds of [autonomous], with
+// estopped as the run's emergency stop.
+func (rt *Agent) AutonomousBounds(estopped func() bool) agent.Autonomous {
+	a := rt.Env.Config.Autonomous
+	return agent.Autonomous{
+		Intervals: agent.Intervals{Engaged: a.Engaged.Duration, Working: a.Working.Duration,
+			Foraging: a.Foraging.Duration, Resting: a.Resting.Duration},
+		MaxTurns: a.MaxTurns, MaxToolCalls: a.MaxToolCalls, MaxTokens: a.MaxTokens,
+		MaxErrors: a.MaxErrors, Backoff: a.Backoff.Duration,
+		Estopped: estopped,
+	}
 }

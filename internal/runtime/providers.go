@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"sort"
@@ -7,9 +7,9 @@ import (
 	"github.com/clawsec/claw/internal/config"
 )
 
-// providerSpecs turns the [providers.NAME] sections into the provider
+// ProviderSpecs turns the [providers.NAME] sections into the provider
 // package's specs, sorted by name.
-func providerSpecs(cfg *config.Config) []provider.Spec {
+func ProviderSpecs(cfg *config.Config) []provider.Spec {
 	names := make([]string, 0, len(cfg.Providers))
 	for n := range cfg.Providers {
 		names = append(names, n)

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"fmt"
@@ -13,16 +13,16 @@ import (
 // (default "nobody"), so the workspace must belong to that user for actions
 // to write in it, and every directory above it must be searchable by them.
 
-// rootWorkspace is the workspace claw init names for a claw that runs as
+// RootWorkspace is the workspace claw init names for a claw that runs as
 // root and hands its actions to run_as, when that user cannot reach
 // ~/claw-workspace (root's home is 0700) or it lies in a forbidden path
 // (/root is one). It is not below /var/lib, /usr or /etc, where the
 // policies take every write for a change to the system.
-var rootWorkspace = "/srv/claw/workspace" // a variable for the tests
+var RootWorkspace = "/srv/claw/workspace" // a variable for the tests
 
-// runAsIDs resolves the run_as user, or ok=false when actions keep claw's
+// RunAsIDs resolves the run_as user, or ok=false when actions keep claw's
 // own uid (claw is not root, or run_as is empty).
-func runAsIDs(runAs string) (uid, gid int, ok bool, err error) {
+func RunAsIDs(runAs string) (uid, gid int, ok bool, err error) {
 	if os.Geteuid() != 0 || runAs == "" {
 		return 0, 0, false, nil
 	}
@@ -37,10 +37,10 @@ func runAsIDs(runAs string) (uid, gid int, ok bool, err error) {
 	return uid, gid, true, nil
 }
 
-// handWorkspaceToRunAs gives a workspace claw init just created to the
+// HandWorkspaceToRunAs gives a workspace claw init just created to the
 // run_as user, with mode 0700.
-func handWorkspaceToRunAs(ws, runAs string) error {
-	uid, gid, ok, err := runAsIDs(runAs)
+func HandWorkspaceToRunAs(ws, runAs string) error {
+	uid, gid, ok, err := RunAsIDs(runAs)
 	if err != nil || !ok {
 		return err
 	}
@@ -50,9 +50,9 @@ func handWorkspaceToRunAs(ws, runAs string) error {
 	return nil
 }
 
-// unsearchableAbove returns the first directory above path (from the
+// UnsearchableAbove returns the first directory above path (from the
 // nearest up) that uid and gid may not search, or "".
-func unsearchableAbove(path string, uid, gid int) string {
+func UnsearchableAbove(path string, uid, gid int) string {
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		if fi, err := os.Stat(dir); err == nil && !mayAccess(fi, uid, gid, 0o1) {
 			return dir
@@ -80,20 +80,20 @@ func mayAccess(fi os.FileInfo, uid, gid int, want os.FileMode) bool {
 	return perm&want == want
 }
 
-// workspaceProblem says why sandboxed actions, running as the run_as user
+// WorkspaceProblem says why sandboxed actions, running as the run_as user
 // because claw runs as root, cannot use the workspace ws, and how to fix
 // it; "" when they can (or actions keep claw's own uid).
-func workspaceProblem(ws, runAs string) (problem, fix string) {
-	uid, gid, ok, err := runAsIDs(runAs)
+func WorkspaceProblem(ws, runAs string) (problem, fix string) {
+	uid, gid, ok, err := RunAsIDs(runAs)
 	if err != nil {
 		return err.Error(), "set [sandbox] run_as to an existing user"
 	}
 	if !ok {
 		return "", ""
 	}
-	if dir := unsearchableAbove(ws, uid, gid); dir != "" {
+	if dir := UnsearchableAbove(ws, uid, gid); dir != "" {
 		return fmt.Sprintf("sandboxed actions run as %s (uid %d) because claw runs as root, and %s (above the workspace %s) is not searchable by them: file tools will fail", runAs, uid, dir, ws),
-			fmt.Sprintf("use a workspace outside it, such as %s ('claw init --workspace %s' in a new claw home, or workspace_dir in the config), or set [sandbox] run_as = \"\"", rootWorkspace, rootWorkspace)
+			fmt.Sprintf("use a workspace outside it, such as %s ('claw init --workspace %s' in a new claw home, or workspace_dir in the config), or set [sandbox] run_as = \"\"", RootWorkspace, RootWorkspace)
 	}
 	fi, err := os.Stat(ws)
 	if err != nil || mayAccess(fi, uid, gid, 0o3) {
@@ -103,22 +103,13 @@ func workspaceProblem(ws, runAs string) (problem, fix string) {
 		fmt.Sprintf("chown -R %s %s, or set [sandbox] run_as = \"\" to keep uid 0 without capabilities", runAs, ws)
 }
 
-// checkWorkspaceOwner warns when sandboxed actions, running as the run_as
-// user, will not be able to use the workspace.
-func checkWorkspaceOwner(g *globals, ws, runAs string) {
-	if problem, fix := workspaceProblem(ws, runAs); problem != "" {
-		warnf(g.stderr, "%s", problem)
-		infof(g.stderr, "hint: %s", fix)
-	}
-}
-
-// programsProblem says why sandboxed tools, once switched to the run_as
+// ProgramsProblem says why sandboxed tools, once switched to the run_as
 // user because claw runs as root, could not start the program they run
 // as: claw itself (the http tool always, the file tools when no
 // claw-sandbox helper is installed beside claw) or the helper. "" when
 // run_as can reach and execute both (or actions keep claw's own uid).
-func programsProblem(runAs, helper string) (problem, fix string) {
-	uid, gid, ok, err := runAsIDs(runAs)
+func ProgramsProblem(runAs, helper string) (problem, fix string) {
+	uid, gid, ok, err := RunAsIDs(runAs)
 	if err != nil || !ok {
 		return "", ""
 	}
@@ -134,7 +125,7 @@ func programsProblem(runAs, helper string) (problem, fix string) {
 		if p == "" {
 			continue
 		}
-		if dir := unsearchableAbove(p, uid, gid); dir != "" {
+		if dir := UnsearchableAbove(p, uid, gid); dir != "" {
 			return fmt.Sprintf("sandboxed tools run as %s (uid %d) because claw runs as root, and %s (above %s) is not searchable by them: file and http tools will fail", runAs, uid, dir, p), fix
 		}
 		if fi, err := os.Stat(p); err == nil && !mayAccess(fi, uid, gid, 0o1) {

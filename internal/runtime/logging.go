@@ -1,6 +1,7 @@
-package main
+package runtime
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -15,29 +16,29 @@ import (
 //
 // Logs are for operators; they never carry a key (every string is
 // redacted) nor a prompt at info level. Receipts are the evidence.
-func startLogger(g *globals, e *env) *slog.Logger {
-	log := logx.FromEnv(g.stderr)
-	if e != nil && e.cfg != nil {
+func startLogger(w io.Writer, e *Env, version string) *slog.Logger {
+	log := logx.FromEnv(w)
+	if e != nil && e.Config != nil {
 		// Also the values of the configured key variables, whatever
 		// their names.
-		log = logx.New(g.stderr, os.Getenv(logx.EnvVar), keyRedactor(e))
+		log = logx.New(w, os.Getenv(logx.EnvVar), KeyRedactor(e))
 	}
 	log.Info("claw starting", logx.Event(logx.EventStartup),
 		slog.String("version", version),
 		slog.String("go", runtime.Version()),
 		slog.Int("pid", os.Getpid()),
 		slog.Bool("root", os.Geteuid() == 0))
-	if e == nil || e.cfg == nil {
+	if e == nil || e.Config == nil {
 		return log
 	}
-	c := e.cfg
+	c := e.Config
 	path := c.Path
 	if path == "" {
 		path = "(defaults)"
 	}
 	log.Info("config loaded", logx.Event(logx.EventConfigLoaded),
 		slog.String("path", path),
-		slog.String("home", e.home),
+		slog.String("home", e.Home),
 		slog.String("autonomy", c.Security.Autonomy),
 		slog.String("default_provider", c.DefaultProvider),
 		slog.Int("providers", len(c.Providers)),

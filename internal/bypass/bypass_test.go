@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/testdata/bypass"
+	"github.com/clawsec/claw/internal/bypass"
 )
 
 // Lower bounds on the corpus: a suite that loads nothing, or a class file

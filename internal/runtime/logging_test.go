@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"bufio"
@@ -10,6 +10,9 @@ import (
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
 )
+
+// plantedKey is a provider key no log line may carry.
+const plantedKey = "sk-test-PLANTED-0123456789abcdef"
 
 func TestStartLogger(t *testing.T) {
 	home := t.TempDir()
@@ -26,7 +29,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "json")
 		var buf bytes.Buffer
-		startLogger(&globals{stderr: &buf}, &env{home: home, cfg: cfg})
+		startLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
 		var events []string
 		sc := bufio.NewScanner(&buf)
 		for sc.Scan() {
@@ -49,7 +52,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("quiet by default", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "")
 		var buf bytes.Buffer
-		startLogger(&globals{stderr: &buf}, &env{home: home, cfg: cfg})
+		startLogger(&buf, &Env{Home: home, Config: cfg}, "dev")
 		if buf.Len() != 0 {
 			t.Errorf("default mode printed info records:\n%s", buf.String())
 		}
@@ -57,7 +60,7 @@ func TestStartLogger(t *testing.T) {
 	t.Run("no config", func(t *testing.T) {
 		t.Setenv(logx.EnvVar, "text")
 		var buf bytes.Buffer
-		startLogger(&globals{stderr: &buf}, nil)
+		startLogger(&buf, nil, "dev")
 		if !strings.Contains(buf.String(), "event=startup") || strings.Contains(buf.String(), "config_loaded") {
 			t.Errorf("output:\n%s", buf.String())
 		}

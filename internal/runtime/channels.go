@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/channel"
 	"github.com/clawsec/claw/internal/channel/bridge"
+	"github.com/clawsec/claw/internal/channel/discord"
 	"github.com/clawsec/claw/internal/channel/planckclaw"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/serve"
@@ -27,7 +28,7 @@ import (
 type startedChannel struct {
 	name string
 	ch   channel.Channel
-	rt   *agentRuntime
+	rt   *Agent
 	// where is where the channel listens, once it does.
 	where func() string
 
@@ -40,10 +41,18 @@ type startedChannel struct {
 // then the old ones stop (the bridge's clients reconnect and say hello
 // again) and the new ones start.
 type channelSet struct {
-	g       *globals
-	o       *serveOptions
-	queue   *approvals.Queue
-	log     *slog.Logger
+	// Setup is the command line's setup for each channel's runtime; its
+	// Env loads the config now in force.
+	Setup func() Setup
+	Queue *approvals.Queue
+	Log   *slog.Logger
+	// Warn and Info print a warning about a section, and where a channel
+	// listens.
+	Warn, Info func(format string, args ...any)
+	// Estop engages the emergency stop for a Discord approver; nil means
+	// they cannot.
+	Estop func(ctx context.Context, by string) error
+
 	ctx     context.Context // the daemon's, once started
 	failed  context.CancelCauseFunc
 	mu      sync.Mutex
@@ -59,11 +68,12 @@ func (s *channelSet) list() []*startedChannel {
 
 // open builds the channels of the config now in force.
 func (s *channelSet) open(ctx context.Context) ([]*startedChannel, error) {
-	e, err := loadEnv(s.g)
+	setup := s.Setup()
+	e, err := setup.Env()
 	if err != nil {
 		return nil, err
 	}
-	return openChannels(ctx, s.g, s.o, e, s.queue, s.log, s.deliver, func(ro *runtimeOptions) { ro.log = s.log })
+	return s.openChannels(ctx, setup, e)
 }
 
 // start runs chs under ctx; the first that fails calls failed.
@@ -80,7 +90,7 @@ func (s *channelSet) start(ctx context.Context, failed context.CancelCauseFunc, 
 				failed(fmt.Errorf("channel %s: %w", c.name, err))
 			}
 		}()
-		go func() { infof(s.g.stderr, "channel %s on %s", c.name, c.where()) }()
+		go func() { s.Info("channel %s on %s", c.name, c.where()) }()
 	}
 }
 
@@ -131,21 +141,23 @@ func (s *channelSet) deliver(ctx context.Context, to, session string, m channel.
 }
 
 // channelBuilder makes a channel from its Env and section; approver is
-// the approver its broker was built with.
-type channelBuilder func(env *channel.Env, sec config.Channel, approver broker.Approver) (channel.Channel, func() string, error)
+// the approver its broker was built with, estop what its approvers may
+// engage the emergency stop with (nil: nothing).
+type channelBuilder func(env *channel.Env, sec config.Channel, approver broker.Approver, estop func(context.Context, string) error) (channel.Channel, func() string, error)
 
 // channelBuilders make the channels claw serve starts from their config
-// sections. The Discord channel registers itself (serve_discord.go).
+// sections.
 var channelBuilders = map[string]channelBuilder{
-	config.ChannelBridge: func(env *channel.Env, sec config.Channel, _ broker.Approver) (channel.Channel, func() string, error) {
+	config.ChannelDiscord: openDiscord,
+	config.ChannelBridge: func(env *channel.Env, sec config.Channel, _ broker.Approver, _ func(context.Context, string) error) (channel.Channel, func() string, error) {
 		tok := os.Getenv(sec.TokenEnv)
 		if tok == "" {
-			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge] token_env %s is not set", sec.TokenEnv),
+			return nil, nil, WithCode(ExitError, fmt.Errorf("[channels.bridge] token_env %s is not set", sec.TokenEnv),
 				"export "+sec.TokenEnv+" with the token the bridge's clients send in hello (16 characters or more)")
 		}
 		s, err := bridge.New(env, bridge.Config{Listen: sec.Listen, Token: tok, Sessions: sec.Sessions, Buffer: sec.Buffer})
 		if err != nil {
-			return nil, nil, withCode(exitError, fmt.Errorf("[channels.bridge]: %w", err), "export "+sec.TokenEnv+" with a longer token")
+			return nil, nil, WithCode(ExitError, fmt.Errorf("[channels.bridge]: %w", err), "export "+sec.TokenEnv+" with a longer token")
 		}
 		return s, func() string {
 			select {
@@ -156,10 +168,10 @@ var channelBuilders = map[string]channelBuilder{
 			}
 		}, nil
 	},
-	config.ChannelPlanckClaw: func(env *channel.Env, sec config.Channel, _ broker.Approver) (channel.Channel, func() string, error) {
+	config.ChannelPlanckClaw: func(env *channel.Env, sec config.Channel, _ broker.Approver, _ func(context.Context, string) error) (channel.Channel, func() string, error) {
 		s, err := planckclaw.New(env, planckclaw.Config{Dir: sec.Dir})
 		if err != nil {
-			return nil, nil, withCode(exitError, fmt.Errorf("[channels.planckclaw]: %w", err),
+			return nil, nil, WithCode(ExitError, fmt.Errorf("[channels.planckclaw]: %w", err),
 				"dir must be a directory of yours (made 0700) holding only FIFOs of yours (0600), no symlinks")
 		}
 		return s, func() string { return sec.Dir }, nil
@@ -168,28 +180,31 @@ var channelBuilders = map[string]channelBuilder{
 
 // channelApprovers make the approver of a channel that asks its approvers
 // on its own wire (Discord's codes) instead of only through the queue.
-var channelApprovers = map[string]func() broker.Approver{}
+var channelApprovers = map[string]func() broker.Approver{
+	config.ChannelDiscord: func() broker.Approver { return &discord.LateApprover{} },
+}
 
 // openChannels builds every channel whose section the config has, each
 // with a runtime of its own (its broker records its name, autonomy and
 // tools_allow) that asks its approvers through the daemon's queue.
-func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queue *approvals.Queue, log *slog.Logger, deliver channel.DeliverFunc, opts func(*runtimeOptions)) ([]*startedChannel, error) {
+func (s *channelSet) openChannels(ctx context.Context, setup Setup, e *Env) ([]*startedChannel, error) {
+	queue, log := s.Queue, s.Log
 	var out []*startedChannel
 	fail := func(err error) ([]*startedChannel, error) {
 		closeChannels(out)
 		return nil, err
 	}
-	estopFile := filepath.Join(e.home, "ESTOP")
+	estopFile := filepath.Join(e.Home, "ESTOP")
 	// the approvers of channels that ask on their own wire, made first:
 	// a bridge session's source may be one of them
 	own := map[string]broker.Approver{}
 	for name, mk := range channelApprovers {
-		if _, ok := e.cfg.Channels[name]; ok {
+		if _, ok := e.Config.Channels[name]; ok {
 			own[name] = mk()
 		}
 	}
 	for _, name := range []string{config.ChannelBridge, config.ChannelPlanckClaw, config.ChannelDiscord} {
-		sec, ok := e.cfg.Channels[name]
+		sec, ok := e.Config.Channels[name]
 		build := channelBuilders[name]
 		if !ok || build == nil {
 			continue
@@ -206,12 +221,12 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 			approver = sourceApprover{name: name, sources: sec.Sources, own: own, rest: approver}
 		}
 		if len(approvers) == 0 && !everySessionSourced(sec) {
-			warnf(g.stderr, "[channels.%s] has no approver_ids: what needs approval on it will not run", name)
+			s.Warn("[channels.%s] has no approver_ids: what needs approval on it will not run", name)
 		}
 		if name == config.ChannelBridge && len(sec.Sessions) == 0 {
-			warnf(g.stderr, "[channels.bridge] lists no sessions: every hello will be refused")
+			s.Warn("[channels.bridge] lists no sessions: every hello will be refused")
 		}
-		rt, err := newAgentRuntime(ctx, g, &o.actionOptions, name, approver, opts)
+		rt, err := NewAgent(ctx, setup, name, approver, func(ro *AgentOptions) { ro.Log = log })
 		if err != nil {
 			return fail(err)
 		}
@@ -219,9 +234,9 @@ func openChannels(ctx context.Context, g *globals, o *serveOptions, e *env, queu
 			Name: name, Broker: rt.Broker, Tools: rt.Agent.Tools(), Autonomy: rt.Autonomy,
 			Queue: queue, Approvers: approvers, Chat: channelChat(rt.Agent),
 			Estop: func() bool { _, err := os.Lstat(estopFile); return !errors.Is(err, fs.ErrNotExist) },
-			Log:   log, Deliver: deliver,
+			Log:   log, Deliver: s.deliver,
 		}
-		ch, where, err := build(env, sec, approver)
+		ch, where, err := build(env, sec, approver, s.Estop)
 		if err != nil {
 			rt.Close()
 			return fail(err)
@@ -325,19 +340,19 @@ func channelChat(ag *agent.Agent) channel.ChatFunc {
 	}
 }
 
-// channelInfo lists the channels for GET /status.
-func channelInfo(set *channelSet) []serve.ChannelInfo {
+// status lists the channels for GET /status.
+func (s *channelSet) status() []serve.ChannelInfo {
 	var out []serve.ChannelInfo
-	for _, c := range set.list() {
+	for _, c := range s.list() {
 		out = append(out, serve.ChannelInfo{Name: c.name, Autonomy: c.rt.Autonomy, Address: c.where()})
 	}
 	return out
 }
 
 // serveDeliver is POST /channels/{name}/messages.
-func serveDeliver(set *channelSet) func(ctx context.Context, to string, m serve.ChannelMessage) error {
+func (s *channelSet) serveDeliver() func(ctx context.Context, to string, m serve.ChannelMessage) error {
 	return func(ctx context.Context, to string, m serve.ChannelMessage) error {
-		err := set.deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
+		err := s.deliver(ctx, to, m.Session, channel.Message{RequestID: m.RequestID, Content: m.Content, Meta: m.Meta})
 		if errors.Is(err, channel.ErrNoSuchChannel) || errors.Is(err, bridge.ErrUnknownSession) {
 			return fmt.Errorf("%w: %v", serve.ErrNotFound, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -42,7 +42,7 @@ type delegateResult struct {
 // tools asked for (broker.WithDelegation), so each of its calls is
 // decided at most as the parent's would be and receipted with the
 // delegate action's id. The parent's estop cancels ctx, and so the turn.
-func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.ToolFunc {
+func delegateTool(rt *Agent, c *broker.Config, log *slog.Logger) broker.ToolFunc {
 	return func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 		parent := broker.ActionIDFrom(ctx)
 		if parent == "" || rt.Agent == nil {
@@ -72,21 +72,21 @@ func delegateTool(rt *agentRuntime, c *broker.Config, log *slog.Logger) broker.T
 		p, model := rt.Provider, rt.model
 		if name := str("provider"); name != "" {
 			var err error
-			if p, err = provider.Build(providerSpecs(rt.Env.cfg), name, os.Getenv, log); err != nil {
+			if p, err = provider.Build(ProviderSpecs(rt.Env.Config), name, os.Getenv, log); err != nil {
 				return nil, fmt.Errorf("provider %q: %w", name, err)
 			}
 			model = ""
 		}
-		if max := rt.Env.cfg.Delegate.MaxTokens; max > 0 {
+		if max := rt.Env.Config.Delegate.MaxTokens; max > 0 {
 			p = &delegate.TokenBudget{Provider: p, Max: max}
 		}
 		eff := rt.Broker.Autonomy(ctx)
 		ag, err := agent.New(agent.Config{
 			Provider: p, Memory: rt.Memory, Invoker: rt.Broker.Agent(), Tools: tools,
 			Channel: rt.Channel + ".delegate", Model: model,
-			Policy:           policySummary(eff, rt.Work) + "\nYou are a sub-agent: do the task you are given and answer with the result.",
+			Policy:           PolicySummary(eff, rt.Work) + "\nYou are a sub-agent: do the task you are given and answer with the result.",
 			MaxToolRounds:    delegateRounds,
-			MaxResponseBytes: rt.Env.cfg.Agent.MaxResponseBytes,
+			MaxResponseBytes: rt.Env.Config.Agent.MaxResponseBytes,
 			Log:              log,
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -87,5 +87,16 @@ func TestEverySessionSourced(t *testing.T) {
 		if got := everySessionSourced(c.sec); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.sec, got, c.want)
 		}
+	}
+}
+
+// TestApproverNames: Discord's approver_ids are user ids, recorded as
+// discord:ID; other channels' are names as written.
+func TestApproverNames(t *testing.T) {
+	if got := approverNames("discord", []string{"123", "456"}); strings.Join(got, ",") != "discord:123,discord:456" {
+		t.Errorf("discord: %v", got)
+	}
+	if got := approverNames("bridge", []string{"cli:alice"}); strings.Join(got, ",") != "cli:alice" {
+		t.Errorf("bridge: %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"context"
@@ -26,9 +26,9 @@ func TestForbiddenPathsAgreeWithGate(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{home: claw, cfg: cfg, userDir: home}
+	e := &Env{Home: claw, Config: cfg, UserDir: home}
 	ctx := context.Background()
-	eng, err := newEngine(ctx, e, policyFromConfig(cfg))
+	eng, err := NewEngine(ctx, e, Policy(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestForbiddenPathsAgreeWithGate(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		gateSays := slices.Contains(d.RuleIDs(), "path.forbidden")
-		if got := f.covering(p); (got != "") != gateSays {
+		if got := f.Covering(p); (got != "") != gateSays {
 			t.Errorf("%s: matcher names %q, gate's rules %v", p, got, d.RuleIDs())
 		}
 	}

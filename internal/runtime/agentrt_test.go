@@ -1,11 +1,11 @@
-package main
+package runtime
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/config"
 )
 
 // With the [agent] timeouts unset, shell gets 15 s, http 20 s and every
@@ -14,11 +14,7 @@ import (
 // changes, if shell or http fall back to tool_timeout, or if a tool is left
 // out of the map (it would get the [sandbox] timeout instead).
 func TestToolTimeouts(t *testing.T) {
-	home := operatorHome(t, "[agent]\nmax_tool_rounds = 3\n")
-	e, err := loadEnv(&globals{home: home, stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &strings.Builder{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := config.Default(t.TempDir())
 	for _, tt := range []struct {
 		name               string
 		flag               time.Duration
@@ -28,7 +24,7 @@ func TestToolTimeouts(t *testing.T) {
 		{name: "--timeout", flag: time.Second, shell: time.Second, http: time.Second, other: time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := toolTimeouts(e.cfg, tt.flag)
+			got := toolTimeouts(cfg, tt.flag)
 			for _, name := range tool.Names() {
 				want := tt.other
 				switch name {
@@ -73,16 +69,5 @@ func TestChannelAutonomy(t *testing.T) {
 		if got := channelAutonomy(c.daemon, c.section, c.flag); got != c.want {
 			t.Errorf("channelAutonomy(%q, %q, %v) = %q, want %q", c.daemon, c.section, c.flag, got, c.want)
 		}
-	}
-}
-
-// TestApproverNames: Discord's approver_ids are user ids, recorded as
-// discord:ID; other channels' are names as written.
-func TestApproverNames(t *testing.T) {
-	if got := approverNames("discord", []string{"123", "456"}); strings.Join(got, ",") != "discord:123,discord:456" {
-		t.Errorf("discord: %v", got)
-	}
-	if got := approverNames("bridge", []string{"cli:alice"}); strings.Join(got, ",") != "cli:alice" {
-		t.Errorf("bridge: %v", got)
 	}
 }

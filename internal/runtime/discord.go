@@ -1,11 +1,10 @@
-package main
+package runtime
 
 import (
 	"context"
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/channel"
@@ -14,43 +13,26 @@ import (
 	"github.com/clawsec/claw/internal/serve"
 )
 
-// The Discord channel asks approvals on Discord (codes) and through the
-// daemon's queue; its approvers may engage the stop.
-func init() {
-	channelApprovers[config.ChannelDiscord] = func() broker.Approver { return &discord.LateApprover{} }
-	channelBuilders[config.ChannelDiscord] = openDiscord
-}
-
-func openDiscord(env *channel.Env, sec config.Channel, approver broker.Approver) (channel.Channel, func() string, error) {
+// openDiscord makes the Discord channel: it asks approvals on Discord
+// (codes) and through the daemon's queue; its approvers may engage the
+// stop with estop.
+func openDiscord(env *channel.Env, sec config.Channel, approver broker.Approver, estop func(context.Context, string) error) (channel.Channel, func() string, error) {
 	late, _ := approver.(*discord.LateApprover)
 	var opts []func(*discord.Config)
 	if api := os.Getenv(discordAPIEnv); api != "" {
 		if err := checkDiscordAPI(api); err != nil {
-			return nil, nil, withCode(exitUsage, err)
+			return nil, nil, WithCode(ExitUsage, err)
 		}
 		opts = append(opts, func(c *discord.Config) { c.API = api })
 	}
-	if estop := discordEstop; estop != nil {
+	if estop != nil {
 		opts = append(opts, func(c *discord.Config) { c.Estop = estop })
 	}
 	bot, err := discord.Open(env, sec, os.Getenv, late, opts...)
 	if err != nil {
-		return nil, nil, withCode(exitError, err, "export the bot token in the variable [channels.discord] token_env names")
+		return nil, nil, WithCode(ExitError, err, "export the bot token in the variable [channels.discord] token_env names")
 	}
 	return bot, func() string { return "the Discord gateway" }, nil
-}
-
-// discordEstop engages the emergency stop for a Discord approver; claw
-// serve sets it before the channels open.
-var discordEstop func(ctx context.Context, by string) error
-
-// setDiscordEstop lets Discord approvers engage the stop, receipted in
-// their name.
-func setDiscordEstop(g *globals, keys *keyOptions, home string) {
-	file := filepath.Join(home, serve.EstopFile)
-	discordEstop = func(ctx context.Context, by string) error {
-		return estopEngage(ctx, g, keys, home, file, by, "engaged from Discord")
-	}
 }
 
 // discordAPIEnv points the Discord channel at another REST base, for
