@@ -2,6 +2,7 @@ package executor
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,7 +28,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std st
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p, err := startProc(l, m, netOn, cg, false, extra...)
+	p, err := startProc(l, m, netOn, cg, startOnDemand, extra...)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -38,14 +39,21 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std st
 // until it gets one it has done nothing but enter its namespaces (and,
 // with cgroups, its job cgroup).
 type proc struct {
-	cmd            *exec.Cmd
-	l              launcher
-	m              nsMode
-	netOn          bool
-	cg             *jobCgroup
-	cgLimits       Limits       // what the job cgroup was created with
-	home           *sandboxHome // a prestarted child's private home directory
-	mounts         int          // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
+	cmd      *exec.Cmd
+	l        launcher
+	m        nsMode
+	netOn    bool
+	cg       *jobCgroup
+	cgLimits Limits       // what the job cgroup was created with
+	home     *sandboxHome // a prestarted child's private home directory
+	// an armed worker's: the plan it is confined to, its "ready" line
+	// (already read, through stBuf, which run reads on from), and the
+	// granted paths as they were when it was confined
+	plan           *plan
+	ready          *child.Status
+	stBuf          *bufio.Reader
+	fp             []fileID
+	mounts         int // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
 	cfgW, stR      *os.File
 	stdinW         *os.File
 	outR, errR     *os.File // the child's stdout and stderr
@@ -54,13 +62,23 @@ type proc struct {
 	done           chan struct{} // closed when the child has been waited for
 }
 
+// startHow is how a child is started.
+type startHow int
+
+const (
+	startOnDemand   startHow = iota // for an action waiting for it
+	startPrestarted                 // ahead of its action; idle until its config
+	startArmed                      // ahead of its action; confined to a plan, then idle until its request
+)
+
 // startProc starts the child. The calling goroutine must hold its OS
 // thread (runtime.LockOSThread) until the child has been waited for: the
 // child's parent-death signal fires when that thread ends. A prestarted
 // child is told so: it prepares what it can while it waits. extra are
 // handed to the child from child.EgressFD on (never to a relayed one) and
 // closed here once it has them.
-func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool, extra ...*os.File) (*proc, error) {
+func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, extra ...*os.File) (*proc, error) {
+	prestarted := how != startOnDemand
 	// config, status, stdin, stdout, stderr: the child's ends are closed
 	// here once it has them
 	var ends [5][2]*os.File
@@ -92,6 +110,9 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool,
 	if prestarted {
 		args = append(args, child.ArgPrestarted)
 	}
+	if how == startArmed {
+		args = append(args, child.ArgArmed)
+	}
 	p.cmd = &exec.Cmd{
 		Path:        l.path,
 		Args:        args,
@@ -104,7 +125,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool,
 		SysProcAttr: m.sysProcAttr(netOn),
 	}
 	if len(extra) > 0 {
-		if relayed(l, m, prestarted) {
+		if relayed(l, m, how) {
 			closeAll()
 			return nil, errors.New("files for a relayed child")
 		}
@@ -118,7 +139,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, prestarted bool,
 		}()
 	}
 	var goW *os.File // the relay's go-ahead
-	if relayed(l, m, prestarted) {
+	if relayed(l, m, how) {
 		goR, w, err := os.Pipe()
 		if err != nil {
 			closeAll()
@@ -195,6 +216,24 @@ func (p *proc) discard() {
 	p.home.remove()
 }
 
+// message is what the child is sent for its action: the whole config, or
+// to an armed worker, already confined to its plan, the request (command,
+// environment, directory) in a frame.
+func (p *proc) message(cfg *child.Config) ([]byte, error) {
+	if p.ready == nil {
+		return json.Marshal(cfg)
+	}
+	data, err := json.Marshal(child.Request{Argv: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := child.WriteFrame(&b, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
 // earlyReturns counts the runs that ended on the child's exit report
 // rather than its exit.
 var earlyReturns atomic.Int64
@@ -212,7 +251,7 @@ const outputGrace = 500 * time.Millisecond
 func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int64) (Result, *child.Status, error) {
 	var res Result
 	defer p.cfgW.Close()
-	cfgData, err := json.Marshal(cfg)
+	cfgData, err := p.message(cfg)
 	if err != nil {
 		p.discard()
 		return res, nil, err
@@ -244,12 +283,16 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	// stayed init, the command's "exit" line or a later failure
 	var (
 		stMu        sync.Mutex
-		setup, last *child.Status
+		setup, last *child.Status = p.ready, nil
 	)
+	var stSrc io.Reader = p.stR
+	if p.stBuf != nil {
+		stSrc = p.stBuf
+	}
 	exitSeen, statusEOF := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(statusEOF)
-		sc := bufio.NewScanner(io.LimitReader(p.stR, 64<<10))
+		sc := bufio.NewScanner(io.LimitReader(stSrc, 64<<10))
 		seen := false
 		for sc.Scan() {
 			var s child.Status
@@ -387,4 +430,6 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 // directly. claw itself (the self re-exec) is too large to be a cheap
 // relay; without a user namespace the clone shares memory until the exec
 // and needs none.
-func relayed(l launcher, m nsMode, prestarted bool) bool { return prestarted && m.user && !l.self }
+func relayed(l launcher, m nsMode, how startHow) bool {
+	return how != startOnDemand && m.user && !l.self
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/clawsec/claw/executor/internal/child"
@@ -77,74 +78,9 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 	}
 	s = withDefaults(s)
 
-	p := takeWarm(l, sup.ns, s.Net.On() || s.Net.Egress != nil, s.Limits)
-	defer func() {
-		if p != nil { // not run: an error below
-			p.discard()
-		}
-		refill() // after the action, so that it does not compete with it
-	}()
-	var h *sandboxHome
-	if p != nil {
-		h = p.home
-	} else if h, err = newHome(); err != nil {
+	cfg, err := actionConfig(&s, sup, l, min, &std)
+	if err != nil {
 		return Result{}, err
-	}
-	defer h.remove()
-	home := h.dir
-
-	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
-		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.cgroup}
-	if s.RunAs != "" {
-		uid, gid, err := lookupUser(s.RunAs)
-		if err != nil {
-			return Result{}, err
-		}
-		if os.Geteuid() != 0 && uid != os.Geteuid() {
-			return Result{}, fmt.Errorf("%w: run_as needs root", ErrInvalidSpec)
-		}
-		cfg.UID, cfg.GID = uid, gid
-		if err := os.Chown(home, uid, gid); err != nil {
-			return Result{}, fmt.Errorf("sandbox home: %w", err)
-		}
-	}
-	cfg.Env = buildEnv(&s, home)
-	cfg.Dir = s.Cwd
-	if cfg.Dir == "" {
-		cfg.Dir = home
-		if len(s.Write) > 0 {
-			cfg.Dir = s.Write[0]
-		}
-	}
-	switch s.Tool {
-	case "", ToolShell:
-		cfg.Argv = s.Argv
-		if !std.streamed() {
-			std.in = bytes.NewReader(s.Stdin)
-		}
-	default:
-		t, err := toolLauncher(l, s.Tool)
-		if err != nil {
-			return Result{}, err
-		}
-		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
-		cfg.Exe = t.path
-		std.in = bytes.NewReader(s.Args)
-		// The cgo-free helper can confine every one of its threads and
-		// run the tool itself, without starting a second program.
-		cfg.InProcess = !t.self && t == l && cfg.MountProc && sup.Seccomp && sup.LandlockABI > 0
-	}
-	cfg.RO = append(systemReadPaths(), s.Read...)
-	if cfg.MountProc {
-		cfg.RO = append(cfg.RO, "/proc")
-	}
-	cfg.RW = append([]string{home}, s.Write...)
-	cfg.Protect = s.Protect
-	cfg.Dev = devicePaths
-	if s.Net.On() {
-		cfg.Net = true
-		cfg.TCPPorts = s.Net.Ports
-		cfg.UDPPorts = []uint16{53}
 	}
 	var eg *egressRun
 	if s.Net.Egress != nil {
@@ -156,12 +92,61 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		}
 		defer eg.close() // on an early return; the report is taken below
 		cfg.Net, cfg.TCPPorts, cfg.EgressPort = true, []uint16{EgressPort}, EgressPort
-		cfg.Env = egressEnv(cfg.Env)
 	}
-	cfg.Limits = rlimits(s.Limits)
 	if sup.Seccomp {
 		if cfg.BPF, err = seccompProgram(cfg.Net); err != nil {
 			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+
+	netOn := s.Net.On() || s.Net.Egress != nil
+	var pl *plan // an egress or streamed action has no armed worker
+	if eg == nil && !std.streamed() {
+		if pl, err = newPlan(l, sup.ns, netOn, s.Limits, cfg); err != nil {
+			return Result{}, err
+		}
+	}
+	if armEvery && pl != nil {
+		rearm(pl)
+	}
+	p := takeArmed(pl)
+	if p == nil {
+		if pl != nil {
+			armedMissed.Add(1)
+		}
+		p = takeWarm(l, sup.ns, netOn, s.Limits)
+	}
+	defer func() {
+		if p != nil { // not run: an error below
+			p.discard()
+		}
+		// after the action, so that they do not compete with it
+		rearm(pl)
+		refill()
+	}()
+	var h *sandboxHome
+	if p != nil {
+		h = p.home
+	} else if h, err = newHome(); err != nil {
+		return Result{}, err
+	}
+	defer h.remove()
+	home := h.dir
+	if cfg.UID >= 0 {
+		if err := os.Chown(home, cfg.UID, cfg.GID); err != nil {
+			return Result{}, fmt.Errorf("sandbox home: %w", err)
+		}
+	}
+	cfg.RW = append([]string{home}, cfg.RW...)
+	cfg.Env = buildEnv(&s, home)
+	if eg != nil {
+		cfg.Env = egressEnv(cfg.Env)
+	}
+	cfg.Dir = s.Cwd
+	if cfg.Dir == "" {
+		cfg.Dir = home
+		if len(s.Write) > 0 {
+			cfg.Dir = s.Write[0]
 		}
 	}
 
@@ -240,6 +225,57 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		res.Tool = parseTool(res.Stdout)
 	}
 	return res, nil
+}
+
+// actionConfig is the child config of s without what depends on the
+// sandbox's home directory (its RW grant, the environment, the default
+// directory) or on an egress grant, and without the seccomp program. It
+// sets std's input to the command's stdin or the tool's arguments.
+func actionConfig(s *Spec, sup Support, l launcher, min int, std *stdio) (*child.Config, error) {
+	cfg := &child.Config{Mode: child.ModeExec, MinABI: min, Degraded: s.Degraded, UID: -1, GID: -1,
+		MountNS: sup.ns.mount, MountProc: sup.ns.proc && sup.ns.pid && sup.ns.mount, Hostname: sup.ns.hostname(), CgroupNS: sup.ns.cgroup}
+	if s.RunAs != "" {
+		uid, gid, err := lookupUser(s.RunAs)
+		if err != nil {
+			return nil, err
+		}
+		if os.Geteuid() != 0 && uid != os.Geteuid() {
+			return nil, fmt.Errorf("%w: run_as needs root", ErrInvalidSpec)
+		}
+		cfg.UID, cfg.GID = uid, gid
+	}
+	switch s.Tool {
+	case "", ToolShell:
+		cfg.Argv = s.Argv
+		if !std.streamed() {
+			std.in = bytes.NewReader(s.Stdin)
+		}
+	default:
+		t, err := toolLauncher(l, s.Tool)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
+		cfg.Exe = t.path
+		std.in = bytes.NewReader(s.Args)
+		// The cgo-free helper can confine every one of its threads and
+		// run the tool itself, without starting a second program.
+		cfg.InProcess = !t.self && t == l && cfg.MountProc && sup.Seccomp && sup.LandlockABI > 0
+	}
+	cfg.RO = append(systemReadPaths(), s.Read...)
+	if cfg.MountProc {
+		cfg.RO = append(cfg.RO, "/proc")
+	}
+	cfg.RW = slices.Clone(s.Write)
+	cfg.Protect = s.Protect
+	cfg.Dev = devicePaths
+	if s.Net.On() {
+		cfg.Net = true
+		cfg.TCPPorts = s.Net.Ports
+		cfg.UDPPorts = []uint16{53}
+	}
+	cfg.Limits = rlimits(s.Limits)
+	return cfg, nil
 }
 
 // ErrNotFound is returned (wrapped) when the command does not exist; the

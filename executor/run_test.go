@@ -340,7 +340,7 @@ func TestForkBombBounded(t *testing.T) {
 	// reports how many it started in a file of the workspace. With the
 	// sandbox's init (one task at least) and the prober itself, they
 	// must fit in the limit.
-	inBothModes(t, func(t *testing.T) {
+	inEveryMode(t, func(t *testing.T) {
 		ws := t.TempDir()
 		counter := filepath.Join(ws, "forked")
 		s := Spec{Argv: sysprobeArgv(t, "fork", strconv.Itoa(4*limit), counter, "1002.2"), Read: []string{testBin}, Write: []string{ws},
