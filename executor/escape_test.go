@@ -149,22 +149,27 @@ func inEveryMode(t *testing.T, f func(t *testing.T)) {
 			t.Fatal("no case ran in a prestarted child")
 		}
 	})
-	t.Run("armed", func(t *testing.T) {
-		Prestart()
-		armEvery = true
-		defer func() {
-			armEvery = false
-			StopPrestart()
-		}()
-		taken, missed := armedTaken.Load(), armedMissed.Load()
-		f(t)
-		if n := armedMissed.Load() - missed; n != 0 {
-			t.Errorf("%d actions with a plan found no armed worker", n)
-		}
-		if armedTaken.Load() == taken {
-			t.Fatal("no case ran in an armed worker")
-		}
-	})
+	t.Run("armed", func(t *testing.T) { inArmedWorkers(t, f) })
+}
+
+// inArmedWorkers runs f with every action that has a plan run in a worker
+// armed for it, and fails when one did not.
+func inArmedWorkers(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	Prestart()
+	armEvery = true
+	defer func() {
+		armEvery = false
+		StopPrestart()
+	}()
+	taken, missed := armedTaken.Load(), armedMissed.Load()
+	f(t)
+	if n := armedMissed.Load() - missed; n != 0 {
+		t.Errorf("%d actions with a plan found no armed worker", n)
+	}
+	if armedTaken.Load() == taken {
+		t.Fatal("no case ran in an armed worker")
+	}
 }
 
 func escapeSuite(t *testing.T) {

@@ -574,6 +574,11 @@ func TestHTTPTool(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	t.Run("on demand", func(t *testing.T) { httpCases(t, base, port) })
+	t.Run("armed", func(t *testing.T) { inArmedWorkers(t, func(t *testing.T) { httpCases(t, base, port) }) })
+}
+
+func httpCases(t *testing.T, base string, port uint16) {
 	call := func(args map[string]any, ports ...uint16) *ToolResult {
 		b, _ := json.Marshal(args)
 		res := run(t, Spec{Tool: ToolHTTP, Args: b, Net: Net{Ports: ports}})
