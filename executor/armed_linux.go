@@ -29,8 +29,13 @@ import (
 // anything else it is discarded and the action starts its child as
 // before.
 
-// armedPlans is how many different plans are kept armed at once.
-const armedPlans = 4
+// armedPlans is how many different plans are kept armed at once, and
+// armedDepth how many workers each: with two, an action that follows
+// another at once finds one ready while the other's replacement arms.
+const (
+	armedPlans = 4
+	armedDepth = 2
+)
 
 // armTimeout bounds how long a worker may take to confine itself.
 const armTimeout = 10 * time.Second
@@ -43,11 +48,10 @@ var armedTaken, armedMissed atomic.Int64
 // so that every action with a plan runs in an armed worker.
 var armEvery bool
 
-// armedSlot holds the worker of one plan: next is nil while none is on
-// its way.
+// armedSlot holds the workers of one plan, each on its way or ready.
 type armedSlot struct {
-	plan *plan
-	next chan *proc
+	plan    *plan
+	workers []chan *proc
 }
 
 // plan is the confinement of one action: everything a child applies
@@ -139,7 +143,12 @@ func takeArmed(pl *plan) *proc {
 	var ch chan *proc
 	if i := slices.IndexFunc(warm.slots, func(s *armedSlot) bool { return s.plan.key == pl.key }); i >= 0 {
 		s := warm.slots[i]
-		ch, s.next = s.next, nil
+		if len(s.workers) > 0 {
+			// a ready one first (its buffer holds it), else the oldest
+			j := max(0, slices.IndexFunc(s.workers, func(c chan *proc) bool { return len(c) > 0 }))
+			ch = s.workers[j]
+			s.workers = slices.Delete(s.workers, j, j+1)
+		}
 		warm.slots = append(slices.Delete(warm.slots, i, i+1), s) // most recently used last
 	}
 	warm.Unlock()
@@ -166,9 +175,9 @@ func fits(p *proc, pl *plan) bool {
 		!mountsChanged(p.mounts) && slices.Equal(p.fp, fingerprint(pl.paths()))
 }
 
-// rearm starts a fresh worker for pl (after an action with that plan),
-// unless no caller wants prestarted children or one is on its way. The
-// least recently used plan's worker makes room when armedPlans are kept.
+// rearm starts fresh workers for pl (after an action with that plan) up
+// to armedDepth, unless no caller wants prestarted children. The least
+// recently used plan's workers make room when armedPlans are kept.
 func rearm(pl *plan) {
 	if pl == nil {
 		return
@@ -188,23 +197,24 @@ func rearm(pl *plan) {
 		i = len(warm.slots) - 1
 	}
 	s := warm.slots[i]
-	if s.next != nil {
-		return
+	for len(s.workers) < armedDepth {
+		ch := make(chan *proc, 1)
+		s.workers = append(s.workers, ch)
+		go spawnArmed(pl, ch)
 	}
-	s.next = make(chan *proc, 1)
-	go spawnArmed(pl, s.next)
 }
 
-// dropSlot discards the worker of s, when it is ready, in the background.
+// dropSlot discards the workers of s, when they are ready, in the
+// background.
 func dropSlot(s *armedSlot) {
-	if ch := s.next; ch != nil {
-		s.next = nil
+	for _, ch := range s.workers {
 		go func() {
 			if p := <-ch; p != nil {
 				p.discard()
 			}
 		}()
 	}
+	s.workers = nil
 }
 
 // armFailures counts the workers that could not be armed (their actions

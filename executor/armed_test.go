@@ -31,9 +31,7 @@ func waitArmed() {
 	warm.Lock()
 	var chs []chan *proc
 	for _, s := range warm.slots {
-		if s.next != nil {
-			chs = append(chs, s.next)
-		}
+		chs = append(chs, s.workers...)
 	}
 	warm.Unlock()
 	for _, ch := range chs {

@@ -54,9 +54,7 @@ func StopPrestart() {
 			chs = append(chs, warm.next)
 		}
 		for _, s := range warm.slots {
-			if s.next != nil {
-				chs = append(chs, s.next)
-			}
+			chs = append(chs, s.workers...)
 		}
 		warm.next, warm.slots = nil, nil
 	}
