@@ -37,8 +37,14 @@ const (
 	armedDepth = 2
 )
 
-// armTimeout bounds how long a worker may take to confine itself.
-const armTimeout = 10 * time.Second
+// armTimeout bounds how long a worker may take to confine itself, and
+// armWait how long an action waits for one still doing so (one started
+// for the action would compete with it for the CPUs, so waiting is
+// usually quicker).
+const (
+	armTimeout = 10 * time.Second
+	armWait    = time.Second
+)
 
 // armedTaken counts the actions that ran in an armed worker, armedMissed
 // those that had a plan and found no worker that fit.
@@ -134,7 +140,8 @@ func fingerprint(paths []string) []fileID {
 }
 
 // takeArmed returns the armed worker of pl, or nil when there is none or
-// it does not fit. A worker still confining itself is waited for.
+// it does not fit. A worker still confining itself is waited for, up to
+// armWait.
 func takeArmed(pl *plan) *proc {
 	if pl == nil {
 		return nil
@@ -155,7 +162,19 @@ func takeArmed(pl *plan) *proc {
 	if ch == nil {
 		return nil
 	}
-	p := <-ch
+	var p *proc
+	wait := time.NewTimer(armWait)
+	defer wait.Stop()
+	select {
+	case p = <-ch:
+	case <-wait.C: // stuck: the action starts its own child
+		go func() {
+			if p := <-ch; p != nil {
+				p.discard()
+			}
+		}()
+		return nil
+	}
 	if p == nil {
 		return nil
 	}
