@@ -139,6 +139,13 @@ func fingerprint(paths []string) []fileID {
 	return ids
 }
 
+// prestarting reports whether a caller wants children started ahead.
+func prestarting() bool {
+	warm.Lock()
+	defer warm.Unlock()
+	return warm.users > 0
+}
+
 // takeArmed returns the armed worker of pl, or nil when there is none or
 // it does not fit. A worker still confining itself is waited for, up to
 // armWait.

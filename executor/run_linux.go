@@ -100,8 +100,8 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 	}
 
 	netOn := s.Net.On() || s.Net.Egress != nil
-	var pl *plan // an egress or streamed action has no armed worker
-	if eg == nil && !std.streamed() {
+	var pl *plan // without Prestart, or for an egress or streamed action, no armed worker
+	if eg == nil && !std.streamed() && prestarting() {
 		if pl, err = newPlan(l, sup.ns, netOn, s.Limits, cfg); err != nil {
 			return Result{}, err
 		}
