@@ -29,10 +29,11 @@ var warm struct {
 }
 
 // Prestart makes Run keep one sandbox child started ahead of the next
-// action, for long-lived programs (the agent REPL, the daemon, the MCP
-// proxy). A short-lived program should not call it: the child would be
-// started for nothing. Each call must be matched by one StopPrestart;
-// the child is kept while any caller wants it.
+// action, and, after each action, armed workers for its confinement plan
+// (see the package doc), for long-lived programs (the agent REPL, the
+// daemon, the MCP proxy). A short-lived program should not call it: the
+// children would be started for nothing. Each call must be matched by one
+// StopPrestart; the children are kept while any caller wants them.
 func Prestart() {
 	warm.Lock()
 	warm.users++
