@@ -467,33 +467,35 @@ func TestRootRunAs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	ws := t.TempDir()
-	must(t, os.Chmod(ws, 0o777))
-	must(t, os.Chmod(filepath.Dir(ws), 0o755))
-	res := run(t, Spec{Argv: bash("id -u; id -g; touch mine; su -c id root </dev/null 2>&1 || echo su-failed"), Write: []string{ws}, RunAs: "65534"})
-	lines := strings.Fields(string(res.Stdout))
-	if len(lines) < 3 || lines[0] != "65534" || lines[len(lines)-1] != "su-failed" {
-		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
-	}
-	var st fileOwner
-	st, err := ownerOf(filepath.Join(ws, "mine"))
-	must(t, err)
-	if st.uid != 65534 {
-		t.Fatalf("file owned by %d", st.uid)
-	}
-	// Every capability set empty, the bounding set included, also after
-	// the change of uid (dropping from the bounding set needs CAP_SETPCAP
-	// in the effective set, which the uid change clears if done first).
-	res = run(t, Spec{Argv: bash("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Uid):' /proc/self/status"), RunAs: "65534"})
-	status := string(res.Stdout)
-	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
-		if !regexp.MustCompile(`(?m)^` + set + `:\s+0+$`).MatchString(status) {
-			t.Errorf("run as 65534: %s not empty:\n%s", set, status)
+	inEveryMode(t, func(t *testing.T) {
+		ws := t.TempDir()
+		must(t, os.Chmod(ws, 0o777))
+		must(t, os.Chmod(filepath.Dir(ws), 0o755))
+		res := run(t, Spec{Argv: bash("id -u; id -g; touch mine; su -c id root </dev/null 2>&1 || echo su-failed"), Write: []string{ws}, RunAs: "65534"})
+		lines := strings.Fields(string(res.Stdout))
+		if len(lines) < 3 || lines[0] != "65534" || lines[len(lines)-1] != "su-failed" {
+			t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
 		}
-	}
-	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).MatchString(status) {
-		t.Errorf("run as 65534: uids:\n%s", status)
-	}
+		var st fileOwner
+		st, err := ownerOf(filepath.Join(ws, "mine"))
+		must(t, err)
+		if st.uid != 65534 {
+			t.Fatalf("file owned by %d", st.uid)
+		}
+		// Every capability set empty, the bounding set included, also after
+		// the change of uid (dropping from the bounding set needs CAP_SETPCAP
+		// in the effective set, which the uid change clears if done first).
+		res = run(t, Spec{Argv: bash("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Uid):' /proc/self/status"), RunAs: "65534"})
+		status := string(res.Stdout)
+		for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if !regexp.MustCompile(`(?m)^` + set + `:\s+0+$`).MatchString(status) {
+				t.Errorf("run as 65534: %s not empty:\n%s", set, status)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).MatchString(status) {
+			t.Errorf("run as 65534: uids:\n%s", status)
+		}
+	})
 }
 
 func TestTools(t *testing.T) {
