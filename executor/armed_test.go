@@ -185,3 +185,43 @@ func TestArmedNoStateCrosses(t *testing.T) {
 		}
 	}
 }
+
+// TestStopPrestartEndsArmed: StopPrestart leaves no armed worker, home
+// directory or cgroup behind.
+func TestStopPrestartEndsArmed(t *testing.T) {
+	requireSandbox(t)
+	Prestart()
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	waitArmed()
+	var workers []*proc
+	warm.Lock()
+	for _, s := range warm.slots {
+		for _, ch := range s.workers {
+			p := <-ch
+			ch <- p
+			if p != nil {
+				workers = append(workers, p)
+			}
+		}
+	}
+	warm.Unlock()
+	if len(workers) != armedDepth {
+		t.Fatalf("%d armed workers, want %d", len(workers), armedDepth)
+	}
+	StopPrestart()
+	for _, p := range workers {
+		if p.alive() {
+			t.Errorf("armed worker %d still alive", p.cmd.Process.Pid)
+		}
+		if _, err := os.Stat(p.home.dir); err == nil {
+			t.Errorf("left behind: %s", p.home.dir)
+		}
+		if p.cg != nil {
+			for _, d := range p.cg.dirs {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("left behind: %s", d)
+				}
+			}
+		}
+	}
+}
