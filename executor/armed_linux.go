@@ -170,7 +170,11 @@ func takeArmed(pl *plan) *proc {
 		return nil
 	}
 	var p *proc
-	wait := time.NewTimer(armWait)
+	d := armWait
+	if armEvery { // tests: a loaded machine must not make an action miss
+		d = armTimeout
+	}
+	wait := time.NewTimer(d)
 	defer wait.Stop()
 	select {
 	case p = <-ch:
