@@ -76,9 +76,12 @@ type plan struct {
 // newPlan is the plan of cfg, a child config without its home directory,
 // command, environment and directory (those are the request's).
 func newPlan(l launcher, m nsMode, netOn bool, limits Limits, cfg *child.Config) (*plan, error) {
-	c := *cfg
+	c := *cfg // its own copy of every list: the plan outlives the action
 	c.Mode = child.ModeArmed
 	c.Argv, c.Env, c.Dir = nil, nil, ""
+	c.RO, c.RW, c.Protect, c.Dev = slices.Clone(c.RO), slices.Clone(c.RW), slices.Clone(c.Protect), slices.Clone(c.Dev)
+	c.TCPPorts, c.UDPPorts, c.Limits = slices.Clone(c.TCPPorts), slices.Clone(c.UDPPorts), slices.Clone(c.Limits)
+	c.BPF = slices.Clone(c.BPF)
 	canon, err := json.Marshal(struct {
 		Helper string        `json:"helper"`
 		Argv0  string        `json:"argv0"`
