@@ -204,17 +204,21 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		return err
 	}
 	applyGrants(g, e, eng)
-	return decideAndPrint(ctx, g, eng, e.home, o, action, gctx)
+	return decideAndPrint(ctx, g, eng, e, o, action, gctx)
 }
 
 // decideAndPrint decides one action in gctx and prints the decision as
 // claw gate test does; its error is the decision's exit status. A plugin
-// action is decided with the reach of the plugin installed in home, as
+// action is decided with the reach of the plugin installed in e's home,
+// and a delegate call with the hosts of the external agent it names, as
 // the broker does.
-func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, home string, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
+func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, e *env, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
 	in := gate.BuildInput(action, gctx)
-	if in.Kind == toolkind.Plugin {
-		broker.ResolvePlugin(runtime.PluginResolver(plugin.Store{Dir: filepath.Join(home, "plugins")}), action, in)
+	switch in.Kind {
+	case toolkind.Plugin:
+		broker.ResolvePlugin(runtime.PluginResolver(plugin.Store{Dir: filepath.Join(e.home, "plugins")}), action, in)
+	case toolkind.Delegate:
+		broker.ResolveDelegate(runtime.DelegateHosts(e.cfg), action, in)
 	}
 	var d gate.Decision
 	var fired []string

@@ -292,6 +292,39 @@ secrets = ["ANTHROPIC_API_KEY"]
 	}
 }
 
+// Risk follows the external agent's reach: the hosts its config lets it
+// reach are the delegate call's destinations, so one off allowed_domains
+// is denied even at full autonomy, and the agent never starts; at
+// supervised, an allowed one asks (the task goes to it).
+func TestAgentDelegateExternalHosts(t *testing.T) {
+	requireSandboxForTest(t)
+	parent := `turns:
+  - step: 1
+    tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch ran"}}]'}}]
+  - step: 2
+    reply: "Delegated: {{tool_result}}"
+`
+	agent := `[delegate.external.fake]
+command = ["` + fakeAgent(t) + `"]
+settings_flag = "--settings"
+hosts = ["agent.example.net:443"]
+`
+	home := delegateHome(t, parent, "", "[security]\nallowed_domains = [\"api.example.com\"]\n"+agent)
+	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "delegate")
+	if code != 0 || !strings.Contains(out+errs, "net.domain_not_allowed") {
+		t.Errorf("a delegate call to an agent reaching a host off allowed_domains: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(workspaceOf(t, home), "ran")); err == nil {
+		t.Error("the external agent ran")
+	}
+
+	home = delegateHome(t, parent, "", "[security]\nallowed_domains = [\"agent.example.net\"]\n"+agent)
+	out, errs, _ = operatorRun(t, home, "gate", "test", "--autonomy", "supervised", "--action", `{"tool":"delegate","args":{"task":"fix it","agent":"fake"}}`)
+	if !strings.Contains(out, "decision: ask") || !strings.Contains(out, "net.sends") {
+		t.Errorf("a dry run of the delegate call at supervised:\n%s%s", out, errs)
+	}
+}
+
 // The emergency stop reaches an external agent: engaged while its allowed
 // command runs, it kills the agent's process tree, the delegate action's
 // outcome is estop, and the agent's next tool call is denied by the hook

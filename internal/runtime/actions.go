@@ -144,15 +144,16 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 	mem, _ := config.ParseSize(c.Sandbox.MemoryMax)
 	sec := c.Security
 	return broker.Config{
-		Gate:        eng,
-		Autonomy:    autonomy,
-		Workspace:   ws,
-		Home:        e.UserDir,
-		Channel:     "cli",
-		EstopFile:   filepath.Join(e.Home, "ESTOP"),
-		Grants:      grant.Open(filepath.Join(e.Home, grant.FileName)),
-		GrantExpiry: GrantExpiry(c),
-		Plugins:     PluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
+		Gate:          eng,
+		Autonomy:      autonomy,
+		Workspace:     ws,
+		Home:          e.UserDir,
+		Channel:       "cli",
+		EstopFile:     filepath.Join(e.Home, "ESTOP"),
+		Grants:        grant.Open(filepath.Join(e.Home, grant.FileName)),
+		GrantExpiry:   GrantExpiry(c),
+		Plugins:       PluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
+		DelegateHosts: DelegateHosts(e.Config),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: c.Sandbox.MinLandlockABI,
 			RunAs:          c.Sandbox.RunAs,
@@ -168,6 +169,12 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		Lockout:         sec.PassphraseLockout.Duration,
 		StateFile:       filepath.Join(e.Home, "passphrase.state"),
 	}, nil
+}
+
+// DelegateHosts gives the gate the hosts of each configured external
+// agent ([delegate.external.NAME] hosts).
+func DelegateHosts(c *config.Config) broker.DelegateHosts {
+	return func(agent string) []string { return c.Delegate.External[agent].Hosts }
 }
 
 // GrantExpiry is the configured expiry of grants.
