@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -215,7 +214,7 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 			}
 			keyPath, pubPath := ki.Private, ki.Public
 			if asJSON {
-				return writeReceiptJSON(g, ki)
+				return writeJSON(g.stdout, ki)
 			}
 			if unencrypted {
 				warnf(g.stderr, "%s is not encrypted; protect it with file permissions only", keyPath)
@@ -248,7 +247,7 @@ func newKeysShowCommand(g *globals) *cobra.Command {
 				return keyError(err)
 			}
 			if asJSON {
-				return writeReceiptJSON(g, ki)
+				return writeJSON(g.stdout, ki)
 			}
 			fmt.Fprintf(g.stdout, "kid: %s\nkind: %s\n", ki.KID, ki.Kind)
 			if ki.NoteKey != "" {
@@ -296,7 +295,7 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 			}
 			res := map[string]any{"old_kid": rot.OldKID, "new_kid": rot.NewKID, "seq": rot.Seq, "retired_key_file": rot.Retired}
 			if asJSON {
-				return writeReceiptJSON(g, res)
+				return writeJSON(g.stdout, res)
 			}
 			infof(g.stderr, "rotated the receipt key at seq %d; the old key is kept as %s", rot.Seq, rot.Retired)
 			fmt.Fprintf(g.stdout, "kid %s\n", rot.NewKID)
@@ -307,11 +306,4 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 	c.Flags().StringVar(&kind, "kind", "", "kind of the new key (default: same as the old one)")
 	addOutputFlag(c, &asJSON)
 	return c
-}
-
-func writeReceiptJSON(g *globals, v any) error {
-	enc := json.NewEncoder(g.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -217,7 +217,7 @@ func newReceiptAppendCommand(g *globals) *cobra.Command {
 				return withCode(exitError, err)
 			}
 			if asJSON {
-				return writeReceiptJSON(g, map[string]any{"seq": last.Seq, "hash": last.Hash.String()})
+				return writeJSON(g.stdout, map[string]any{"seq": last.Seq, "hash": last.Hash.String()})
 			}
 			fmt.Fprintf(g.stdout, "seq %d\n", last.Seq)
 			return nil
