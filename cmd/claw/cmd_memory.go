@@ -28,26 +28,6 @@ redacted again.`,
 	return c
 }
 
-// openMemory opens the memory database of the config, with the redactor
-// applied to everything printed from it: every known secret form, and the
-// values of the configured providers' key variables. With mustExist, a
-// missing file is reported as runtime.ErrNoMemory rather than created.
-func openMemory(g *globals, mustExist bool) (*memory.Store, func(string) string, error) {
-	e, err := loadEnv(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	red := keyRedactor(e)
-	st, err := runtime.OpenMemory(e.cfg.Agent.MemoryDB, red, mustExist)
-	if errors.Is(err, runtime.ErrNoMemory) {
-		return nil, red, err
-	}
-	if err != nil {
-		return nil, nil, withCode(exitError, err)
-	}
-	return st, red, nil
-}
-
 func newMemoryListCommand(g *globals) *cobra.Command {
 	var (
 		asJSON bool
@@ -63,17 +43,13 @@ EXIT STATUS
   0 ok (also when there are none), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			rows := []runtime.ConversationRow{}
-			st, red, err := openMemory(g, true)
-			switch {
-			case errors.Is(err, runtime.ErrNoMemory):
-			case err != nil:
+			e, err := loadEnv(g)
+			if err != nil {
 				return err
-			default:
-				defer st.Close()
-				if rows, err = runtime.MemoryConversations(c.Context(), st, red, limit); err != nil {
-					return withCode(exitError, err)
-				}
+			}
+			rows, err := runtime.MemoryConversations(c.Context(), e.rt(), limit)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -118,23 +94,13 @@ EXIT STATUS
 				return usageErrorf("--limit must be between 1 and %d", memory.MaxSearchResults)
 			}
 			query := strings.Join(args, " ")
-			hits := []memory.Hit{}
-			st, red, err := openMemory(g, true)
-			switch {
-			case errors.Is(err, runtime.ErrNoMemory):
-			case err != nil:
+			e, err := loadEnv(g)
+			if err != nil {
 				return err
-			default:
-				defer st.Close()
-				found, err := runtime.MemorySearch(c.Context(), st, red, query, limit)
-				var le *memory.LimitError
-				if errors.As(err, &le) {
-					return withCode(exitUsage, err, "use fewer or shorter words")
-				}
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				hits = found
+			}
+			hits, err := runtime.MemorySearch(c.Context(), e.rt(), query, limit)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -170,20 +136,13 @@ EXIT STATUS
   0 ok, 1 no such conversation or another error, 2 usage.`, memory.MinIDPrefix),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, red, err := openMemory(g, true)
-			if errors.Is(err, runtime.ErrNoMemory) {
-				return withCode(exitError, fmt.Errorf("conversation %q: %w", args[0], memory.ErrNotFound), "see 'claw memory list'")
-			}
+			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			conv, msgs, err := runtime.MemoryConversation(c.Context(), st, red, args[0])
-			if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
-				return withCode(exitError, err, "see 'claw memory list'")
-			}
+			conv, msgs, err := runtime.MemoryConversation(c.Context(), e.rt(), args[0])
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -243,7 +202,11 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			st, _, err := openMemory(g, true)
+			e, err := loadEnv(g)
+			if err != nil {
+				return err
+			}
+			n, path, err := runtime.ClearMemory(c.Context(), e.rt())
 			if errors.Is(err, runtime.ErrNoMemory) {
 				infof(g.stderr, "no memory file; nothing to clear")
 				return nil
@@ -251,12 +214,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			n, err := runtime.ClearMemory(c.Context(), st)
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(n, "conversation"), runtime.Plural(runs, "SOP run"), st.Path())
+			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(n, "conversation"), runtime.Plural(runs, "SOP run"), path)
 			return nil
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -25,8 +24,6 @@ func workspaceIssue(ctx context.Context, e *env, ws string) (problem, fix string
 func workspaceForbidden(ctx context.Context, e *env, ws string) (string, error) {
 	return runtime.WorkspaceForbidden(ctx, e.rt(), ws)
 }
-
-func grantExpiry(e *env) grant.Expiry { return runtime.GrantExpiry(e.cfg) }
 
 type (
 	agentRuntime   = runtime.Agent
@@ -52,5 +49,3 @@ func agentSetup(g *globals, o *actionOptions) runtime.Setup {
 	s.LogTo, s.Version = g.stderr, version
 	return s
 }
-
-func keyRedactor(e *env) func(string) string { return runtime.KeyRedactor(e.rt()) }

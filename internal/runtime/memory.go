@@ -29,20 +29,45 @@ func OpenMemory(path string, red func(string) string, mustExist bool) (*memory.S
 	return st, nil
 }
 
+// openMemoryOf opens the memory database of e, with the redactor applied
+// to everything read from it: every known secret form, and the values of
+// the configured providers' and channels' key variables. A missing file
+// is ErrNoMemory, not created.
+func openMemoryOf(e *Env) (*memory.Store, func(string) string, error) {
+	red := KeyRedactor(e)
+	st, err := OpenMemory(e.Config.Agent.MemoryDB, red, true)
+	if errors.Is(err, ErrNoMemory) {
+		return nil, red, err
+	}
+	if err != nil {
+		return nil, nil, WithCode(ExitError, err)
+	}
+	return st, red, nil
+}
+
 // ConversationRow is a conversation as claw memory list shows it.
 type ConversationRow struct {
 	memory.Conversation
 	Title string `json:"title,omitempty"`
 }
 
-// MemoryConversations lists at most limit conversations (0: all), most
-// recent first, redacted by red, each with its title.
-func MemoryConversations(ctx context.Context, st *memory.Store, red func(string) string, limit int) ([]ConversationRow, error) {
-	convs, err := st.Conversations(ctx, limit)
+// MemoryConversations lists at most limit conversations (0: all) of e's
+// memory, most recent first, redacted, each with its title; none when
+// there is no memory file yet.
+func MemoryConversations(ctx context.Context, e *Env, limit int) ([]ConversationRow, error) {
+	rows := []ConversationRow{}
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return rows, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	rows := []ConversationRow{}
+	defer st.Close()
+	convs, err := st.Conversations(ctx, limit)
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
 	for _, cv := range convs {
 		cv.Summary = red(cv.Summary)
 		rows = append(rows, ConversationRow{Conversation: cv, Title: conversationTitle(ctx, st, red, cv.ID)})
@@ -65,14 +90,27 @@ func conversationTitle(ctx context.Context, st *memory.Store, red func(string) s
 	return ""
 }
 
-// MemorySearch searches every stored message for query, best match first,
-// redacted by red.
-func MemorySearch(ctx context.Context, st *memory.Store, red func(string) string, query string, limit int) ([]memory.Hit, error) {
-	found, err := st.Search(ctx, query, limit)
+// MemorySearch searches every message stored in e's memory for query,
+// best match first, redacted; nothing when there is no memory file yet.
+// A query over the store's limits is a usage error.
+func MemorySearch(ctx context.Context, e *Env, query string, limit int) ([]memory.Hit, error) {
+	hits := []memory.Hit{}
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return hits, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	hits := []memory.Hit{}
+	defer st.Close()
+	found, err := st.Search(ctx, query, limit)
+	var le *memory.LimitError
+	if errors.As(err, &le) {
+		return nil, WithCode(ExitUsage, err, "use fewer or shorter words")
+	}
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
 	for _, h := range found {
 		h.Message.Content = red(h.Message.Content)
 		h.Snippet = red(h.Snippet)
@@ -81,12 +119,23 @@ func MemorySearch(ctx context.Context, st *memory.Store, red func(string) string
 	return hits, nil
 }
 
-// MemoryConversation is the conversation id (or an unambiguous prefix)
-// with its messages, oldest first, redacted by red.
-func MemoryConversation(ctx context.Context, st *memory.Store, red func(string) string, id string) (memory.Conversation, []memory.Message, error) {
-	conv, msgs, err := st.Get(ctx, id)
+// MemoryConversation is the conversation id (or an unambiguous prefix) of
+// e's memory with its messages, oldest first, redacted.
+func MemoryConversation(ctx context.Context, e *Env, id string) (memory.Conversation, []memory.Message, error) {
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return memory.Conversation{}, nil, WithCode(ExitError, fmt.Errorf("conversation %q: %w", id, memory.ErrNotFound), "see 'claw memory list'")
+	}
 	if err != nil {
-		return conv, nil, err
+		return memory.Conversation{}, nil, err
+	}
+	defer st.Close()
+	conv, msgs, err := st.Get(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
+		return conv, nil, WithCode(ExitError, err, "see 'claw memory list'")
+	}
+	if err != nil {
+		return conv, nil, WithCode(ExitError, err)
 	}
 	conv.Summary = red(conv.Summary)
 	for i := range msgs {
@@ -101,15 +150,21 @@ func MemoryConversation(ctx context.Context, st *memory.Store, red func(string) 
 	return conv, msgs, nil
 }
 
-// ClearMemory deletes every conversation of st, vacuuming the file, and
-// says how many there were.
-func ClearMemory(ctx context.Context, st *memory.Store) (int, error) {
+// ClearMemory deletes every conversation of e's memory, vacuuming the
+// file, and says how many there were and which file it was. Without a
+// memory file it is ErrNoMemory.
+func ClearMemory(ctx context.Context, e *Env) (n int, path string, err error) {
+	st, _, err := openMemoryOf(e)
+	if err != nil {
+		return 0, "", err
+	}
+	defer st.Close()
 	convs, err := st.Conversations(ctx, 0)
 	if err != nil {
-		return 0, err
+		return 0, "", WithCode(ExitError, err)
 	}
 	if err := st.Clear(ctx); err != nil { // and vacuums what the SOP runs held
-		return 0, err
+		return 0, "", WithCode(ExitError, err)
 	}
-	return len(convs), nil
+	return len(convs), st.Path(), nil
 }
