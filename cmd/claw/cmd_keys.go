@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto"
 	"errors"
 	"fmt"
 	"os"
@@ -108,49 +107,12 @@ func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
 
 // keyError adds the exit status and the hint for the step of key handling
 // err comes from.
-func keyError(err error) error {
-	var ke *runtime.KeyError
-	if !errors.As(err, &ke) {
-		return err
-	}
-	switch ke.Step {
-	case runtime.KeyMissing:
-		return withCode(exitError, err, "create one with 'claw keys generate'")
-	case runtime.KeyRead:
-		return withCode(exitError, err, "create a key with 'claw keys generate'")
-	case runtime.KeyParse:
-		return withCode(exitError, err, "wrong passphrase?")
-	case runtime.KeyKind:
-		return withCode(exitUsage, err)
-	case runtime.KeyExists:
-		return withCode(exitError, err, "use 'claw keys rotate' to replace the signing key")
-	case runtime.KeyRecord:
-		return withCode(exitError, err, "the new key is in "+ke.Path)
-	}
-	return err
-}
+var keyError = runtime.KeyHint
 
 // loadReceiptSigner reads the private signing key from the keys directory.
 func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
-	if o.kms != "" {
-		return nil, withCode(exitUsage, receipts.CheckKMS(o.kms))
-	}
-	dir, err := receiptKeyDir(g)
-	if err != nil {
-		return nil, err
-	}
-	s, err := runtime.LoadReceiptSigner(dir, func() ([]byte, error) { return o.passphrase(g, false) })
-	return s, keyError(err)
-}
-
-// trustedReceiptKeys loads every *.pub in the keys directory (the current
-// key and retired ones), for verifying on the host itself.
-func trustedReceiptKeys(g *globals) ([]crypto.PublicKey, []string, error) {
-	dir, err := receiptKeyDir(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	return runtime.TrustedReceiptKeys(dir)
+	return runtime.ReceiptSigner(o.kms, func() (string, error) { return receiptKeyDir(g) },
+		func() ([]byte, error) { return o.passphrase(g, false) })
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
@@ -191,26 +153,13 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 			if unencrypted && o.passphraseFile != "" {
 				return usageErrorf("--unencrypted and --passphrase-file cannot be used together")
 			}
-			if _, err := receipts.GenerateKey(receipts.KeyKind(kind)); err != nil {
-				return withCode(exitUsage, err) // a bad --kind, before any prompt
+			var pass func() ([]byte, error)
+			if !unencrypted {
+				pass = func() ([]byte, error) { return o.passphrase(g, true) }
 			}
-			dir, err := receiptKeyDir(g)
+			ki, err := runtime.NewReceiptKey(func() (string, error) { return receiptKeyDir(g) }, kind, pass)
 			if err != nil {
 				return err
-			}
-			keyPath := filepath.Join(dir, receiptKeyName)
-			if _, err := os.Stat(keyPath); err == nil {
-				return withCode(exitError, fmt.Errorf("%s already exists; keys are never overwritten", keyPath), "use 'claw keys rotate' to replace the signing key")
-			}
-			var pass []byte
-			if !unencrypted {
-				if pass, err = o.passphrase(g, true); err != nil {
-					return err
-				}
-			}
-			ki, err := runtime.GenerateReceiptKey(dir, receipts.KeyKind(kind), pass)
-			if err != nil {
-				return keyError(err)
 			}
 			keyPath, pubPath := ki.Private, ki.Public
 			if asJSON {

@@ -348,3 +348,68 @@ func RotateReceiptKey(ctx context.Context, dir, logDir, kind string, passphrase 
 	}
 	return Rotation{OldKID: oldS.KeyID(), NewKID: newS.KeyID(), Seq: e.Seq, Retired: retiredKey}, nil
 }
+
+// KeyHint gives an error of key handling ([KeyError]) the exit status and
+// the hint for its step; other errors, and nil, are returned as they are.
+func KeyHint(err error) error {
+	var ke *KeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	switch ke.Step {
+	case KeyMissing:
+		return WithCode(ExitError, err, "create one with 'claw keys generate'")
+	case KeyRead:
+		return WithCode(ExitError, err, "create a key with 'claw keys generate'")
+	case KeyParse:
+		return WithCode(ExitError, err, "wrong passphrase?")
+	case KeyKind:
+		return WithCode(ExitUsage, err)
+	case KeyExists:
+		return WithCode(ExitError, err, "use 'claw keys rotate' to replace the signing key")
+	case KeyRecord:
+		return WithCode(ExitError, err, "the new key is in "+ke.Path)
+	}
+	return err
+}
+
+// ReceiptSigner is the signer of the receipt key in the keys directory
+// keyDir names, unlocked with passphrase when it is encrypted; kms, a KMS
+// key reference, is refused (no scheme is allowed yet).
+func ReceiptSigner(kms string, keyDir func() (string, error), passphrase func() ([]byte, error)) (*receipts.Signer, error) {
+	if kms != "" {
+		return nil, WithCode(ExitUsage, receipts.CheckKMS(kms))
+	}
+	dir, err := keyDir()
+	if err != nil {
+		return nil, err
+	}
+	s, err := LoadReceiptSigner(dir, passphrase)
+	return s, KeyHint(err)
+}
+
+// NewReceiptKey makes the receipt signing key of kind in the keys
+// directory keyDir names, encrypted with the passphrase that passphrase
+// returns (nil: unencrypted). An unknown kind, and a key already there,
+// are refused before passphrase is called.
+func NewReceiptKey(keyDir func() (string, error), kind string, passphrase func() ([]byte, error)) (KeyInfo, error) {
+	if _, err := receipts.GenerateKey(receipts.KeyKind(kind)); err != nil {
+		return KeyInfo{}, WithCode(ExitUsage, err)
+	}
+	dir, err := keyDir()
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	keyPath := filepath.Join(dir, ReceiptKeyName)
+	if _, err := os.Stat(keyPath); err == nil {
+		return KeyInfo{}, WithCode(ExitError, fmt.Errorf("%s already exists; keys are never overwritten", keyPath), "use 'claw keys rotate' to replace the signing key")
+	}
+	var pass []byte
+	if passphrase != nil {
+		if pass, err = passphrase(); err != nil {
+			return KeyInfo{}, err
+		}
+	}
+	ki, err := GenerateReceiptKey(dir, receipts.KeyKind(kind), pass)
+	return ki, KeyHint(err)
+}
