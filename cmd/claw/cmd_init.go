@@ -84,11 +84,7 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	case errors.As(err, &te):
 		return usageErrorf("%v", err)
 	case errors.As(err, &errs):
-		for _, e := range errs.List {
-			fmt.Fprintln(g.stderr, e)
-		}
-		return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")),
-			"fix it, or move it away and run 'claw init' again")
+		return runtime.InvalidConfig(path, errs, problemLines(g), "fix it, or move it away and run 'claw init' again")
 	case err != nil:
 		return keyError(err)
 	}
