@@ -67,11 +67,8 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	o := runtime.InitOptions{
 		Home: home, Path: path, KeyDir: keyDir,
 		Workspace: workspace, WorkspaceSet: workspaceSet,
-		DefaultWorkspace: defaultWorkspace,
-		HandWorkspace:    handWorkspaceToRunAs,
-		Problems:         initProblems,
-		Warnf:            func(f string, a ...any) { warnf(g.stderr, f, a...) },
-		Infof:            func(f string, a ...any) { infof(g.stderr, f, a...) },
+		Warnf: func(f string, a ...any) { warnf(g.stderr, f, a...) },
+		Infof: func(f string, a ...any) { infof(g.stderr, f, a...) },
 	}
 	if passFile != "" || os.Getenv("CLAW_KEY_PASSPHRASE_FILE") != "" {
 		k := keyOptions{passphraseFile: passFile}
@@ -100,46 +97,4 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	fmt.Fprintf(g.stdout, "next: %s\n", res.Next)
 	fmt.Fprintf(g.stdout, "then: claw agent -m 'list the files'   (the workspace is %s)\n", res.Workspace)
 	return nil
-}
-
-// initProblems are the workspace and program problems init warns about.
-func initProblems(ctx context.Context, home string, cfg *config.Config) []string {
-	var out []string
-	e := &env{home: home, cfg: cfg}
-	e.userDir, _ = os.UserHomeDir()
-	if problem, fix := workspaceIssue(ctx, e, cfg.WorkspaceDir); problem != "" {
-		out = append(out, problem+"; fix: "+fix)
-	}
-	if problem, fix := programsProblem(cfg.Sandbox.RunAs, ""); problem != "" {
-		out = append(out, problem+"; fix: "+fix)
-	}
-	return out
-}
-
-// defaultWorkspace is the workspace_dir of a new config: "" (the
-// template's ~/claw-workspace), or runtime.RootWorkspace when claw runs as root,
-// actions run as run_as, and that user cannot reach ~/claw-workspace or it
-// lies in a forbidden path.
-func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
-	cfg, _, err := config.LoadOrDefault(path, home) // the defaults: path does not exist yet
-	if err != nil {
-		return "", err
-	}
-	uid, gid, ok, err := runAsIDs(cfg.Sandbox.RunAs)
-	if err != nil || !ok {
-		return "", err
-	}
-	ws, err := canonicalDir(cfg.WorkspaceDir)
-	if err != nil {
-		return "", err
-	}
-	if unsearchableAbove(ws, uid, gid) != "" {
-		return runtime.RootWorkspace, nil
-	}
-	e := &env{home: home, cfg: cfg}
-	e.userDir, _ = os.UserHomeDir()
-	if entry, err := workspaceForbidden(ctx, e, ws); err != nil || entry != "" {
-		return runtime.RootWorkspace, nil
-	}
-	return "", nil
 }

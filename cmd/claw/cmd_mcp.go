@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -166,10 +165,7 @@ EXIT STATUS
 				return usageErrorf("put the upstream command after --: claw mcp proxy -- COMMAND ARGS")
 			}
 			q := quiet(g)
-			if name == "" {
-				name = filepath.Base(args[0])
-			}
-			server, err := runtime.MCPServerName(name, c.Flags().Changed("name"))
+			server, err := runtime.MCPServerName(name, args[0], c.Flags().Changed("name"))
 			if err != nil {
 				return err
 			}

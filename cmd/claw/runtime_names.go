@@ -10,20 +10,9 @@ import (
 // Names in this package for what the runtime package now holds; each goes
 // when the code that calls it has moved into the runtime too.
 var (
-	providerSpecs        = runtime.ProviderSpecs
-	runAsIDs             = runtime.RunAsIDs
-	handWorkspaceToRunAs = runtime.HandWorkspaceToRunAs
-	unsearchableAbove    = runtime.UnsearchableAbove
-	programsProblem      = runtime.ProgramsProblem
+	providerSpecs = runtime.ProviderSpecs
+	runAsIDs      = runtime.RunAsIDs
 )
-
-func workspaceIssue(ctx context.Context, e *env, ws string) (problem, fix string) {
-	return runtime.WorkspaceIssue(ctx, e.rt(), ws)
-}
-
-func workspaceForbidden(ctx context.Context, e *env, ws string) (string, error) {
-	return runtime.WorkspaceForbidden(ctx, e.rt(), ws)
-}
 
 type (
 	agentRuntime   = runtime.Agent

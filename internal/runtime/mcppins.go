@@ -20,10 +20,13 @@ const MCPPinsFile = "mcp-pins.json"
 // MCPPinsPath is the pins file of the claw home.
 func MCPPinsPath(home string) string { return filepath.Join(home, MCPPinsFile) }
 
-// MCPServerName is the server name claw mcp proxy uses for name: name
-// itself when it is a valid server name; a name given with --name
-// (given) must be one already.
-func MCPServerName(name string, given bool) (string, error) {
+// MCPServerName is the server name claw mcp proxy uses for name, or when
+// it is empty for the base name of the command cmd: made valid; a name
+// given with --name (given) must be valid already.
+func MCPServerName(name, cmd string, given bool) (string, error) {
+	if name == "" {
+		name = filepath.Base(cmd)
+	}
 	server := mcpgate.SanitizeName(name)
 	if server != name && given {
 		return "", Usagef("--name %q: use lowercase letters, digits, '-' and '_' (e.g. %q)", name, server)
