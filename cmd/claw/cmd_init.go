@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +69,7 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 		Warnf: func(f string, a ...any) { warnf(g.stderr, f, a...) },
 		Infof: func(f string, a ...any) { infof(g.stderr, f, a...) },
 	}
-	if passFile != "" || os.Getenv("CLAW_KEY_PASSPHRASE_FILE") != "" {
+	if runtime.KeyPassphraseFile(passFile) != "" {
 		k := keyOptions{passphraseFile: passFile}
 		o.Passphrase = func() ([]byte, error) { return k.passphrase(g, false) }
 	}

@@ -61,16 +61,8 @@ func (o *keyOptions) addFlags(c *cobra.Command) {
 // passphrase returns the key passphrase from --passphrase-file,
 // $CLAW_KEY_PASSPHRASE_FILE or a terminal prompt, never from argv.
 func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
-	path := o.passphraseFile
-	if path == "" {
-		path = os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
-	}
-	if path != "" {
-		b, err := runtime.ReadPassphraseFile(path)
-		if err != nil {
-			return nil, withCode(exitError, err)
-		}
-		return b, nil
+	if b, ok, err := runtime.KeyPassphraseFromFile(o.passphraseFile); ok {
+		return b, err
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil || !term.IsTerminal(int(tty.Fd())) {

@@ -80,6 +80,29 @@ func ReadSmall(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// KeyPassphraseFile is the file the receipt key's passphrase is read
+// from: flag (--passphrase-file), else $CLAW_KEY_PASSPHRASE_FILE; "" for
+// none (a terminal prompt, or no passphrase).
+func KeyPassphraseFile(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
+}
+
+// KeyPassphraseFromFile reads the receipt key's passphrase from the file
+// KeyPassphraseFile names for flag; ok is false when it names none.
+func KeyPassphraseFromFile(flag string) (pass []byte, ok bool, err error) {
+	path := KeyPassphraseFile(flag)
+	if path == "" {
+		return nil, false, nil
+	}
+	if pass, err = ReadPassphraseFile(path); err != nil {
+		return nil, true, WithCode(ExitError, err)
+	}
+	return pass, true, nil
+}
+
 // ReadPassphraseFile reads a key passphrase from the first 4 KiB of the
 // file at path, without its line end.
 func ReadPassphraseFile(path string) ([]byte, error) {
