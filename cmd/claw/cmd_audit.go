@@ -3,9 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 )
 
 func newAuditCommand(g *globals) *cobra.Command {
@@ -136,8 +134,8 @@ columns, and prefixes cells that start with = + - @ with a single quote so
 spreadsheets do not run them. Nothing is verified; run 'claw audit verify'.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if format != audit.FormatJSONL && format != audit.FormatCSV {
-				return usageErrorf("--format must be jsonl or csv")
+			if err := runtime.ExportFormat(format); err != nil {
+				return err
 			}
 			dir, err := logDirArg(g, args)
 			if err != nil {
@@ -179,11 +177,7 @@ first (needs the signing key).`,
 			if err != nil {
 				return err
 			}
-			var signer func() (*receipts.Signer, error)
-			if create {
-				signer = func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o) }
-			}
-			b, err := runtime.LatestCheckpoint(c.Context(), dir, signer)
+			b, err := runtime.LatestCheckpoint(c.Context(), dir, create, signerOf(g, &o))
 			if err != nil {
 				return err
 			}

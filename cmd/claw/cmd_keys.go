@@ -107,6 +107,12 @@ func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
 		func() ([]byte, error) { return o.passphrase(g, false) })
 }
 
+// signerOf is loadReceiptSigner as a function to call once the key is
+// needed.
+func signerOf(g *globals, o *keyOptions) func() (*receipts.Signer, error) {
+	return func() (*receipts.Signer, error) { return loadReceiptSigner(g, o) }
+}
+
 func newKeysCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "keys",

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -90,29 +89,26 @@ EXIT STATUS
   0 ok (also when nothing matched), 1 error, 2 usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if limit < 0 || limit > memory.MaxSearchResults {
-				return usageErrorf("--limit must be between 1 and %d", memory.MaxSearchResults)
+			if limit < 0 || limit > runtime.MaxMemoryResults {
+				return usageErrorf("--limit must be between 1 and %d", runtime.MaxMemoryResults)
 			}
 			query := strings.Join(args, " ")
 			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			hits, err := runtime.MemorySearch(c.Context(), e.rt(), query, limit)
+			res, err := runtime.MemorySearch(c.Context(), e.rt(), query, limit)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeConfigJSON(g, struct {
-					Query string       `json:"query"`
-					Hits  []memory.Hit `json:"hits"`
-				}{query, hits})
+				return writeConfigJSON(g, res)
 			}
-			if len(hits) == 0 {
+			if len(res.Hits) == 0 {
 				infof(g.stderr, "no matches for %q", oneLine(query, 80))
 				return nil
 			}
-			for _, h := range hits {
+			for _, h := range res.Hits {
 				fmt.Fprintf(g.stdout, "%s  %s  %s  %s\n", h.Message.ConversationID, h.Message.CreatedAt.Local().Format(time.DateTime),
 					h.Message.Role, oneLine(h.Snippet, 160))
 			}
@@ -120,7 +116,7 @@ EXIT STATUS
 		},
 	}
 	addOutputFlag(c, &asJSON)
-	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", memory.MaxSearchResults))
+	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", runtime.MaxMemoryResults))
 	return c
 }
 
@@ -133,30 +129,27 @@ func newMemoryShowCommand(g *globals) *cobra.Command {
 least %d characters), oldest first, with the tool calls the model made.
 
 EXIT STATUS
-  0 ok, 1 no such conversation or another error, 2 usage.`, memory.MinIDPrefix),
+  0 ok, 1 no such conversation or another error, 2 usage.`, runtime.MemoryIDPrefix),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			conv, msgs, err := runtime.MemoryConversation(c.Context(), e.rt(), args[0])
+			conv, err := runtime.MemoryConversation(c.Context(), e.rt(), args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeConfigJSON(g, struct {
-					memory.Conversation
-					Messages []memory.Message `json:"messages"`
-				}{conv, msgs})
+				return writeConfigJSON(g, conv)
 			}
 			w := g.stdout
 			fmt.Fprintf(w, "conversation %s  channel %s  %d messages  updated %s\n", conv.ID, oneLine(conv.Channel, 80),
-				conv.Messages, conv.UpdatedAt.Local().Format(time.DateTime))
+				conv.Conversation.Messages, conv.UpdatedAt.Local().Format(time.DateTime))
 			if conv.Summary != "" {
 				fmt.Fprintf(w, "summary: %s\n", oneLine(conv.Summary, 400))
 			}
-			for _, m := range msgs {
+			for _, m := range conv.Messages {
 				fmt.Fprintf(w, "\n[%s] %s", m.CreatedAt.Local().Format(time.DateTime), m.Role)
 				if m.ToolName != "" {
 					fmt.Fprintf(w, " (%s)", oneLine(m.ToolName, 80))

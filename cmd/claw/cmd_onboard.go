@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 )
@@ -108,15 +107,15 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	}
 
 	var a runtime.OnboardAnswers
-	if a.Kind, err = ask("provider kind (mock, openai-compatible, anthropic)", provider.KindMock,
-		oneOf(provider.KindMock, provider.KindOpenAI, provider.KindAnthropic)); err != nil {
+	if a.Kind, err = ask("provider kind ("+strings.Join(runtime.OnboardKinds, ", ")+")", runtime.OnboardKinds[0],
+		oneOf(runtime.OnboardKinds...)); err != nil {
 		return err
 	}
 	def := runtime.OnboardDefaults[a.Kind]
 	if a.Name, err = ask("name of this provider", def.Name, runtime.CheckProviderName); err != nil {
 		return err
 	}
-	if a.Kind != provider.KindMock {
+	if runtime.OnboardRemote(a.Kind) {
 		if a.BaseURL, err = ask("base URL", def.BaseURL, runtime.CheckBaseURL); err != nil {
 			return err
 		}

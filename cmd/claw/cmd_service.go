@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/service"
 )
 
 func newServiceCommand(g *globals) *cobra.Command {
@@ -36,13 +34,7 @@ systemctl needs systemd as the running init system; in a container use
 }
 
 func newServiceInstallCommand(g *globals) *cobra.Command {
-	var (
-		opts        service.Options
-		unitDir     string
-		force       bool
-		noSystemctl bool
-		now         bool
-	)
+	var o runtime.ServiceInstall
 	c := &cobra.Command{
 		Use:   "install",
 		Short: "Write claw.service, create the service's home, enable it",
@@ -63,31 +55,29 @@ EXIT STATUS
   2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runtime.InstallService(c.Context(), runtime.ServiceInstall{
-				Options: opts, UnitDir: unitDir, Force: force, NoSystemctl: noSystemctl, Now: now,
-				Init: func(ctx context.Context, home, config string) error {
-					sub := &globals{home: home, config: config, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
-					return runInit(ctx, sub, "", false, "", false)
-				},
-				Out:   g.stderr,
-				Infof: func(f string, a ...any) { infof(g.stderr, f, a...) },
-				Warnf: func(f string, a ...any) { warnf(g.stderr, f, a...) },
-			})
+			o.Init = func(ctx context.Context, home, config string) error {
+				sub := &globals{home: home, config: config, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
+				return runInit(ctx, sub, "", false, "", false)
+			}
+			o.Out = g.stderr
+			o.Infof = func(f string, a ...any) { infof(g.stderr, f, a...) }
+			o.Warnf = func(f string, a ...any) { warnf(g.stderr, f, a...) }
+			return runtime.InstallService(c.Context(), o)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&unitDir, "unit-dir", service.DefaultUnitDir, "directory to write claw.service into")
-	f.StringVar(&opts.Binary, "binary", "", "claw executable the unit runs (default this one)")
-	f.StringVar(&opts.User, "user", "", "existing system user to run as (default a DynamicUser)")
-	f.StringVar(&opts.Group, "group", "", "group to run as (default the user's)")
-	f.StringVar(&opts.Home, "state-dir", service.DefaultHome, "the service's claw home (CLAW_HOME)")
-	f.StringVar(&opts.Workspace, "workspace", "", "the agent's workspace (default STATE-DIR/workspace)")
-	f.StringSliceVar(&opts.ReadWritePaths, "read-write", nil, "further `PATH`s the service may write (repeatable)")
-	f.DurationVar(&opts.Watchdog, "watchdog", service.DefaultWatchdog, "WatchdogSec of the unit")
-	f.BoolVar(&opts.MemoryDenyWriteExecute, "deny-write-execute", false, "add MemoryDenyWriteExecute=yes (breaks JIT runtimes the agent runs)")
-	f.BoolVar(&force, "force", false, "replace a different existing claw.service")
-	f.BoolVar(&noSystemctl, "no-systemctl", false, "only write the unit and the home; do not call systemctl")
-	f.BoolVar(&now, "now", false, "also start the service")
+	f.StringVar(&o.UnitDir, "unit-dir", runtime.ServiceUnitDir, "directory to write claw.service into")
+	f.StringVar(&o.Options.Binary, "binary", "", "claw executable the unit runs (default this one)")
+	f.StringVar(&o.Options.User, "user", "", "existing system user to run as (default a DynamicUser)")
+	f.StringVar(&o.Options.Group, "group", "", "group to run as (default the user's)")
+	f.StringVar(&o.Options.Home, "state-dir", runtime.ServiceHome, "the service's claw home (CLAW_HOME)")
+	f.StringVar(&o.Options.Workspace, "workspace", "", "the agent's workspace (default STATE-DIR/workspace)")
+	f.StringSliceVar(&o.Options.ReadWritePaths, "read-write", nil, "further `PATH`s the service may write (repeatable)")
+	f.DurationVar(&o.Options.Watchdog, "watchdog", runtime.ServiceWatchdog, "WatchdogSec of the unit")
+	f.BoolVar(&o.Options.MemoryDenyWriteExecute, "deny-write-execute", false, "add MemoryDenyWriteExecute=yes (breaks JIT runtimes the agent runs)")
+	f.BoolVar(&o.Force, "force", false, "replace a different existing claw.service")
+	f.BoolVar(&o.NoSystemctl, "no-systemctl", false, "only write the unit and the home; do not call systemctl")
+	f.BoolVar(&o.Now, "now", false, "also start the service")
 	return c
 }
 
@@ -107,14 +97,14 @@ EXIT STATUS
   use --no-systemctl), 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			removed, err := runtime.UninstallService(c.Context(), unitDir, noSystemctl, g.stderr)
+			path, removed, err := runtime.UninstallService(c.Context(), unitDir, noSystemctl, g.stderr)
 			if err != nil {
 				return err
 			}
 			if !removed {
-				infof(g.stderr, "%s was not installed", filepath.Join(unitDir, service.UnitName))
+				infof(g.stderr, "%s was not installed", path)
 			} else {
-				infof(g.stderr, "removed %s; the service's home is kept", filepath.Join(unitDir, service.UnitName))
+				infof(g.stderr, "removed %s; the service's home is kept", path)
 			}
 			if noSystemctl {
 				return nil
@@ -122,7 +112,7 @@ EXIT STATUS
 			return runtime.ReloadSystemd(c.Context(), g.stderr)
 		},
 	}
-	c.Flags().StringVar(&unitDir, "unit-dir", service.DefaultUnitDir, "directory claw.service was written to")
+	c.Flags().StringVar(&unitDir, "unit-dir", runtime.ServiceUnitDir, "directory claw.service was written to")
 	c.Flags().BoolVar(&noSystemctl, "no-systemctl", false, "only remove the unit file; do not call systemctl")
 	return c
 }

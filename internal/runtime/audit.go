@@ -105,6 +105,14 @@ func SummarizeLog(ctx context.Context, dir, since, until string) (*audit.Summary
 	return s, nil
 }
 
+// ExportFormat checks the --format of claw audit export.
+func ExportFormat(format string) error {
+	if format != audit.FormatJSONL && format != audit.FormatCSV {
+		return Usagef("--format must be jsonl or csv")
+	}
+	return nil
+}
+
 // ExportLog writes the receipts of the log in dir over since..until to w
 // in format (jsonl or csv) and says how many malformed lines it skipped.
 func ExportLog(ctx context.Context, dir string, w io.Writer, format, since, until string) (skipped int, err error) {
@@ -120,9 +128,10 @@ func ExportLog(ctx context.Context, dir string, w io.Writer, format, since, unti
 }
 
 // LatestCheckpoint is the latest signed checkpoint of the log in dir.
-// With signer, a fresh one is written first, signed by what it returns.
-func LatestCheckpoint(ctx context.Context, dir string, signer func() (*receipts.Signer, error)) ([]byte, error) {
-	if signer != nil {
+// With create, a fresh one is written first, signed by what signer
+// returns (called only then).
+func LatestCheckpoint(ctx context.Context, dir string, create bool, signer func() (*receipts.Signer, error)) ([]byte, error) {
+	if create {
 		s, err := signer()
 		if err != nil {
 			return nil, err

@@ -11,6 +11,12 @@ import (
 	"github.com/clawsec/claw/internal/redact"
 )
 
+// The bounds of the memory's queries, for the flags that ask them.
+const (
+	MaxMemoryResults = memory.MaxSearchResults // matches of one search
+	MemoryIDPrefix   = memory.MinIDPrefix      // the shortest id prefix a conversation is found by
+)
+
 // ErrNoMemory means the memory file does not exist yet: nothing to list.
 var ErrNoMemory = errors.New("no memory file yet")
 
@@ -90,52 +96,65 @@ func conversationTitle(ctx context.Context, st *memory.Store, red func(string) s
 	return ""
 }
 
+// MemoryHits are the matches of a search of the memory for Query.
+type MemoryHits struct {
+	Query string       `json:"query"`
+	Hits  []memory.Hit `json:"hits"`
+}
+
 // MemorySearch searches every message stored in e's memory for query,
 // best match first, redacted; nothing when there is no memory file yet.
 // A query over the store's limits is a usage error.
-func MemorySearch(ctx context.Context, e *Env, query string, limit int) ([]memory.Hit, error) {
-	hits := []memory.Hit{}
+func MemorySearch(ctx context.Context, e *Env, query string, limit int) (MemoryHits, error) {
+	res := MemoryHits{Query: query, Hits: []memory.Hit{}}
 	st, red, err := openMemoryOf(e)
 	if errors.Is(err, ErrNoMemory) {
-		return hits, nil
+		return res, nil
 	}
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer st.Close()
 	found, err := st.Search(ctx, query, limit)
 	var le *memory.LimitError
 	if errors.As(err, &le) {
-		return nil, WithCode(ExitUsage, err, "use fewer or shorter words")
+		return res, WithCode(ExitUsage, err, "use fewer or shorter words")
 	}
 	if err != nil {
-		return nil, WithCode(ExitError, err)
+		return res, WithCode(ExitError, err)
 	}
 	for _, h := range found {
 		h.Message.Content = red(h.Message.Content)
 		h.Snippet = red(h.Snippet)
-		hits = append(hits, h)
+		res.Hits = append(res.Hits, h)
 	}
-	return hits, nil
+	return res, nil
+}
+
+// Conversation is a conversation of the memory with its messages, oldest
+// first (Messages; the count is Conversation.Messages).
+type Conversation struct {
+	memory.Conversation
+	Messages []memory.Message `json:"messages"`
 }
 
 // MemoryConversation is the conversation id (or an unambiguous prefix) of
 // e's memory with its messages, oldest first, redacted.
-func MemoryConversation(ctx context.Context, e *Env, id string) (memory.Conversation, []memory.Message, error) {
+func MemoryConversation(ctx context.Context, e *Env, id string) (Conversation, error) {
 	st, red, err := openMemoryOf(e)
 	if errors.Is(err, ErrNoMemory) {
-		return memory.Conversation{}, nil, WithCode(ExitError, fmt.Errorf("conversation %q: %w", id, memory.ErrNotFound), "see 'claw memory list'")
+		return Conversation{}, WithCode(ExitError, fmt.Errorf("conversation %q: %w", id, memory.ErrNotFound), "see 'claw memory list'")
 	}
 	if err != nil {
-		return memory.Conversation{}, nil, err
+		return Conversation{}, err
 	}
 	defer st.Close()
 	conv, msgs, err := st.Get(ctx, id)
 	if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
-		return conv, nil, WithCode(ExitError, err, "see 'claw memory list'")
+		return Conversation{}, WithCode(ExitError, err, "see 'claw memory list'")
 	}
 	if err != nil {
-		return conv, nil, WithCode(ExitError, err)
+		return Conversation{}, WithCode(ExitError, err)
 	}
 	conv.Summary = red(conv.Summary)
 	for i := range msgs {
@@ -147,7 +166,7 @@ func MemoryConversation(ctx context.Context, e *Env, id string) (memory.Conversa
 	if msgs == nil {
 		msgs = []memory.Message{}
 	}
-	return conv, msgs, nil
+	return Conversation{Conversation: conv, Messages: msgs}, nil
 }
 
 // ClearMemory deletes every conversation of e's memory, vacuuming the

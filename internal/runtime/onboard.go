@@ -27,6 +27,14 @@ var (
 	modelRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`) })
 )
 
+// OnboardKinds are the provider kinds claw onboard offers, the first
+// the suggested one.
+var OnboardKinds = []string{provider.KindMock, provider.KindOpenAI, provider.KindAnthropic}
+
+// OnboardRemote reports whether a provider of kind is reached over the
+// network, with a base URL and a key.
+func OnboardRemote(kind string) bool { return kind != provider.KindMock }
+
 // OnboardDefaults are the suggested answers for each provider kind.
 var OnboardDefaults = map[string]OnboardAnswers{
 	provider.KindMock:      {Name: "local", Model: "mock"},

@@ -12,6 +12,14 @@ import (
 	"github.com/clawsec/claw/internal/service"
 )
 
+// The defaults of claw service install: where the unit goes, the
+// service's claw home, and the unit's watchdog.
+const (
+	ServiceUnitDir  = service.DefaultUnitDir
+	ServiceHome     = service.DefaultHome
+	ServiceWatchdog = service.DefaultWatchdog
+)
+
 // ServiceInstall is what claw service install does: write the unit of
 // Options to UnitDir (replacing a different one only with Force), create
 // the service's claw home, and enable the unit (and start it, with Now)
@@ -126,25 +134,26 @@ func setupServiceHome(ctx context.Context, o ServiceInstall, opts service.Option
 	return nil
 }
 
-// UninstallService stops and disables claw.service (unless noSystemctl),
-// removes its unit from unitDir and reloads systemd; removed says whether
-// there was a unit. What systemctl says goes to out.
-func UninstallService(ctx context.Context, unitDir string, noSystemctl bool, out io.Writer) (removed bool, err error) {
+// UninstallService stops and disables claw.service (unless noSystemctl)
+// and removes its unit from unitDir: the unit's path, and whether it was
+// there. What systemctl says goes to out.
+func UninstallService(ctx context.Context, unitDir string, noSystemctl bool, out io.Writer) (path string, removed bool, err error) {
+	path = filepath.Join(unitDir, service.UnitName)
 	if !noSystemctl {
 		if !service.Running() {
-			return false, noSystemdError()
+			return path, false, noSystemdError()
 		}
-		if _, err := os.Stat(filepath.Join(unitDir, service.UnitName)); err == nil {
+		if _, err := os.Stat(path); err == nil {
 			if err := systemctl(ctx, out, "disable", "--now", service.UnitName); err != nil {
-				return false, err
+				return path, false, err
 			}
 		}
 	}
 	removed, err = service.Uninstall(unitDir)
 	if err != nil {
-		return false, WithCode(ExitError, err)
+		return path, false, WithCode(ExitError, err)
 	}
-	return removed, nil
+	return path, removed, nil
 }
 
 // ReloadSystemd runs systemctl daemon-reload, its output to out.
