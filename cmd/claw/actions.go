@@ -11,7 +11,6 @@ import (
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 )
 
 // actionOptions are the flags of commands that run actions through the
@@ -71,7 +70,7 @@ func brokerSetup(g *globals, o *actionOptions, e **env) runtime.Setup {
 			}
 			return (*e).rt(), nil
 		},
-		Signer:     func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		Signer:     signerOf(g, &o.keys),
 		ReceiptDir: func() (string, error) { return receiptDir(g) },
 		Warn: func(problem, fix string) {
 			warnf(g.stderr, "%s", problem)

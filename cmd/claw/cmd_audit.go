@@ -1,16 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 )
 
 func newAuditCommand(g *globals) *cobra.Command {
@@ -35,15 +28,8 @@ func logDirArg(g *globals, args []string) (string, error) {
 	return receiptDir(g)
 }
 
-// parseRange reads the times of a --since (or --from) and an --until flag
-// (see [audit.ParseFilter]); a bad one is a usage error.
-func parseRange(since, until string) (audit.Filter, error) {
-	f, err := audit.ParseFilter(since, until, time.Now())
-	if err != nil {
-		return audit.Filter{}, usageErrorf("%v", err)
-	}
-	return f, nil
-}
+// parseRange reads the times of a --since (or --from) and an --until flag.
+var parseRange = runtime.ParseRange
 
 func newAuditVerifyCommand(g *globals, use string) *cobra.Command {
 	var (
@@ -75,26 +61,12 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			var opts audit.Options
-			r, err := parseRange(from, until)
+			rep, err := runtime.VerifyLog(c.Context(), dir, runtime.LogVerify{
+				KeyFiles: keyFiles, AnchorFiles: anchorFiles, KeyDir: func() (string, error) { return receiptKeyDir(g) },
+				From: from, Until: until, Fast: fast,
+			})
 			if err != nil {
 				return err
-			}
-			opts.From, opts.Until = r.Since, r.Until
-			opts.Fast = fast
-			opts.Keys, err = runtime.VerifyKeys(keyFiles, func() (string, error) { return receiptKeyDir(g) })
-			if errors.Is(err, runtime.ErrNoVerifyKeys) {
-				return withCode(exitError, err, "pass --key FILE with the receipt public key")
-			}
-			if err != nil {
-				return err
-			}
-			if opts.Anchors, err = runtime.VerifyAnchors(anchorFiles); err != nil {
-				return withCode(exitError, err)
-			}
-			rep, err := audit.Verify(c.Context(), dir, opts)
-			if err != nil {
-				return withCode(exitError, err)
 			}
 			if asJSON {
 				err = rep.WriteJSON(g.stdout)
@@ -104,10 +76,7 @@ EXIT STATUS
 			if err != nil {
 				return withCode(exitError, err)
 			}
-			if !rep.Verified {
-				return withCode(exitVerify, fmt.Errorf("receipt log is tamper-evident: %d problem(s)", rep.ProblemCount))
-			}
-			return nil
+			return runtime.Tampered(rep)
 		},
 	}
 	c.Flags().StringArrayVar(&keyFiles, "key", nil, "trusted public key PEM file (repeatable; default HOME/keys/*.pub)")
@@ -136,16 +105,9 @@ log without verifying it; run 'claw audit verify' for that.`,
 			if err != nil {
 				return err
 			}
-			f, err := parseRange(since, until)
+			s, err := runtime.SummarizeLog(c.Context(), dir, since, until)
 			if err != nil {
 				return err
-			}
-			if _, err := os.Stat(dir); err != nil {
-				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
-			}
-			s, err := audit.Summarize(c.Context(), dir, f)
-			if err != nil {
-				return withCode(exitError, err)
 			}
 			if asJSON {
 				return s.WriteJSON(g.stdout)
@@ -172,23 +134,16 @@ columns, and prefixes cells that start with = + - @ with a single quote so
 spreadsheets do not run them. Nothing is verified; run 'claw audit verify'.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if format != audit.FormatJSONL && format != audit.FormatCSV {
-				return usageErrorf("--format must be jsonl or csv")
+			if err := runtime.ExportFormat(format); err != nil {
+				return err
 			}
 			dir, err := logDirArg(g, args)
 			if err != nil {
 				return err
 			}
-			f, err := parseRange(since, until)
+			skipped, err := runtime.ExportLog(c.Context(), dir, g.stdout, format, since, until)
 			if err != nil {
 				return err
-			}
-			if _, err := os.Stat(dir); err != nil {
-				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
-			}
-			skipped, err := audit.Export(c.Context(), dir, g.stdout, format, f)
-			if err != nil {
-				return withCode(exitError, err)
 			}
 			if skipped > 0 {
 				warnf(g.stderr, "skipped %d malformed line(s); run 'claw audit verify'", skipped)
@@ -222,21 +177,9 @@ first (needs the signing key).`,
 			if err != nil {
 				return err
 			}
-			if create {
-				s, err := loadReceiptSigner(g, &o)
-				if err != nil {
-					return err
-				}
-				if err := runtime.WriteCheckpoint(c.Context(), dir, s); err != nil {
-					return withCode(exitError, err)
-				}
-			}
-			b, err := receipts.LatestCheckpoint(dir)
-			if errors.Is(err, os.ErrNotExist) {
-				return withCode(exitError, fmt.Errorf("no checkpoint in %s yet", dir), "write one with 'claw audit checkpoint --new'")
-			}
+			b, err := runtime.LatestCheckpoint(c.Context(), dir, create, signerOf(g, &o))
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			_, err = g.stdout.Write(b)
 			return err

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -53,34 +51,26 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			cfg, err := config.Load(path, home)
-			var errs *config.Errors
+			cfg, errs, err := runtime.CheckConfigFile(home, path)
 			switch {
-			case err == nil:
-				for _, w := range cfg.Warnings {
-					warnf(g.stderr, "%s", w)
+			case err != nil:
+				return err
+			case errs != nil && asJSON:
+				if err := writeConfigJSON(g, map[string]any{"valid": false, "file": path, "errors": errs.List}); err != nil {
+					return err
 				}
-				if asJSON {
-					return writeConfigJSON(g, map[string]any{"valid": true, "file": path, "errors": []*config.Error{}})
-				}
-				fmt.Fprintf(g.stdout, "ok: %s\n", path)
-				return nil
-			case errors.As(err, &errs):
-				if asJSON {
-					if err := writeConfigJSON(g, map[string]any{"valid": false, "file": path, "errors": errs.List}); err != nil {
-						return err
-					}
-					return silentExit(exitError)
-				}
-				for _, e := range errs.List {
-					fmt.Fprintln(g.stderr, e)
-				}
-				return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")))
-			case errors.Is(err, fs.ErrNotExist):
-				return withCode(exitError, fmt.Errorf("no config file at %s", path), "create one with 'claw init'")
-			default:
-				return withCode(exitError, err)
+				return silentExit(exitError)
+			case errs != nil:
+				return runtime.InvalidConfig(path, errs, problemLines(g))
 			}
+			for _, w := range cfg.Warnings {
+				warnf(g.stderr, "%s", w)
+			}
+			if asJSON {
+				return writeConfigJSON(g, map[string]any{"valid": true, "file": path, "errors": []*config.Error{}})
+			}
+			fmt.Fprintf(g.stdout, "ok: %s\n", path)
+			return nil
 		},
 	}
 	addOutputFlag(c, &asJSON)
@@ -119,15 +109,7 @@ EXIT STATUS
 // configPaths resolves the claw home and the config file from --home,
 // --config and $CLAW_HOME.
 func configPaths(g *globals) (home, path string, err error) {
-	home, err = config.HomeDir(g.home)
-	if err != nil {
-		return "", "", withCode(exitError, err)
-	}
-	path = g.config
-	if path == "" {
-		path = filepath.Join(home, "config.toml")
-	}
-	return home, path, nil
+	return runtime.ConfigPaths(g.home, g.config)
 }
 
 // loadUserConfig is the effective config for commands that act on it: the
@@ -139,17 +121,9 @@ func loadUserConfig(g *globals) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, missing, err := config.LoadOrDefault(path, home)
-	var errs *config.Errors
-	switch {
-	case errors.As(err, &errs):
-		for _, e := range errs.List {
-			fmt.Fprintln(g.stderr, e)
-		}
-		return nil, withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")),
-			"see 'claw config validate'")
-	case err != nil:
-		return nil, withCode(exitError, err)
+	cfg, missing, err := runtime.LoadConfig(home, path, problemLines(g))
+	if err != nil {
+		return nil, err
 	}
 	if missing {
 		infof(g.stderr, "no config file at %s; using the defaults (create one with 'claw init')", path)
@@ -158,6 +132,12 @@ func loadUserConfig(g *globals) (*config.Config, error) {
 		warnf(g.stderr, "%s", w)
 	}
 	return cfg, nil
+}
+
+// problemLines prints the problems of a config file on stderr, one per
+// line.
+func problemLines(g *globals) func(string) {
+	return func(l string) { fmt.Fprintln(g.stderr, l) }
 }
 
 func writeConfigJSON(g *globals, v any) error {

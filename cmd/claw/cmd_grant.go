@@ -2,11 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,7 +11,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 const grantLong = `Grants are scoped, expiring approvals kept as policy data in
@@ -48,27 +45,6 @@ func newGrantCommand(g *globals) *cobra.Command {
 	return c
 }
 
-// grantStore opens the grant store of the claw home.
-func grantStore(g *globals) (*grant.Store, error) {
-	home, err := receiptHome(g)
-	if err != nil {
-		return nil, err
-	}
-	return grant.Open(filepath.Join(home, grant.FileName)), nil
-}
-
-// grantView is a grant as list and show print it.
-type grantView struct {
-	grant.Grant
-	State     string `json:"state"`
-	ScopeText string `json:"scope_text"`
-	Words     string `json:"description"`
-}
-
-func viewOf(gr grant.Grant, now time.Time) grantView {
-	return grantView{Grant: gr, State: gr.State(now), ScopeText: grant.Format(gr.Scope), Words: grant.Describe(gr.Scope)}
-}
-
 func checkOutput(o string) error {
 	if o != "text" && o != "json" {
 		return usageErrorf("--output must be text or json, not %q", o)
@@ -90,18 +66,13 @@ EXIT STATUS
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			s, err := grantStore(g)
+			home, err := receiptHome(g)
 			if err != nil {
 				return err
 			}
-			gs, err := s.Load()
+			views, err := runtime.Grants(home, time.Now())
 			if err != nil {
-				return withCode(exitError, err, "fix or remove "+s.Path())
-			}
-			now := time.Now()
-			views := make([]grantView, 0, len(gs))
-			for _, gr := range gs {
-				views = append(views, viewOf(gr, now))
+				return err
 			}
 			if output == "json" {
 				return writeJSON(g.stdout, map[string]any{"grants": views})
@@ -137,33 +108,26 @@ EXIT STATUS
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			s, err := grantStore(g)
+			home, err := receiptHome(g)
 			if err != nil {
 				return err
 			}
-			gs, err := s.Load()
+			v, err := runtime.FindGrant(home, args[0], time.Now())
 			if err != nil {
-				return withCode(exitError, err, "fix or remove "+s.Path())
+				return err
 			}
-			for _, gr := range gs {
-				if gr.ID != args[0] {
-					continue
-				}
-				v := viewOf(gr, time.Now())
-				if output == "json" {
-					return writeJSON(g.stdout, v)
-				}
-				writeGrant(g.stdout, v)
-				return nil
+			if output == "json" {
+				return writeJSON(g.stdout, v)
 			}
-			return withCode(exitError, fmt.Errorf("%w: %s", grant.ErrUnknown, sanitize(args[0])), "list them with 'claw grant list'")
+			writeGrant(g.stdout, v)
+			return nil
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return c
 }
 
-func writeGrant(w io.Writer, v grantView) {
+func writeGrant(w io.Writer, v runtime.GrantView) {
 	fmt.Fprintf(w, "id:       %s\n", v.ID)
 	fmt.Fprintf(w, "state:    %s\n", v.State)
 	fmt.Fprintf(w, "by:       %s (channel %s)\n", sanitize(v.By), sanitize(v.Channel))
@@ -206,34 +170,22 @@ EXIT STATUS
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			sc, err := grant.Parse(strings.Join(args, " "))
+			sc, err := runtime.ParseGrantScope(args)
 			if err != nil {
-				return withCode(exitUsage, err, "see 'claw grant --help' for the scope syntax")
-			}
-			if _, ok := gate.Kinds[sc.Tool]; !ok {
-				return withCode(exitUsage, fmt.Errorf("scope: unknown tool %q", sc.Tool))
+				return err
 			}
 			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			now := time.Now()
-			exp, err := grantExpiry(e).For(now, expires)
+			v, err := runtime.AddGrant(c.Context(), e.rt(), sc, expires, estopBy(), time.Now(), receiptLog(g, &keys))
 			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			s := grant.Open(filepath.Join(e.home, grant.FileName))
-			gr := grant.Grant{ID: grant.NewID(), By: estopBy(), Channel: "cli", Created: now.UTC().Truncate(time.Second), Expires: exp, Scope: sc}
-			err = withReceiptLog(g, &keys, func(l *broker.Log) error {
-				return l.AddGrant(c.Context(), s, gr)
-			})
-			if err != nil {
-				return withCode(exitError, err, "nothing was granted")
+				return err
 			}
 			if output == "json" {
-				return writeJSON(g.stdout, viewOf(gr, now))
+				return writeJSON(g.stdout, v)
 			}
-			writeGrant(g.stdout, viewOf(gr, now))
+			writeGrant(g.stdout, v)
 			return nil
 		},
 	}
@@ -255,20 +207,13 @@ EXIT STATUS
   0 revoked, 1 error or no such grant, 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := grantStore(g)
+			home, err := receiptHome(g)
 			if err != nil {
 				return err
 			}
-			var gr grant.Grant
-			err = withReceiptLog(g, &keys, func(l *broker.Log) error {
-				gr, err = l.RevokeGrant(c.Context(), s, args[0], estopBy(), "cli", time.Now())
-				return err
-			})
-			if errors.Is(err, grant.ErrUnknown) {
-				return withCode(exitError, err, "list them with 'claw grant list'")
-			}
+			gr, err := runtime.RevokeGrant(c.Context(), home, args[0], estopBy(), receiptLog(g, &keys))
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			infof(g.stderr, "grant %s revoked", gr.ID)
 			return nil
@@ -278,14 +223,17 @@ EXIT STATUS
 	return c
 }
 
+// receiptLog is withReceiptLog with the key flags o, as the runtime
+// takes it.
+func receiptLog(g *globals, o *keyOptions) runtime.WithLog {
+	return func(fn func(*broker.Log) error) error { return withReceiptLog(g, o, fn) }
+}
+
 // applyGrants gives eng the active grants of the claw home, so a dry run
 // decides as the broker would. An unreadable store is a warning: no grant
 // applies.
 func applyGrants(g *globals, e *env, eng *gate.Engine) {
-	gs, err := grant.Open(filepath.Join(e.home, grant.FileName)).Load()
-	if err != nil {
+	if err := runtime.ApplyGrants(e.home, eng); err != nil {
 		warnf(g.stderr, "grants not applied: %v", err)
-		return
 	}
-	eng.SetGrants(grant.Active(gs, time.Now()))
 }

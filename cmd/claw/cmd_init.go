@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -67,13 +66,10 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	o := runtime.InitOptions{
 		Home: home, Path: path, KeyDir: keyDir,
 		Workspace: workspace, WorkspaceSet: workspaceSet,
-		DefaultWorkspace: defaultWorkspace,
-		HandWorkspace:    handWorkspaceToRunAs,
-		Problems:         initProblems,
-		Warnf:            func(f string, a ...any) { warnf(g.stderr, f, a...) },
-		Infof:            func(f string, a ...any) { infof(g.stderr, f, a...) },
+		Warnf: func(f string, a ...any) { warnf(g.stderr, f, a...) },
+		Infof: func(f string, a ...any) { infof(g.stderr, f, a...) },
 	}
-	if passFile != "" || os.Getenv("CLAW_KEY_PASSPHRASE_FILE") != "" {
+	if runtime.KeyPassphraseFile(passFile) != "" {
 		k := keyOptions{passphraseFile: passFile}
 		o.Passphrase = func() ([]byte, error) { return k.passphrase(g, false) }
 	}
@@ -84,11 +80,7 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	case errors.As(err, &te):
 		return usageErrorf("%v", err)
 	case errors.As(err, &errs):
-		for _, e := range errs.List {
-			fmt.Fprintln(g.stderr, e)
-		}
-		return withCode(exitError, fmt.Errorf("%s is invalid: %s", path, runtime.Plural(len(errs.List), "problem")),
-			"fix it, or move it away and run 'claw init' again")
+		return runtime.InvalidConfig(path, errs, problemLines(g), "fix it, or move it away and run 'claw init' again")
 	case err != nil:
 		return keyError(err)
 	}
@@ -104,46 +96,4 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	fmt.Fprintf(g.stdout, "next: %s\n", res.Next)
 	fmt.Fprintf(g.stdout, "then: claw agent -m 'list the files'   (the workspace is %s)\n", res.Workspace)
 	return nil
-}
-
-// initProblems are the workspace and program problems init warns about.
-func initProblems(ctx context.Context, home string, cfg *config.Config) []string {
-	var out []string
-	e := &env{home: home, cfg: cfg}
-	e.userDir, _ = os.UserHomeDir()
-	if problem, fix := workspaceIssue(ctx, e, cfg.WorkspaceDir); problem != "" {
-		out = append(out, problem+"; fix: "+fix)
-	}
-	if problem, fix := programsProblem(cfg.Sandbox.RunAs, ""); problem != "" {
-		out = append(out, problem+"; fix: "+fix)
-	}
-	return out
-}
-
-// defaultWorkspace is the workspace_dir of a new config: "" (the
-// template's ~/claw-workspace), or runtime.RootWorkspace when claw runs as root,
-// actions run as run_as, and that user cannot reach ~/claw-workspace or it
-// lies in a forbidden path.
-func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
-	cfg, _, err := config.LoadOrDefault(path, home) // the defaults: path does not exist yet
-	if err != nil {
-		return "", err
-	}
-	uid, gid, ok, err := runAsIDs(cfg.Sandbox.RunAs)
-	if err != nil || !ok {
-		return "", err
-	}
-	ws, err := canonicalDir(cfg.WorkspaceDir)
-	if err != nil {
-		return "", err
-	}
-	if unsearchableAbove(ws, uid, gid) != "" {
-		return runtime.RootWorkspace, nil
-	}
-	e := &env{home: home, cfg: cfg}
-	e.userDir, _ = os.UserHomeDir()
-	if entry, err := workspaceForbidden(ctx, e, ws); err != nil || entry != "" {
-		return runtime.RootWorkspace, nil
-	}
-	return "", nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -63,16 +61,8 @@ func (o *keyOptions) addFlags(c *cobra.Command) {
 // passphrase returns the key passphrase from --passphrase-file,
 // $CLAW_KEY_PASSPHRASE_FILE or a terminal prompt, never from argv.
 func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
-	path := o.passphraseFile
-	if path == "" {
-		path = os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
-	}
-	if path != "" {
-		b, err := runtime.ReadPassphraseFile(path)
-		if err != nil {
-			return nil, withCode(exitError, err)
-		}
-		return b, nil
+	if b, ok, err := runtime.KeyPassphraseFromFile(o.passphraseFile); ok {
+		return b, err
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil || !term.IsTerminal(int(tty.Fd())) {
@@ -109,49 +99,18 @@ func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
 
 // keyError adds the exit status and the hint for the step of key handling
 // err comes from.
-func keyError(err error) error {
-	var ke *runtime.KeyError
-	if !errors.As(err, &ke) {
-		return err
-	}
-	switch ke.Step {
-	case runtime.KeyMissing:
-		return withCode(exitError, err, "create one with 'claw keys generate'")
-	case runtime.KeyRead:
-		return withCode(exitError, err, "create a key with 'claw keys generate'")
-	case runtime.KeyParse:
-		return withCode(exitError, err, "wrong passphrase?")
-	case runtime.KeyKind:
-		return withCode(exitUsage, err)
-	case runtime.KeyExists:
-		return withCode(exitError, err, "use 'claw keys rotate' to replace the signing key")
-	case runtime.KeyRecord:
-		return withCode(exitError, err, "the new key is in "+ke.Path)
-	}
-	return err
-}
+var keyError = runtime.KeyHint
 
 // loadReceiptSigner reads the private signing key from the keys directory.
 func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
-	if o.kms != "" {
-		return nil, withCode(exitUsage, receipts.CheckKMS(o.kms))
-	}
-	dir, err := receiptKeyDir(g)
-	if err != nil {
-		return nil, err
-	}
-	s, err := runtime.LoadReceiptSigner(dir, func() ([]byte, error) { return o.passphrase(g, false) })
-	return s, keyError(err)
+	return runtime.ReceiptSigner(o.kms, func() (string, error) { return receiptKeyDir(g) },
+		func() ([]byte, error) { return o.passphrase(g, false) })
 }
 
-// trustedReceiptKeys loads every *.pub in the keys directory (the current
-// key and retired ones), for verifying on the host itself.
-func trustedReceiptKeys(g *globals) ([]crypto.PublicKey, []string, error) {
-	dir, err := receiptKeyDir(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	return runtime.TrustedReceiptKeys(dir)
+// signerOf is loadReceiptSigner as a function to call once the key is
+// needed.
+func signerOf(g *globals, o *keyOptions) func() (*receipts.Signer, error) {
+	return func() (*receipts.Signer, error) { return loadReceiptSigner(g, o) }
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
@@ -192,30 +151,17 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 			if unencrypted && o.passphraseFile != "" {
 				return usageErrorf("--unencrypted and --passphrase-file cannot be used together")
 			}
-			if _, err := receipts.GenerateKey(receipts.KeyKind(kind)); err != nil {
-				return withCode(exitUsage, err) // a bad --kind, before any prompt
+			var pass func() ([]byte, error)
+			if !unencrypted {
+				pass = func() ([]byte, error) { return o.passphrase(g, true) }
 			}
-			dir, err := receiptKeyDir(g)
+			ki, err := runtime.NewReceiptKey(func() (string, error) { return receiptKeyDir(g) }, kind, pass)
 			if err != nil {
 				return err
 			}
-			keyPath := filepath.Join(dir, receiptKeyName)
-			if _, err := os.Stat(keyPath); err == nil {
-				return withCode(exitError, fmt.Errorf("%s already exists; keys are never overwritten", keyPath), "use 'claw keys rotate' to replace the signing key")
-			}
-			var pass []byte
-			if !unencrypted {
-				if pass, err = o.passphrase(g, true); err != nil {
-					return err
-				}
-			}
-			ki, err := runtime.GenerateReceiptKey(dir, receipts.KeyKind(kind), pass)
-			if err != nil {
-				return keyError(err)
-			}
 			keyPath, pubPath := ki.Private, ki.Public
 			if asJSON {
-				return writeReceiptJSON(g, ki)
+				return writeJSON(g.stdout, ki)
 			}
 			if unencrypted {
 				warnf(g.stderr, "%s is not encrypted; protect it with file permissions only", keyPath)
@@ -248,7 +194,7 @@ func newKeysShowCommand(g *globals) *cobra.Command {
 				return keyError(err)
 			}
 			if asJSON {
-				return writeReceiptJSON(g, ki)
+				return writeJSON(g.stdout, ki)
 			}
 			fmt.Fprintf(g.stdout, "kid: %s\nkind: %s\n", ki.KID, ki.Kind)
 			if ki.NoteKey != "" {
@@ -296,7 +242,7 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 			}
 			res := map[string]any{"old_kid": rot.OldKID, "new_kid": rot.NewKID, "seq": rot.Seq, "retired_key_file": rot.Retired}
 			if asJSON {
-				return writeReceiptJSON(g, res)
+				return writeJSON(g.stdout, res)
 			}
 			infof(g.stderr, "rotated the receipt key at seq %d; the old key is kept as %s", rot.Seq, rot.Retired)
 			fmt.Fprintf(g.stdout, "kid %s\n", rot.NewKID)
@@ -307,11 +253,4 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 	c.Flags().StringVar(&kind, "kind", "", "kind of the new key (default: same as the old one)")
 	addOutputFlag(c, &asJSON)
 	return c
-}
-
-func writeReceiptJSON(g *globals, v any) error {
-	enc := json.NewEncoder(g.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/mcpgate"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -25,37 +23,13 @@ func init() {
 	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
 }
 
-// checkMCPPins checks the pins file of claw mcp proxy: private, readable,
-// and no tool disabled by a changed definition.
+// checkMCPPins checks the pins file of claw mcp proxy (runtime.CheckMCPPins).
 func checkMCPPins(g *globals) doctorResult {
 	home, _, err := configPaths(g)
 	if err != nil {
 		return doctorResult{Skipped: true, Detail: err.Error()}
 	}
-	path := filepath.Join(home, "mcp-pins.json")
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return doctorResult{Skipped: true, Detail: "no MCP server proxied yet"}
-	}
-	if err != nil {
-		return doctorResult{Detail: err.Error()}
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return doctorResult{Detail: fmt.Sprintf("%s has mode %04o", path, fi.Mode().Perm()), Fix: "chmod 600 " + path}
-	}
-	pins, err := mcpgate.OpenPins(path)
-	if err != nil {
-		return doctorResult{Detail: err.Error(), Fix: "fix or remove " + path + " (every tool is then pinned again at first sight)"}
-	}
-	changed, err := pins.Changed()
-	if err != nil {
-		return doctorResult{Detail: err.Error()}
-	}
-	if len(changed) > 0 {
-		return doctorResult{Detail: fmt.Sprintf("%d proxied tools are disabled because their definitions changed: %s", len(changed), strings.Join(changed, ", ")),
-			Fix: "review each with 'claw mcp pin " + changed[0] + "'"}
-	}
-	return doctorResult{OK: true, Detail: path}
+	return runtime.CheckMCPPins(home)
 }
 
 func newMCPCommand(g *globals) *cobra.Command {
@@ -191,12 +165,9 @@ EXIT STATUS
 				return usageErrorf("put the upstream command after --: claw mcp proxy -- COMMAND ARGS")
 			}
 			q := quiet(g)
-			if name == "" {
-				name = filepath.Base(args[0])
-			}
-			server := mcpgate.SanitizeName(name)
-			if server != name && c.Flags().Changed("name") {
-				return usageErrorf("--name %q: use lowercase letters, digits, '-' and '_' (e.g. %q)", name, server)
+			server, err := runtime.MCPServerName(name, args[0], c.Flags().Changed("name"))
+			if err != nil {
+				return err
 			}
 			ap, err := o.approver(q)
 			if err != nil {
@@ -207,7 +178,7 @@ EXIT STATUS
 				return err
 			}
 			u := runtime.Upstream{Server: server, Argv: args, Read: abs(read), Write: abs(write), Env: envs, Hosts: hosts, CPU: cpu,
-				RunAs: runAs, Pins: filepath.Join(home, "mcp-pins.json"), Secrets: secrets}
+				RunAs: runAs, Pins: runtime.MCPPinsPath(home), Secrets: secrets}
 			if !c.Flags().Changed("run-as") {
 				u.RunAs = ownerRunAs(g, u.Write)
 			}
@@ -252,28 +223,20 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			pins, err := mcpgate.OpenPins(filepath.Join(home, "mcp-pins.json"))
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			server := args[0]
+			path, server := runtime.MCPPinsPath(home), args[0]
 			if len(args) == 1 {
-				return listPins(g, pins, server, asJSON)
+				return listPins(g, path, server, asJSON)
 			}
 			tool := args[1]
-			pin, ok, err := pins.Get(server, tool)
+			ch, err := runtime.MCPPinChange(path, server, tool)
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
-			if !ok {
-				return withCode(exitError, fmt.Errorf("no pin for %s %s", server, tool), "see the pinned tools with 'claw mcp pin "+server+"'")
+			fmt.Fprintf(g.stdout, "%s %s changed (seen %s)\n", server, tool, ch.Seen.Format(time.RFC3339))
+			fmt.Fprintf(g.stdout, "--- pinned %s\n+++ new    %s\n", ch.Old, ch.New)
+			for _, l := range ch.Diff {
+				fmt.Fprintln(g.stdout, l)
 			}
-			if pin.Pending == nil {
-				return withCode(exitError, fmt.Errorf("%s %s has not changed since it was pinned (%s)", server, tool, pin.Digest))
-			}
-			fmt.Fprintf(g.stdout, "%s %s changed (seen %s)\n", server, tool, pin.Pending.Seen.Format(time.RFC3339))
-			fmt.Fprintf(g.stdout, "--- pinned %s\n+++ new    %s\n", pin.Digest, pin.Pending.Digest)
-			writeDiff(g.stdout, definitionLines(pin.Definition), definitionLines(*pin.Pending))
 			if !yes {
 				ok, err := confirm(c.Context(), g, "Pin the new definition? [y/N] ")
 				if err != nil {
@@ -283,11 +246,11 @@ EXIT STATUS
 					return withCode(exitDenied, errors.New("not pinned"))
 				}
 			}
-			old, now, err := pins.Approve(server, tool, pin.Pending.Digest)
+			old, now, err := runtime.ApproveMCPPin(path, server, tool, ch.New)
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
-			infof(g.stderr, "mcp: pinned %s %s: %s -> %s (restart the proxy to offer it)", server, tool, old.Digest, now.Digest)
+			infof(g.stderr, "mcp: pinned %s %s: %s -> %s (restart the proxy to offer it)", server, tool, old, now)
 			return nil
 		},
 	}
@@ -296,28 +259,10 @@ EXIT STATUS
 	return c
 }
 
-func listPins(g *globals, pins *mcpgate.Pins, server string, asJSON bool) error {
-	names, err := pins.Tools(server)
+func listPins(g *globals, path, server string, asJSON bool) error {
+	rows, err := runtime.MCPPinRows(path, server)
 	if err != nil {
-		return withCode(exitError, err)
-	}
-	type row struct {
-		Tool    string `json:"tool"`
-		Digest  string `json:"digest"`
-		Changed bool   `json:"changed"`
-		Pending string `json:"pending,omitempty"`
-	}
-	rows := []row{}
-	for _, n := range names {
-		p, _, err := pins.Get(server, n)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		r := row{Tool: n, Digest: p.Digest}
-		if p.Pending != nil {
-			r.Changed, r.Pending = true, p.Pending.Digest
-		}
-		rows = append(rows, r)
+		return err
 	}
 	if asJSON {
 		return json.NewEncoder(g.stdout).Encode(rows)
@@ -334,66 +279,6 @@ func listPins(g *globals, pins *mcpgate.Pins, server string, asJSON bool) error 
 		fmt.Fprintf(g.stdout, "%-24s %s %s\n", r.Tool, r.Digest[:min(len(r.Digest), 19)], state)
 	}
 	return nil
-}
-
-// definitionLines renders a pinned definition for a line diff.
-func definitionLines(d mcpgate.Definition) []string {
-	var lines []string
-	if d.Title != "" {
-		lines = append(lines, "title: "+sanitize(d.Title))
-	}
-	for _, l := range strings.Split(d.Description, "\n") {
-		lines = append(lines, "description: "+sanitize(l))
-	}
-	var schema any
-	if json.Unmarshal(d.InputSchema, &schema) == nil {
-		b, _ := json.MarshalIndent(schema, "", "  ")
-		for _, l := range strings.Split(string(b), "\n") {
-			lines = append(lines, "schema: "+sanitize(l))
-		}
-	}
-	return lines
-}
-
-// writeDiff writes a line diff of a and b (longest common subsequence).
-func writeDiff(w io.Writer, a, b []string) {
-	n, m := len(a), len(b)
-	if n*m > 4<<20 {
-		for _, l := range a {
-			fmt.Fprintln(w, "- "+l)
-		}
-		for _, l := range b {
-			fmt.Fprintln(w, "+ "+l)
-		}
-		return
-	}
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			fmt.Fprintln(w, "  "+a[i])
-			i, j = i+1, j+1
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			fmt.Fprintln(w, "- "+a[i])
-			i++
-		default:
-			fmt.Fprintln(w, "+ "+b[j])
-			j++
-		}
-	}
 }
 
 // confirm asks a yes/no question on the terminal. Without a terminal it

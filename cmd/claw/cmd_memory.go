@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -28,26 +27,6 @@ redacted again.`,
 	return c
 }
 
-// openMemory opens the memory database of the config, with the redactor
-// applied to everything printed from it: every known secret form, and the
-// values of the configured providers' key variables. With mustExist, a
-// missing file is reported as runtime.ErrNoMemory rather than created.
-func openMemory(g *globals, mustExist bool) (*memory.Store, func(string) string, error) {
-	e, err := loadEnv(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	red := keyRedactor(e)
-	st, err := runtime.OpenMemory(e.cfg.Agent.MemoryDB, red, mustExist)
-	if errors.Is(err, runtime.ErrNoMemory) {
-		return nil, red, err
-	}
-	if err != nil {
-		return nil, nil, withCode(exitError, err)
-	}
-	return st, red, nil
-}
-
 func newMemoryListCommand(g *globals) *cobra.Command {
 	var (
 		asJSON bool
@@ -63,17 +42,13 @@ EXIT STATUS
   0 ok (also when there are none), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			rows := []runtime.ConversationRow{}
-			st, red, err := openMemory(g, true)
-			switch {
-			case errors.Is(err, runtime.ErrNoMemory):
-			case err != nil:
+			e, err := loadEnv(g)
+			if err != nil {
 				return err
-			default:
-				defer st.Close()
-				if rows, err = runtime.MemoryConversations(c.Context(), st, red, limit); err != nil {
-					return withCode(exitError, err)
-				}
+			}
+			rows, err := runtime.MemoryConversations(c.Context(), e.rt(), limit)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, struct {
@@ -114,39 +89,26 @@ EXIT STATUS
   0 ok (also when nothing matched), 1 error, 2 usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if limit < 0 || limit > memory.MaxSearchResults {
-				return usageErrorf("--limit must be between 1 and %d", memory.MaxSearchResults)
+			if limit < 0 || limit > runtime.MaxMemoryResults {
+				return usageErrorf("--limit must be between 1 and %d", runtime.MaxMemoryResults)
 			}
 			query := strings.Join(args, " ")
-			hits := []memory.Hit{}
-			st, red, err := openMemory(g, true)
-			switch {
-			case errors.Is(err, runtime.ErrNoMemory):
-			case err != nil:
+			e, err := loadEnv(g)
+			if err != nil {
 				return err
-			default:
-				defer st.Close()
-				found, err := runtime.MemorySearch(c.Context(), st, red, query, limit)
-				var le *memory.LimitError
-				if errors.As(err, &le) {
-					return withCode(exitUsage, err, "use fewer or shorter words")
-				}
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				hits = found
+			}
+			res, err := runtime.MemorySearch(c.Context(), e.rt(), query, limit)
+			if err != nil {
+				return err
 			}
 			if asJSON {
-				return writeConfigJSON(g, struct {
-					Query string       `json:"query"`
-					Hits  []memory.Hit `json:"hits"`
-				}{query, hits})
+				return writeConfigJSON(g, res)
 			}
-			if len(hits) == 0 {
+			if len(res.Hits) == 0 {
 				infof(g.stderr, "no matches for %q", oneLine(query, 80))
 				return nil
 			}
-			for _, h := range hits {
+			for _, h := range res.Hits {
 				fmt.Fprintf(g.stdout, "%s  %s  %s  %s\n", h.Message.ConversationID, h.Message.CreatedAt.Local().Format(time.DateTime),
 					h.Message.Role, oneLine(h.Snippet, 160))
 			}
@@ -154,7 +116,7 @@ EXIT STATUS
 		},
 	}
 	addOutputFlag(c, &asJSON)
-	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", memory.MaxSearchResults))
+	c.Flags().IntVar(&limit, "limit", 10, fmt.Sprintf("show at most this many matches (at most %d)", runtime.MaxMemoryResults))
 	return c
 }
 
@@ -167,37 +129,27 @@ func newMemoryShowCommand(g *globals) *cobra.Command {
 least %d characters), oldest first, with the tool calls the model made.
 
 EXIT STATUS
-  0 ok, 1 no such conversation or another error, 2 usage.`, memory.MinIDPrefix),
+  0 ok, 1 no such conversation or another error, 2 usage.`, runtime.MemoryIDPrefix),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, red, err := openMemory(g, true)
-			if errors.Is(err, runtime.ErrNoMemory) {
-				return withCode(exitError, fmt.Errorf("conversation %q: %w", args[0], memory.ErrNotFound), "see 'claw memory list'")
-			}
+			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			conv, msgs, err := runtime.MemoryConversation(c.Context(), st, red, args[0])
-			if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
-				return withCode(exitError, err, "see 'claw memory list'")
-			}
+			conv, err := runtime.MemoryConversation(c.Context(), e.rt(), args[0])
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			if asJSON {
-				return writeConfigJSON(g, struct {
-					memory.Conversation
-					Messages []memory.Message `json:"messages"`
-				}{conv, msgs})
+				return writeConfigJSON(g, conv)
 			}
 			w := g.stdout
 			fmt.Fprintf(w, "conversation %s  channel %s  %d messages  updated %s\n", conv.ID, oneLine(conv.Channel, 80),
-				conv.Messages, conv.UpdatedAt.Local().Format(time.DateTime))
+				conv.Conversation.Messages, conv.UpdatedAt.Local().Format(time.DateTime))
 			if conv.Summary != "" {
 				fmt.Fprintf(w, "summary: %s\n", oneLine(conv.Summary, 400))
 			}
-			for _, m := range msgs {
+			for _, m := range conv.Messages {
 				fmt.Fprintf(w, "\n[%s] %s", m.CreatedAt.Local().Format(time.DateTime), m.Role)
 				if m.ToolName != "" {
 					fmt.Fprintf(w, " (%s)", oneLine(m.ToolName, 80))
@@ -243,7 +195,11 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			st, _, err := openMemory(g, true)
+			e, err := loadEnv(g)
+			if err != nil {
+				return err
+			}
+			n, path, err := runtime.ClearMemory(c.Context(), e.rt())
 			if errors.Is(err, runtime.ErrNoMemory) {
 				infof(g.stderr, "no memory file; nothing to clear")
 				return nil
@@ -251,12 +207,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			n, err := runtime.ClearMemory(c.Context(), st)
-			if err != nil {
-				return withCode(exitError, err)
-			}
-			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(n, "conversation"), runtime.Plural(runs, "SOP run"), st.Path())
+			infof(g.stderr, "cleared %s and %s from %s", runtime.Plural(n, "conversation"), runtime.Plural(runs, "SOP run"), path)
 			return nil
 		},
 	}

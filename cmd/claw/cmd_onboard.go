@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 )
@@ -66,13 +64,9 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var existing []byte
-	switch b, err := os.ReadFile(path); {
-	case err == nil:
-		existing = b
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return withCode(exitError, fmt.Errorf("failed to read %s: %w", path, err))
+	existing, current, err := runtime.OnboardConfig(home, path)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "claw onboard: set up the model provider in %s\n", path)
 	fmt.Fprintln(out, "(press Enter to take the value in brackets; nothing is written until the end)")
@@ -113,15 +107,15 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	}
 
 	var a runtime.OnboardAnswers
-	if a.Kind, err = ask("provider kind (mock, openai-compatible, anthropic)", provider.KindMock,
-		oneOf(provider.KindMock, provider.KindOpenAI, provider.KindAnthropic)); err != nil {
+	if a.Kind, err = ask("provider kind ("+strings.Join(runtime.OnboardKinds, ", ")+")", runtime.OnboardKinds[0],
+		oneOf(runtime.OnboardKinds...)); err != nil {
 		return err
 	}
 	def := runtime.OnboardDefaults[a.Kind]
 	if a.Name, err = ask("name of this provider", def.Name, runtime.CheckProviderName); err != nil {
 		return err
 	}
-	if a.Kind != provider.KindMock {
+	if runtime.OnboardRemote(a.Kind) {
 		if a.BaseURL, err = ask("base URL", def.BaseURL, runtime.CheckBaseURL); err != nil {
 			return err
 		}
@@ -131,12 +125,6 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	}
 	if a.Model, err = ask("model", def.Model, runtime.CheckModel); err != nil {
 		return err
-	}
-	current := config.AutonomySupervised
-	if existing != nil {
-		if c, err := config.Parse(existing, path, home); err == nil {
-			current = c.Security.Autonomy
-		}
 	}
 	if a.Autonomy, err = ask("autonomy (readonly, supervised, full)", current, oneOf(config.Autonomies...)); err != nil {
 		return err
@@ -156,22 +144,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 		return withCode(exitError, errOnboardCancelled)
 	}
 
-	if existing == nil {
-		if err := onboardInit(g); err != nil {
-			return err
-		}
-		if existing, err = os.ReadFile(path); err != nil {
-			return withCode(exitError, fmt.Errorf("failed to read %s: %w", path, err))
-		}
-	}
-	updated, err := runtime.ApplyOnboard(existing, a)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	err = runtime.ReplaceConfig(path, home, updated, func(c *config.Config) error { return runtime.CheckOnboarded(c, a) })
-	if ee := (*runtime.EditError)(nil); errors.As(err, &ee) {
-		return withCode(exitError, err, "run 'claw config validate' and fix the file by hand")
-	} else if err != nil {
+	if err := runtime.WriteOnboard(home, path, existing, a, func() error { return onboardInit(g) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote %s\n", path)

@@ -63,19 +63,8 @@ func runPassphraseSet(_ context.Context, g *globals, fromStdin bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err != nil {
-		return withCode(exitError, fmt.Errorf("no config file at %s", path), "create one with 'claw init'")
-	}
-	pass, err := readNewPassphrase(g, fromStdin)
-	if err != nil {
+	if err := runtime.SetPassphrase(home, path, func() (string, error) { return readNewPassphrase(g, fromStdin) }); err != nil {
 		return err
-	}
-	hash, err := broker.HashPassphrase(pass, broker.DefaultArgon2id)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	if err := runtime.WritePassphraseHash(path, home, hash); err != nil {
-		return passphraseHashError(err)
 	}
 	infof(g.stderr, "passphrase set in %s (argon2id, m=%d KiB, t=%d, p=%d)", path,
 		broker.DefaultArgon2id.Memory, broker.DefaultArgon2id.Time, broker.DefaultArgon2id.Threads)
@@ -126,17 +115,4 @@ func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
 		return "", withCode(exitError, errors.New("the passphrases do not match"), "nothing was changed")
 	}
 	return p1, nil
-}
-
-// passphraseHashError adds the hint for a config that could not take the
-// new hash.
-func passphraseHashError(err error) error {
-	var ee *runtime.EditError
-	switch {
-	case errors.As(err, &ee) && ee.Misplaced:
-		return withCode(exitError, err, `put passphrase_hash = "" right under the [security] header, and run this again`)
-	case ee != nil:
-		return withCode(exitError, err, "see 'claw config validate'")
-	}
-	return err
 }

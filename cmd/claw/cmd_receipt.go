@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -47,19 +44,14 @@ show all receipts of those actions. Listing does not verify; run
 			if err != nil {
 				return err
 			}
-			r, err := parseRange(since, until)
+			filter, err := runtime.ListFilter(dir, since, until, tool, decision)
 			if err != nil {
 				return err
-			}
-			from, to := r.Since, r.Until
-			if _, err := os.Stat(dir); err != nil {
-				return withCode(exitError, fmt.Errorf("no receipt log at %s", dir))
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			if !asJSON {
 				fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tACTION\tDETAIL")
 			}
-			filter := runtime.ReceiptFilter{From: from, To: to, Tool: tool, Decision: decision}
 			bad, err := runtime.WalkReceipts(c.Context(), dir, filter, func(r receipts.Record) error {
 				b := &r.Line.Decoded
 				if asJSON {
@@ -197,16 +189,9 @@ func newReceiptAppendCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var b receipts.Body
-			if body != "" {
-				dec := json.NewDecoder(bytes.NewReader([]byte(body)))
-				dec.DisallowUnknownFields()
-				if err := dec.Decode(&b); err != nil {
-					return usageErrorf("bad --json body: %v", err)
-				}
-			}
-			if typ != "" {
-				b.Type = receipts.Type(typ)
+			b, err := runtime.FixtureBody(typ, body)
+			if err != nil {
+				return err
 			}
 			s, err := loadReceiptSigner(g, &o)
 			if err != nil {
@@ -217,7 +202,7 @@ func newReceiptAppendCommand(g *globals) *cobra.Command {
 				return withCode(exitError, err)
 			}
 			if asJSON {
-				return writeReceiptJSON(g, map[string]any{"seq": last.Seq, "hash": last.Hash.String()})
+				return writeJSON(g.stdout, map[string]any{"seq": last.Seq, "hash": last.Hash.String()})
 			}
 			fmt.Fprintf(g.stdout, "seq %d\n", last.Seq)
 			return nil

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/service"
 )
 
 func newServiceCommand(g *globals) *cobra.Command {
@@ -39,13 +34,7 @@ systemctl needs systemd as the running init system; in a container use
 }
 
 func newServiceInstallCommand(g *globals) *cobra.Command {
-	var (
-		opts        service.Options
-		unitDir     string
-		force       bool
-		noSystemctl bool
-		now         bool
-	)
+	var o runtime.ServiceInstall
 	c := &cobra.Command{
 		Use:   "install",
 		Short: "Write claw.service, create the service's home, enable it",
@@ -66,120 +55,30 @@ EXIT STATUS
   2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runServiceInstall(c.Context(), g, opts, unitDir, force, noSystemctl, now)
+			o.Init = func(ctx context.Context, home, config string) error {
+				sub := &globals{home: home, config: config, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
+				return runInit(ctx, sub, "", false, "", false)
+			}
+			o.Out = g.stderr
+			o.Infof = func(f string, a ...any) { infof(g.stderr, f, a...) }
+			o.Warnf = func(f string, a ...any) { warnf(g.stderr, f, a...) }
+			return runtime.InstallService(c.Context(), o)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&unitDir, "unit-dir", service.DefaultUnitDir, "directory to write claw.service into")
-	f.StringVar(&opts.Binary, "binary", "", "claw executable the unit runs (default this one)")
-	f.StringVar(&opts.User, "user", "", "existing system user to run as (default a DynamicUser)")
-	f.StringVar(&opts.Group, "group", "", "group to run as (default the user's)")
-	f.StringVar(&opts.Home, "state-dir", service.DefaultHome, "the service's claw home (CLAW_HOME)")
-	f.StringVar(&opts.Workspace, "workspace", "", "the agent's workspace (default STATE-DIR/workspace)")
-	f.StringSliceVar(&opts.ReadWritePaths, "read-write", nil, "further `PATH`s the service may write (repeatable)")
-	f.DurationVar(&opts.Watchdog, "watchdog", service.DefaultWatchdog, "WatchdogSec of the unit")
-	f.BoolVar(&opts.MemoryDenyWriteExecute, "deny-write-execute", false, "add MemoryDenyWriteExecute=yes (breaks JIT runtimes the agent runs)")
-	f.BoolVar(&force, "force", false, "replace a different existing claw.service")
-	f.BoolVar(&noSystemctl, "no-systemctl", false, "only write the unit and the home; do not call systemctl")
-	f.BoolVar(&now, "now", false, "also start the service")
+	f.StringVar(&o.UnitDir, "unit-dir", runtime.ServiceUnitDir, "directory to write claw.service into")
+	f.StringVar(&o.Options.Binary, "binary", "", "claw executable the unit runs (default this one)")
+	f.StringVar(&o.Options.User, "user", "", "existing system user to run as (default a DynamicUser)")
+	f.StringVar(&o.Options.Group, "group", "", "group to run as (default the user's)")
+	f.StringVar(&o.Options.Home, "state-dir", runtime.ServiceHome, "the service's claw home (CLAW_HOME)")
+	f.StringVar(&o.Options.Workspace, "workspace", "", "the agent's workspace (default STATE-DIR/workspace)")
+	f.StringSliceVar(&o.Options.ReadWritePaths, "read-write", nil, "further `PATH`s the service may write (repeatable)")
+	f.DurationVar(&o.Options.Watchdog, "watchdog", runtime.ServiceWatchdog, "WatchdogSec of the unit")
+	f.BoolVar(&o.Options.MemoryDenyWriteExecute, "deny-write-execute", false, "add MemoryDenyWriteExecute=yes (breaks JIT runtimes the agent runs)")
+	f.BoolVar(&o.Force, "force", false, "replace a different existing claw.service")
+	f.BoolVar(&o.NoSystemctl, "no-systemctl", false, "only write the unit and the home; do not call systemctl")
+	f.BoolVar(&o.Now, "now", false, "also start the service")
 	return c
-}
-
-func runServiceInstall(ctx context.Context, g *globals, opts service.Options, unitDir string, force, noSystemctl, now bool) error {
-	if !noSystemctl && !service.Running() {
-		return noSystemdError()
-	}
-	var ue *service.UserError
-	switch err := opts.Locate(); {
-	case errors.Is(err, service.ErrNoBinary):
-		return withCode(exitError, err, "give it with --binary")
-	case errors.As(err, &ue):
-		return withCode(exitError, err,
-			fmt.Sprintf("create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s", opts.User),
-			"or leave --user out to run as a DynamicUser")
-	case err != nil:
-		return usageErrorf("%v", err)
-	}
-	unit, err := service.Render(opts)
-	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	if setting := service.HiddenFrom(opts.Binary); setting != "" {
-		warnf(g.stderr, "the unit runs %s, but its %s hides that path from the service: it will not start", opts.Binary, setting)
-		infof(g.stderr, "hint: install claw outside /home, /root, /tmp and /var/tmp (for example 'install -m 0755 bin/claw bin/claw-sandbox /usr/local/bin/') and give it with --binary")
-	}
-	opts = opts.Resolved()
-	if err := setupServiceHome(ctx, g, opts); err != nil {
-		return err
-	}
-	res, err := service.Install(unitDir, unit, force)
-	switch {
-	case errors.Is(err, service.ErrUnitDiffers):
-		return withCode(exitError, err, "compare it with 'claw service install --unit-dir DIR --no-systemctl' into another directory, then use --force to replace it")
-	case err != nil:
-		return withCode(exitError, err)
-	case res.Unchanged:
-		infof(g.stderr, "%s is up to date", res.Path)
-	case res.Replaced:
-		infof(g.stderr, "replaced %s", res.Path)
-	default:
-		infof(g.stderr, "wrote %s", res.Path)
-	}
-	if noSystemctl {
-		infof(g.stderr, "systemctl not called (--no-systemctl)")
-		return nil
-	}
-	if err := systemctl(ctx, g, "daemon-reload"); err != nil {
-		return err
-	}
-	args := []string{"enable", service.UnitName}
-	if now {
-		args = []string{"enable", "--now", service.UnitName}
-	}
-	if err := systemctl(ctx, g, args...); err != nil {
-		return err
-	}
-	if now {
-		infof(g.stderr, "claw.service enabled and started")
-	} else {
-		infof(g.stderr, "claw.service enabled; start it with 'claw service start'")
-	}
-	return nil
-}
-
-// setupServiceHome creates the service's claw home the way claw init does,
-// with the service's config written first (workspace inside the home,
-// run_as empty), and hands it to a dedicated user. With DynamicUser, or a
-// home that is the unit's StateDirectory, systemd hands it over at start.
-func setupServiceHome(ctx context.Context, g *globals, opts service.Options) error {
-	if _, err := runtime.EnsureDir(opts.Home); err != nil {
-		return withCode(exitError, err)
-	}
-	cfgPath := filepath.Join(opts.Home, "config.toml")
-	cfg, err := service.Config(opts.Workspace)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	created, err := runtime.WriteNew(cfgPath, cfg)
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	if created {
-		infof(g.stderr, "wrote %s", cfgPath)
-	} else {
-		infof(g.stderr, "%s exists; kept it (the service needs [sandbox] run_as = \"\" and a workspace it can write)", cfgPath)
-	}
-	sub := &globals{home: opts.Home, config: cfgPath, stdin: g.stdin, stdout: io.Discard, stderr: io.Discard}
-	if err := runInit(ctx, sub, "", false, "", false); err != nil {
-		return err
-	}
-	if opts.User == "" {
-		return nil
-	}
-	if err := service.HandTo(opts.User, opts.Group, opts.Home, opts.Workspace); err != nil {
-		return withCode(exitError, err)
-	}
-	return nil
 }
 
 func newServiceUninstallCommand(g *globals) *cobra.Command {
@@ -198,34 +97,22 @@ EXIT STATUS
   use --no-systemctl), 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			ctx := c.Context()
-			if !noSystemctl {
-				if !service.Running() {
-					return noSystemdError()
-				}
-				path := filepath.Join(unitDir, service.UnitName)
-				if _, err := os.Stat(path); err == nil {
-					if err := systemctl(ctx, g, "disable", "--now", service.UnitName); err != nil {
-						return err
-					}
-				}
-			}
-			removed, err := service.Uninstall(unitDir)
+			path, removed, err := runtime.UninstallService(c.Context(), unitDir, noSystemctl, g.stderr)
 			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			if !removed {
-				infof(g.stderr, "%s was not installed", filepath.Join(unitDir, service.UnitName))
+				infof(g.stderr, "%s was not installed", path)
 			} else {
-				infof(g.stderr, "removed %s; the service's home is kept", filepath.Join(unitDir, service.UnitName))
+				infof(g.stderr, "removed %s; the service's home is kept", path)
 			}
 			if noSystemctl {
 				return nil
 			}
-			return systemctl(ctx, g, "daemon-reload")
+			return runtime.ReloadSystemd(c.Context(), g.stderr)
 		},
 	}
-	c.Flags().StringVar(&unitDir, "unit-dir", service.DefaultUnitDir, "directory claw.service was written to")
+	c.Flags().StringVar(&unitDir, "unit-dir", runtime.ServiceUnitDir, "directory claw.service was written to")
 	c.Flags().BoolVar(&noSystemctl, "no-systemctl", false, "only remove the unit file; do not call systemctl")
 	return c
 }
@@ -249,45 +136,7 @@ EXIT STATUS
 		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if !service.Running() {
-				return noSystemdError()
-			}
-			out, err := service.Systemctl(c.Context(), verb, service.UnitName)
-			if verb == "status" {
-				g.stdout.Write(out)
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					return silentExit(exitError) // inactive, failed or unknown: systemctl said so
-				}
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				return nil
-			}
-			g.stderr.Write(out)
-			if err != nil {
-				return withCode(exitError, err, "see 'journalctl -u claw.service'")
-			}
-			return nil
+			return runtime.ServiceVerb(c.Context(), verb, g.stdout, g.stderr)
 		},
 	}
-}
-
-// systemctl runs one systemctl command, its output on stderr.
-func systemctl(ctx context.Context, g *globals, args ...string) error {
-	out, err := service.Systemctl(ctx, args...)
-	g.stderr.Write(out)
-	if errors.Is(err, service.ErrNoSystemd) {
-		return noSystemdError()
-	}
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	return nil
-}
-
-func noSystemdError() error {
-	return withCode(exitError, service.ErrNoSystemd,
-		"systemd is not PID 1 here (a container?): run 'claw serve' directly under your supervisor",
-		"or write the unit only: claw service install --no-systemctl --unit-dir DIR")
 }

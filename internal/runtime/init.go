@@ -88,14 +88,6 @@ type InitOptions struct {
 	WorkspaceSet bool
 	// Passphrase, when not nil, gives the passphrase of a new signing key.
 	Passphrase func() ([]byte, error)
-	// DefaultWorkspace is the workspace_dir of a new config when none is
-	// asked for ("": the template's).
-	DefaultWorkspace func(ctx context.Context, home, path string) (string, error)
-	// HandWorkspace gives a workspace init created to the run_as user.
-	HandWorkspace func(ws, runAs string) error
-	// Problems lists what would keep actions from using cfg's workspace
-	// and programs, each with its fix.
-	Problems func(ctx context.Context, home string, cfg *config.Config) []string
 	// Warnf and Infof say what happens while it happens.
 	Warnf, Infof func(format string, args ...any)
 }
@@ -123,7 +115,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 
 	if _, err := os.Stat(path); workspace == "" && errors.Is(err, fs.ErrNotExist) {
-		if workspace, err = o.DefaultWorkspace(ctx, home, path); err != nil {
+		if workspace, err = defaultWorkspace(ctx, home, path); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +148,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if err := initFiles(res, o, cfg); err != nil {
 		return nil, err
 	}
-	res.Warnings = append(res.Warnings, o.Problems(ctx, home, cfg)...)
+	res.Warnings = append(res.Warnings, initProblems(ctx, home, cfg)...)
 	res.Next = "claw doctor"
 	return res, nil
 }
@@ -185,7 +177,7 @@ func initDirs(res *InitResult, o InitOptions, cfg *config.Config) error {
 	}
 	res.Workspace = cfg.WorkspaceDir
 	if slices.Contains(res.Created, cfg.WorkspaceDir) {
-		if err := o.HandWorkspace(cfg.WorkspaceDir, cfg.Sandbox.RunAs); err != nil {
+		if err := HandWorkspaceToRunAs(cfg.WorkspaceDir, cfg.Sandbox.RunAs); err != nil {
 			o.Warnf("%v", err)
 		}
 	}

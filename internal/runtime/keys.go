@@ -80,6 +80,29 @@ func ReadSmall(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// KeyPassphraseFile is the file the receipt key's passphrase is read
+// from: flag (--passphrase-file), else $CLAW_KEY_PASSPHRASE_FILE; "" for
+// none (a terminal prompt, or no passphrase).
+func KeyPassphraseFile(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv("CLAW_KEY_PASSPHRASE_FILE")
+}
+
+// KeyPassphraseFromFile reads the receipt key's passphrase from the file
+// KeyPassphraseFile names for flag; ok is false when it names none.
+func KeyPassphraseFromFile(flag string) (pass []byte, ok bool, err error) {
+	path := KeyPassphraseFile(flag)
+	if path == "" {
+		return nil, false, nil
+	}
+	if pass, err = ReadPassphraseFile(path); err != nil {
+		return nil, true, WithCode(ExitError, err)
+	}
+	return pass, true, nil
+}
+
 // ReadPassphraseFile reads a key passphrase from the first 4 KiB of the
 // file at path, without its line end.
 func ReadPassphraseFile(path string) ([]byte, error) {
@@ -347,4 +370,69 @@ func RotateReceiptKey(ctx context.Context, dir, logDir, kind string, passphrase 
 		}
 	}
 	return Rotation{OldKID: oldS.KeyID(), NewKID: newS.KeyID(), Seq: e.Seq, Retired: retiredKey}, nil
+}
+
+// KeyHint gives an error of key handling ([KeyError]) the exit status and
+// the hint for its step; other errors, and nil, are returned as they are.
+func KeyHint(err error) error {
+	var ke *KeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	switch ke.Step {
+	case KeyMissing:
+		return WithCode(ExitError, err, "create one with 'claw keys generate'")
+	case KeyRead:
+		return WithCode(ExitError, err, "create a key with 'claw keys generate'")
+	case KeyParse:
+		return WithCode(ExitError, err, "wrong passphrase?")
+	case KeyKind:
+		return WithCode(ExitUsage, err)
+	case KeyExists:
+		return WithCode(ExitError, err, "use 'claw keys rotate' to replace the signing key")
+	case KeyRecord:
+		return WithCode(ExitError, err, "the new key is in "+ke.Path)
+	}
+	return err
+}
+
+// ReceiptSigner is the signer of the receipt key in the keys directory
+// keyDir names, unlocked with passphrase when it is encrypted; kms, a KMS
+// key reference, is refused (no scheme is allowed yet).
+func ReceiptSigner(kms string, keyDir func() (string, error), passphrase func() ([]byte, error)) (*receipts.Signer, error) {
+	if kms != "" {
+		return nil, WithCode(ExitUsage, receipts.CheckKMS(kms))
+	}
+	dir, err := keyDir()
+	if err != nil {
+		return nil, err
+	}
+	s, err := LoadReceiptSigner(dir, passphrase)
+	return s, KeyHint(err)
+}
+
+// NewReceiptKey makes the receipt signing key of kind in the keys
+// directory keyDir names, encrypted with the passphrase that passphrase
+// returns (nil: unencrypted). An unknown kind, and a key already there,
+// are refused before passphrase is called.
+func NewReceiptKey(keyDir func() (string, error), kind string, passphrase func() ([]byte, error)) (KeyInfo, error) {
+	if _, err := receipts.GenerateKey(receipts.KeyKind(kind)); err != nil {
+		return KeyInfo{}, WithCode(ExitUsage, err)
+	}
+	dir, err := keyDir()
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	keyPath := filepath.Join(dir, ReceiptKeyName)
+	if _, err := os.Stat(keyPath); err == nil {
+		return KeyInfo{}, WithCode(ExitError, fmt.Errorf("%s already exists; keys are never overwritten", keyPath), "use 'claw keys rotate' to replace the signing key")
+	}
+	var pass []byte
+	if passphrase != nil {
+		if pass, err = passphrase(); err != nil {
+			return KeyInfo{}, err
+		}
+	}
+	ki, err := GenerateReceiptKey(dir, receipts.KeyKind(kind), pass)
+	return ki, KeyHint(err)
 }

@@ -86,3 +86,28 @@ func TestRotateReceiptKey(t *testing.T) {
 		t.Errorf("trusted keys %d in %v (%v), want the old and the new", len(keys), files, err)
 	}
 }
+
+// TestNewReceiptKeyAsksLast: a bad kind (exit 2) and a key already there
+// (exit 1) are refused before anyone is asked for a passphrase.
+func TestNewReceiptKeyAsksLast(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	keyDir := func() (string, error) { return dir, nil }
+	asked := 0
+	pass := func() ([]byte, error) { asked++; return []byte("pass phrase"), nil }
+	if _, err := NewReceiptKey(keyDir, "rsa", pass); ExitCode(err) != ExitUsage || asked != 0 {
+		t.Fatalf("kind rsa: %v (exit %d), asked %d times", err, ExitCode(err), asked)
+	}
+	ki, err := NewReceiptKey(keyDir, "ed25519", pass)
+	if err != nil || !ki.Encrypted || asked != 1 {
+		t.Fatalf("new key: %+v, %v, asked %d times", ki, err, asked)
+	}
+	if _, err := NewReceiptKey(keyDir, "ed25519", pass); ExitCode(err) != ExitError || asked != 1 {
+		t.Fatalf("second key: %v (exit %d), asked %d times", err, ExitCode(err), asked)
+	}
+	if _, err := ReceiptSigner("", keyDir, func() ([]byte, error) { return []byte("wrong"), nil }); ExitCode(err) != ExitError {
+		t.Fatalf("wrong passphrase: %v (exit %d)", err, ExitCode(err))
+	}
+	if _, err := ReceiptSigner("gcpkms://k", keyDir, pass); ExitCode(err) != ExitUsage {
+		t.Fatalf("kms: %v (exit %d)", err, ExitCode(err))
+	}
+}

@@ -11,6 +11,12 @@ import (
 	"github.com/clawsec/claw/internal/redact"
 )
 
+// The bounds of the memory's queries, for the flags that ask them.
+const (
+	MaxMemoryResults = memory.MaxSearchResults // matches of one search
+	MemoryIDPrefix   = memory.MinIDPrefix      // the shortest id prefix a conversation is found by
+)
+
 // ErrNoMemory means the memory file does not exist yet: nothing to list.
 var ErrNoMemory = errors.New("no memory file yet")
 
@@ -29,20 +35,45 @@ func OpenMemory(path string, red func(string) string, mustExist bool) (*memory.S
 	return st, nil
 }
 
+// openMemoryOf opens the memory database of e, with the redactor applied
+// to everything read from it: every known secret form, and the values of
+// the configured providers' and channels' key variables. A missing file
+// is ErrNoMemory, not created.
+func openMemoryOf(e *Env) (*memory.Store, func(string) string, error) {
+	red := KeyRedactor(e)
+	st, err := OpenMemory(e.Config.Agent.MemoryDB, red, true)
+	if errors.Is(err, ErrNoMemory) {
+		return nil, red, err
+	}
+	if err != nil {
+		return nil, nil, WithCode(ExitError, err)
+	}
+	return st, red, nil
+}
+
 // ConversationRow is a conversation as claw memory list shows it.
 type ConversationRow struct {
 	memory.Conversation
 	Title string `json:"title,omitempty"`
 }
 
-// MemoryConversations lists at most limit conversations (0: all), most
-// recent first, redacted by red, each with its title.
-func MemoryConversations(ctx context.Context, st *memory.Store, red func(string) string, limit int) ([]ConversationRow, error) {
-	convs, err := st.Conversations(ctx, limit)
+// MemoryConversations lists at most limit conversations (0: all) of e's
+// memory, most recent first, redacted, each with its title; none when
+// there is no memory file yet.
+func MemoryConversations(ctx context.Context, e *Env, limit int) ([]ConversationRow, error) {
+	rows := []ConversationRow{}
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return rows, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	rows := []ConversationRow{}
+	defer st.Close()
+	convs, err := st.Conversations(ctx, limit)
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
 	for _, cv := range convs {
 		cv.Summary = red(cv.Summary)
 		rows = append(rows, ConversationRow{Conversation: cv, Title: conversationTitle(ctx, st, red, cv.ID)})
@@ -65,28 +96,65 @@ func conversationTitle(ctx context.Context, st *memory.Store, red func(string) s
 	return ""
 }
 
-// MemorySearch searches every stored message for query, best match first,
-// redacted by red.
-func MemorySearch(ctx context.Context, st *memory.Store, red func(string) string, query string, limit int) ([]memory.Hit, error) {
-	found, err := st.Search(ctx, query, limit)
-	if err != nil {
-		return nil, err
+// MemoryHits are the matches of a search of the memory for Query.
+type MemoryHits struct {
+	Query string       `json:"query"`
+	Hits  []memory.Hit `json:"hits"`
+}
+
+// MemorySearch searches every message stored in e's memory for query,
+// best match first, redacted; nothing when there is no memory file yet.
+// A query over the store's limits is a usage error.
+func MemorySearch(ctx context.Context, e *Env, query string, limit int) (MemoryHits, error) {
+	res := MemoryHits{Query: query, Hits: []memory.Hit{}}
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return res, nil
 	}
-	hits := []memory.Hit{}
+	if err != nil {
+		return res, err
+	}
+	defer st.Close()
+	found, err := st.Search(ctx, query, limit)
+	var le *memory.LimitError
+	if errors.As(err, &le) {
+		return res, WithCode(ExitUsage, err, "use fewer or shorter words")
+	}
+	if err != nil {
+		return res, WithCode(ExitError, err)
+	}
 	for _, h := range found {
 		h.Message.Content = red(h.Message.Content)
 		h.Snippet = red(h.Snippet)
-		hits = append(hits, h)
+		res.Hits = append(res.Hits, h)
 	}
-	return hits, nil
+	return res, nil
 }
 
-// MemoryConversation is the conversation id (or an unambiguous prefix)
-// with its messages, oldest first, redacted by red.
-func MemoryConversation(ctx context.Context, st *memory.Store, red func(string) string, id string) (memory.Conversation, []memory.Message, error) {
-	conv, msgs, err := st.Get(ctx, id)
+// Conversation is a conversation of the memory with its messages, oldest
+// first (Messages; the count is Conversation.Messages).
+type Conversation struct {
+	memory.Conversation
+	Messages []memory.Message `json:"messages"`
+}
+
+// MemoryConversation is the conversation id (or an unambiguous prefix) of
+// e's memory with its messages, oldest first, redacted.
+func MemoryConversation(ctx context.Context, e *Env, id string) (Conversation, error) {
+	st, red, err := openMemoryOf(e)
+	if errors.Is(err, ErrNoMemory) {
+		return Conversation{}, WithCode(ExitError, fmt.Errorf("conversation %q: %w", id, memory.ErrNotFound), "see 'claw memory list'")
+	}
 	if err != nil {
-		return conv, nil, err
+		return Conversation{}, err
+	}
+	defer st.Close()
+	conv, msgs, err := st.Get(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) {
+		return Conversation{}, WithCode(ExitError, err, "see 'claw memory list'")
+	}
+	if err != nil {
+		return Conversation{}, WithCode(ExitError, err)
 	}
 	conv.Summary = red(conv.Summary)
 	for i := range msgs {
@@ -98,18 +166,24 @@ func MemoryConversation(ctx context.Context, st *memory.Store, red func(string) 
 	if msgs == nil {
 		msgs = []memory.Message{}
 	}
-	return conv, msgs, nil
+	return Conversation{Conversation: conv, Messages: msgs}, nil
 }
 
-// ClearMemory deletes every conversation of st, vacuuming the file, and
-// says how many there were.
-func ClearMemory(ctx context.Context, st *memory.Store) (int, error) {
+// ClearMemory deletes every conversation of e's memory, vacuuming the
+// file, and says how many there were and which file it was. Without a
+// memory file it is ErrNoMemory.
+func ClearMemory(ctx context.Context, e *Env) (n int, path string, err error) {
+	st, _, err := openMemoryOf(e)
+	if err != nil {
+		return 0, "", err
+	}
+	defer st.Close()
 	convs, err := st.Conversations(ctx, 0)
 	if err != nil {
-		return 0, err
+		return 0, "", WithCode(ExitError, err)
 	}
 	if err := st.Clear(ctx); err != nil { // and vacuums what the SOP runs held
-		return 0, err
+		return 0, "", WithCode(ExitError, err)
 	}
-	return len(convs), nil
+	return len(convs), st.Path(), nil
 }

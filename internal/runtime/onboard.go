@@ -3,7 +3,9 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,6 +26,14 @@ var (
 	envVarRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`) })
 	modelRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`) })
 )
+
+// OnboardKinds are the provider kinds claw onboard offers, the first
+// the suggested one.
+var OnboardKinds = []string{provider.KindMock, provider.KindOpenAI, provider.KindAnthropic}
+
+// OnboardRemote reports whether a provider of kind is reached over the
+// network, with a base URL and a key.
+func OnboardRemote(kind string) bool { return kind != provider.KindMock }
 
 // OnboardDefaults are the suggested answers for each provider kind.
 var OnboardDefaults = map[string]OnboardAnswers{
@@ -252,4 +262,47 @@ func ReplaceConfig(path, home string, data []byte, verify func(*config.Config) e
 		return fmt.Errorf("failed to replace %s: %w", path, err)
 	}
 	return nil
+}
+
+// OnboardConfig reads the config file at path for claw onboard: its bytes
+// (nil when there is none) and the autonomy it sets (supervised when
+// there is no file, or it does not parse).
+func OnboardConfig(home, path string) (existing []byte, autonomy string, err error) {
+	autonomy = config.AutonomySupervised
+	existing, err = os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, autonomy, nil
+	case err != nil:
+		return nil, "", WithCode(ExitError, fmt.Errorf("failed to read %s: %w", path, err))
+	}
+	if c, err := config.Parse(existing, path, home); err == nil {
+		autonomy = c.Security.Autonomy
+	}
+	return existing, autonomy, nil
+}
+
+// WriteOnboard writes the answers a into the config file at path, whose
+// bytes are existing; when there is none (nil), init first creates the
+// claw home and the file like claw init. The result is validated and
+// checked before it replaces the file.
+func WriteOnboard(home, path string, existing []byte, a OnboardAnswers, init func() error) error {
+	if existing == nil {
+		if err := init(); err != nil {
+			return err
+		}
+		var err error
+		if existing, err = os.ReadFile(path); err != nil {
+			return WithCode(ExitError, fmt.Errorf("failed to read %s: %w", path, err))
+		}
+	}
+	updated, err := ApplyOnboard(existing, a)
+	if err != nil {
+		return WithCode(ExitError, err)
+	}
+	err = ReplaceConfig(path, home, updated, func(c *config.Config) error { return CheckOnboarded(c, a) })
+	if ee := (*EditError)(nil); errors.As(err, &ee) {
+		return WithCode(ExitError, err, "run 'claw config validate' and fix the file by hand")
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/clawsec/claw/internal/atomicfile"
+	"github.com/clawsec/claw/internal/broker"
 
 	"github.com/clawsec/claw/internal/config"
 )
@@ -89,4 +90,31 @@ func WritePassphraseHash(path, home, hash string) error {
 		return fmt.Errorf("writing the config: %w", err)
 	}
 	return nil
+}
+
+// SetPassphrase sets the passphrase that read returns as the argon2id
+// hash in the config file at path of the claw home: a missing file is
+// an error before read is called, and a config that cannot take the hash
+// is left as it was, with a hint.
+func SetPassphrase(home, path string, read func() (string, error)) error {
+	if _, err := os.Stat(path); err != nil {
+		return WithCode(ExitError, fmt.Errorf("no config file at %s", path), "create one with 'claw init'")
+	}
+	pass, err := read()
+	if err != nil {
+		return err
+	}
+	hash, err := broker.HashPassphrase(pass, broker.DefaultArgon2id)
+	if err != nil {
+		return WithCode(ExitError, err)
+	}
+	err = WritePassphraseHash(path, home, hash)
+	var ee *EditError
+	switch {
+	case errors.As(err, &ee) && ee.Misplaced:
+		return WithCode(ExitError, err, `put passphrase_hash = "" right under the [security] header, and run this again`)
+	case ee != nil:
+		return WithCode(ExitError, err, "see 'claw config validate'")
+	}
+	return err
 }

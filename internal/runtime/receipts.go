@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"crypto"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clawsec/claw/internal/broker"
@@ -53,6 +55,24 @@ func WalkReceipts(ctx context.Context, dir string, f ReceiptFilter, fn func(rece
 		return fn(r)
 	})
 	return bad, err
+}
+
+// FixtureBody is a receipt body for claw receipt __append: the fields of
+// the JSON object js (none when empty; an unknown one is a usage error),
+// of type typ when it is given.
+func FixtureBody(typ, js string) (receipts.Body, error) {
+	var b receipts.Body
+	if js != "" {
+		dec := json.NewDecoder(strings.NewReader(js))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil {
+			return b, Usagef("bad --json body: %v", err)
+		}
+	}
+	if typ != "" {
+		b.Type = receipts.Type(typ)
+	}
+	return b, nil
 }
 
 // AppendReceipts appends body n times (at least once) to the log in dir,
