@@ -184,9 +184,9 @@ var cmdClawPending = func() map[string]string {
 	const logic = "command logic still in cmd/claw, to move to internal/runtime"
 	m := map[string]string{}
 	for _, p := range []string{
-		"agent", "agent/memory", "agent/provider", "agent/tool", "audit", "executor", "gate", "policies", "receipts",
+		"agent", "agent/tool", "executor", "gate", "policies", "receipts",
 		"internal/approvals", "internal/broker", "internal/bypass", "internal/estop", "internal/grant", "internal/hook",
-		"internal/mcpgate", "internal/plugin", "internal/serve", "internal/service", "internal/sop",
+		"internal/plugin", "internal/serve", "internal/sop",
 	} {
 		m[p] = logic
 	}
