@@ -73,10 +73,7 @@ func brokerSetup(g *globals, o *actionOptions, e **env) runtime.Setup {
 		},
 		Signer:     func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
 		ReceiptDir: func() (string, error) { return receiptDir(g) },
-		Warn: func(problem, fix string) {
-			warnf(g.stderr, "%s", problem)
-			infof(g.stderr, "hint: %s", fix)
-		},
+		Warn:       func(problem, fix string) { warnFix(g.stderr, problem, fix) },
 	}
 }
 

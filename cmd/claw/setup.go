@@ -64,7 +64,6 @@ var canonicalDir = runtime.CanonicalDir
 // user, will not be able to use the workspace.
 func checkWorkspaceOwner(g *globals, ws, runAs string) {
 	if problem, fix := runtime.WorkspaceProblem(ws, runAs); problem != "" {
-		warnf(g.stderr, "%s", problem)
-		infof(g.stderr, "hint: %s", fix)
+		warnFix(g.stderr, problem, fix)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -152,7 +151,7 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		EstopFile:   filepath.Join(e.Home, "ESTOP"),
 		Grants:      grant.Open(filepath.Join(e.Home, grant.FileName)),
 		GrantExpiry: GrantExpiry(c),
-		Plugins:     pluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
+		Plugins:     PluginResolver(PluginStore(e.Home)),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: c.Sandbox.MinLandlockABI,
 			RunAs:          c.Sandbox.RunAs,
@@ -173,18 +172,4 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 // GrantExpiry is the configured expiry of grants.
 func GrantExpiry(c *config.Config) grant.Expiry {
 	return grant.Expiry{Default: c.Security.GrantExpiry.Duration, Max: c.Security.GrantMaxExpiry.Duration}
-}
-
-// pluginResolver gives the broker the plugin tools of the store.
-func pluginResolver(s plugin.Store) broker.PluginResolver {
-	return func(name, tool string, args map[string]any) broker.PluginCall {
-		c := s.Resolve(name, tool, args)
-		return broker.PluginCall{
-			Info: gate.PluginInfo{Status: c.Status, Detail: c.Detail},
-			Dir:  c.Dir, Argv: c.Argv,
-			Read: c.Reach.Read, Write: c.Reach.Write, Hosts: c.Reach.Hosts,
-			Timeout: c.Tool.TimeoutDuration(),
-			Digest:  c.Digest,
-		}
-	}
 }

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/gate/shell"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/internal/toolkind"
@@ -47,7 +45,7 @@ const oneShotHeapLimit = 256 << 20
 func DecideDryRun(ctx context.Context, eng *gate.Engine, home string, o DryRun, action gate.Action, gctx gate.Context, stdout, stderr io.Writer) error {
 	in := gate.BuildInput(action, gctx)
 	if in.Kind == toolkind.Plugin {
-		broker.ResolvePlugin(PluginResolver(plugin.Store{Dir: filepath.Join(home, "plugins")}), action, in)
+		broker.ResolvePlugin(PluginResolver(PluginStore(home)), action, in)
 	}
 	var d gate.Decision
 	var fired []string
