@@ -117,33 +117,22 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			names := args
-			if len(names) == 0 {
-				if names, err = runtime.SOPNames(dir); err != nil {
-					return withCode(exitError, err)
-				}
-				if len(names) == 0 {
-					return withCode(exitError, fmt.Errorf("no SOPs in %s", dir), "write one as "+filepath.Join(dir, "NAME", "SOP.toml"))
-				}
+			names, err := runtime.SOPsToCheck(dir, args)
+			if err != nil {
+				return err
 			}
 			bad := 0
 			for _, n := range names {
-				_, _, err := loadSOP(dir, n)
-				var errs *config.Errors
-				switch {
-				case err == nil:
+				problems, err := runtime.CheckSOP(dir, n)
+				if err != nil {
+					return err
+				}
+				if len(problems) == 0 {
 					fmt.Fprintf(g.stdout, "ok: %s\n", n)
 					continue
-				case errors.As(err, &errs):
-					for _, e := range errs.List {
-						fmt.Fprintln(g.stderr, sanitize(e.Error()))
-					}
-				default:
-					var ce *codeError
-					if errors.As(err, &ce) && ce.Code == exitUsage {
-						return err
-					}
-					fmt.Fprintln(g.stderr, "claw: "+sanitize(err.Error()))
+				}
+				for _, p := range problems {
+					fmt.Fprintln(g.stderr, p)
 				}
 				bad++
 			}
@@ -298,12 +287,12 @@ EXIT STATUS
 			}
 			defer st.Close()
 			if len(args) == 0 {
-				runs, err := st.List(c.Context(), 20)
+				runs, err := runtime.RecentRuns(c.Context(), st, 20)
 				if err != nil {
-					return withCode(exitError, err)
+					return err
 				}
 				if o.asJSON {
-					return writeConfigJSON(g, map[string]any{"runs": nonNilRuns(runs)})
+					return writeConfigJSON(g, map[string]any{"runs": runs})
 				}
 				for _, r := range runs {
 					if quiet {
@@ -314,9 +303,9 @@ EXIT STATUS
 				}
 				return nil
 			}
-			r, err := st.Get(c.Context(), args[0])
+			r, err := runtime.GetRun(c.Context(), st, args[0])
 			if err != nil {
-				return withCode(exitError, err, "see 'claw sop status'")
+				return err
 			}
 			if o.asJSON {
 				return writeConfigJSON(g, r)
@@ -331,13 +320,6 @@ EXIT STATUS
 	addOutputFlag(c, &o.asJSON)
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the run ids")
 	return c
-}
-
-func nonNilRuns(r []*sop.Run) []*sop.Run {
-	if r == nil {
-		return []*sop.Run{}
-	}
-	return r
 }
 
 func newSOPCancelCommand(g *globals) *cobra.Command {

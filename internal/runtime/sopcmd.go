@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/sop"
 	"github.com/clawsec/claw/internal/textesc"
 )
@@ -63,6 +64,44 @@ func ListSOPs(dir string) ([]SOPEntry, error) {
 	return list, nil
 }
 
+// SOPsToCheck are the SOPs of dir claw sop validate checks: names, or
+// else every SOP of dir, of which there must be one.
+func SOPsToCheck(dir string, names []string) ([]string, error) {
+	if len(names) > 0 {
+		return names, nil
+	}
+	names, err := SOPNames(dir)
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
+	if len(names) == 0 {
+		return nil, WithCode(ExitError, fmt.Errorf("no SOPs in %s", dir), "write one as "+filepath.Join(dir, "NAME", "SOP.toml"))
+	}
+	return names, nil
+}
+
+// CheckSOP validates dir/NAME/SOP.toml and returns its problems as lines
+// to show, none when it is valid. A name that cannot be an SOP's is a
+// usage error.
+func CheckSOP(dir, name string) ([]string, error) {
+	_, _, err := LoadSOP(dir, name)
+	var errs *config.Errors
+	var ce *Error
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &errs):
+		lines := make([]string, 0, len(errs.List))
+		for _, e := range errs.List {
+			lines = append(lines, textesc.String(e.Error()))
+		}
+		return lines, nil
+	case errors.As(err, &ce) && ce.Code == ExitUsage:
+		return nil, err
+	}
+	return []string{"claw: " + textesc.String(err.Error())}, nil
+}
+
 // OpenSOPRuns opens the run store in the memory database of e's config.
 func OpenSOPRuns(e *Env) (*sop.Store, error) {
 	st, err := OpenSOPStore(e.Config.Agent.MemoryDB)
@@ -93,6 +132,27 @@ func ClearSOPRuns(ctx context.Context, e *Env) (int, error) {
 	return n, nil
 }
 
+// RecentRuns are the n most recent runs of st, newest first.
+func RecentRuns(ctx context.Context, st *sop.Store, n int) ([]*sop.Run, error) {
+	runs, err := st.List(ctx, n)
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
+	if runs == nil {
+		runs = []*sop.Run{}
+	}
+	return runs, nil
+}
+
+// GetRun is the run id of st.
+func GetRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) {
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		return nil, WithCode(ExitError, err, "see 'claw sop status'")
+	}
+	return r, nil
+}
+
 // ResumeRun is the run id of st, for claw sop resume.
 func ResumeRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) {
 	r, err := st.Get(ctx, id)
@@ -107,9 +167,9 @@ func ResumeRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) 
 
 // CancelRun cancels the run id of st: it will not resume.
 func CancelRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) {
-	r, err := st.Get(ctx, id)
+	r, err := GetRun(ctx, st, id)
 	if err != nil {
-		return nil, WithCode(ExitError, err, "see 'claw sop status'")
+		return nil, err
 	}
 	if !r.Resumable() {
 		return nil, WithCode(ExitError, fmt.Errorf("run %s is already %s", r.ID, r.State))
