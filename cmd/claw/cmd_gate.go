@@ -94,8 +94,8 @@ func newGateTestCommand(g *globals) *cobra.Command {
 }
 
 func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []string) error {
-	if o.output != "text" && o.output != "json" {
-		return usageErrorf("--output must be text or json, not %q", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	modes := 0
 	for _, on := range []bool{o.actionJSON != "", o.cases != "", o.rego, o.bypassSuite} {
@@ -109,8 +109,8 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if modes == 0 && len(args) == 0 {
 		return withCode(exitUsage, errors.New("no action given"), "try: claw gate test shell 'rm -rf /'")
 	}
-	if o.autonomy != "" && o.autonomy != "readonly" && o.autonomy != "supervised" && o.autonomy != "full" {
-		return usageErrorf("--autonomy %q is not one of readonly, supervised, full", o.autonomy)
+	if err := runtime.CheckAutonomy(o.autonomy); err != nil {
+		return err
 	}
 	if !o.rego && o.cases == "" && !o.bypassSuite {
 		runtime.OneShotGC()

@@ -86,20 +86,11 @@ func newPluginListCommand(g *globals, use, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := s.List()
+			list, changed, err := runtime.PluginList(s)
 			if err != nil {
-				return withCode(exitError, fmt.Errorf("reading the plugins: %w", err))
-			}
-			changed := 0
-			for _, p := range list {
-				if p.Status != plugin.StatusOK {
-					changed++
-				}
+				return err
 			}
 			if asJSON {
-				if list == nil {
-					list = []plugin.Installed{}
-				}
 				if err := json.NewEncoder(g.stdout).Encode(list); err != nil {
 					return err
 				}

@@ -33,6 +33,24 @@ func PluginRunAsProblem(e *Env) (problem, fix string) {
 		"set [sandbox] run_as = \"\" (uid 0 without capabilities, still confined by Landlock and seccomp) to run them"
 }
 
+// PluginList lists the installed plugins of s (never nil) and counts
+// those changed since they were installed.
+func PluginList(s plugin.Store) (list []plugin.Installed, changed int, err error) {
+	list, err = s.List()
+	if err != nil {
+		return nil, 0, WithCode(ExitError, fmt.Errorf("reading the plugins: %w", err))
+	}
+	for _, p := range list {
+		if p.Status != plugin.StatusOK {
+			changed++
+		}
+	}
+	if list == nil {
+		list = []plugin.Installed{}
+	}
+	return list, changed, nil
+}
+
 // PluginResolver gives the broker the plugin tools of the store.
 func PluginResolver(s plugin.Store) broker.PluginResolver {
 	return func(name, tool string, args map[string]any) broker.PluginCall {
