@@ -210,7 +210,3 @@ func sanitize(s string) string { return sanitizeClip(s, -1) }
 // sanitizeClip is sanitize, cut at max bytes of escaped text (no cut when
 // max is negative); see textesc.Clip.
 func sanitizeClip(s string, max int) string { return textesc.Clip(s, max) }
-
-// invisible reports whether r shows as something other than itself, or as
-// nothing (textesc.Invisible).
-func invisible(r rune) bool { return textesc.Invisible(r) }

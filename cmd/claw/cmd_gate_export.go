@@ -42,9 +42,9 @@ func newGateExportCommand(g *globals) *cobra.Command {
 }
 
 func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string, args []string) error {
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return err
 	}
-	return runtime.GateExport(c.Context(), e.rt(), dir, o.actionJSON, args, o.workspace, o.autonomy, func(p string) { fmt.Fprintln(g.stdout, p) })
+	return runtime.GateExport(c.Context(), e, dir, o.actionJSON, args, o.workspace, o.autonomy, func(p string) { fmt.Fprintln(g.stdout, p) })
 }

@@ -73,22 +73,13 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 	if err != nil {
 		return err
 	}
-	since, until := r.Since, r.Until
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return err
 	}
-	dir := o.receipts
-	if dir == "" {
-		dir = e.cfg.Receipts.Dir
-	}
-	if dir == "" {
-		if dir, err = receiptDir(g); err != nil {
-			return err
-		}
-	}
-	rep, err := runtime.ReplayLog(ctx, e.rt(), runtime.ReplayInput{PolicyDir: o.policies, GrantFile: o.grants,
-		LogDir: dir, Since: since, Until: until, Now: now})
+	rep, err := runtime.ReplayLog(ctx, e, runtime.ReplayInput{PolicyDir: o.policies, GrantFile: o.grants,
+		LogDir: o.receipts, ReceiptDir: func() (string, error) { return receiptDir(g) },
+		Since: r.Since, Until: r.Until, Now: now})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,19 +41,7 @@ Every action of a run is receipted with the run and step ids.`,
 
 // sopDir is WORKSPACE/sops of the config (or --workspace).
 func sopDir(g *globals, o *actionOptions) (string, error) {
-	ws := o.workspace
-	if ws == "" {
-		e, err := loadEnv(g)
-		if err != nil {
-			return "", err
-		}
-		ws = e.cfg.WorkspaceDir
-	}
-	ws, err := canonicalDir(ws)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(ws, "sops"), nil
+	return runtime.SOPDir(g.runtimeEnv, o.workspace)
 }
 
 // loadSOP reads and validates WORKSPACE/sops/NAME/SOP.toml.
@@ -221,14 +208,7 @@ func (o *sopOptions) addRunFlags(c *cobra.Command) {
 // configured socket when a daemon answers on it), else the terminal, else
 // nobody.
 func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approver, error) {
-	env := func() (*runtime.Env, error) {
-		e, err := loadEnv(g)
-		if err != nil {
-			return nil, err
-		}
-		return e.rt(), nil
-	}
-	cl, target, err := runtime.SOPDaemon(ctx, env, o.approvalsFrom, func(target string) (*approvals.Client, error) {
+	cl, target, err := runtime.SOPDaemon(ctx, g.runtimeEnv, o.approvalsFrom, func(target string) (*approvals.Client, error) {
 		return daemonApprover(g, target, o.tokenFile, "sop")
 	})
 	if err != nil {
@@ -351,19 +331,19 @@ EXIT STATUS
 
 // openSOPStore opens the run store in the configured memory database.
 func openSOPStore(g *globals) (*sop.Store, error) {
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return nil, err
 	}
-	return runtime.OpenSOPRuns(e.rt())
+	return runtime.OpenSOPRuns(e)
 }
 
 // clearSOPRuns deletes every run kept in the memory database (none when
 // there is no database yet).
 func clearSOPRuns(ctx context.Context, g *globals) (int, error) {
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return 0, err
 	}
-	return runtime.ClearSOPRuns(ctx, e.rt())
+	return runtime.ClearSOPRuns(ctx, e)
 }

@@ -22,10 +22,13 @@ import (
 type ReplayInput struct {
 	PolicyDir string // default HOME/policies
 	GrantFile string // default HOME/grants.json
-	LogDir    string // the receipt log
-	Since     time.Time
-	Until     time.Time
-	Now       time.Time // when the grants are looked at
+	LogDir    string // the receipt log; default the config's, else ReceiptDir's
+	// ReceiptDir is the receipt log's directory when neither LogDir nor
+	// the config names one.
+	ReceiptDir func() (string, error)
+	Since      time.Time
+	Until      time.Time
+	Now        time.Time // when the grants are looked at
 }
 
 // ReplayLog re-decides every action recorded in the receipt log under the
@@ -38,6 +41,15 @@ func ReplayLog(ctx context.Context, e *Env, in ReplayInput) (*audit.ReplayReport
 	}
 	if in.GrantFile == "" {
 		in.GrantFile = filepath.Join(e.Home, grant.FileName)
+	}
+	if in.LogDir == "" {
+		in.LogDir = e.Config.Receipts.Dir
+	}
+	if in.LogDir == "" {
+		var err error
+		if in.LogDir, err = in.ReceiptDir(); err != nil {
+			return nil, err
+		}
 	}
 	ws, err := CanonicalDir(e.Config.WorkspaceDir)
 	if err != nil {

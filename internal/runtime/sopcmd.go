@@ -16,6 +16,23 @@ import (
 	"github.com/clawsec/claw/internal/textesc"
 )
 
+// SOPDir is WORKSPACE/sops, of workspace or else of the config env
+// loads.
+func SOPDir(env func() (*Env, error), workspace string) (string, error) {
+	if workspace == "" {
+		e, err := env()
+		if err != nil {
+			return "", err
+		}
+		workspace = e.Config.WorkspaceDir
+	}
+	ws, err := CanonicalDir(workspace)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(ws, "sops"), nil
+}
+
 // LoadSOP reads and validates dir/NAME/SOP.toml, returning the SOP and
 // its source.
 func LoadSOP(dir, name string) (*sop.SOP, []byte, error) {
