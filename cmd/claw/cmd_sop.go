@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/sop"
 )
@@ -160,15 +158,11 @@ the run's state is saved after every step.
 			if err != nil {
 				return err
 			}
-			p, src, err := loadSOP(dir, args[0])
+			in, err := runtime.NewRun(dir, args[0])
 			if err != nil {
-				var errs *config.Errors
-				if errors.As(err, &errs) {
-					return withCode(exitError, err, "see 'claw sop validate "+args[0]+"'")
-				}
 				return err
 			}
-			return runSOP(c.Context(), g, o, p, func(ctx context.Context, st *sop.Store) (*sop.Run, error) { return st.Create(ctx, p, src) })
+			return runSOP(c.Context(), g, o, in)
 		},
 	}
 	o.addRunFlags(c)
@@ -188,9 +182,7 @@ started. A step whose process died while it ran runs again.
 ` + sopRunExit,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runSOP(c.Context(), g, o, nil, func(ctx context.Context, st *sop.Store) (*sop.Run, error) {
-				return runtime.ResumeRun(ctx, st, args[0])
-			})
+			return runSOP(c.Context(), g, o, runtime.ResumeRun(args[0]))
 		},
 	}
 	o.addRunFlags(c)
@@ -221,19 +213,19 @@ func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approve
 	return cl, nil
 }
 
-// runSOP runs the run open gives to its end or its next stop.
-func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open func(context.Context, *sop.Store) (*sop.Run, error)) error {
+// runSOP runs the run in to its end or its next stop, printing its
+// steps as they end.
+func runSOP(ctx context.Context, g *globals, o *sopOptions, in runtime.SOPRun) error {
 	approver, err := sopApprover(ctx, g, o)
 	if err != nil {
 		return err
 	}
-	r, err := runtime.RunSOP(ctx, agentSetup(g, &o.actionOptions), approver, runtime.SOPRun{SOP: p, Open: open,
-		Started: func(r *sop.Run) { fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP) },
-		OnStep: func(r *sop.Run, i int) {
-			s := r.Steps[i]
-			fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
-		},
-	})
+	in.Started = func(r *sop.Run) { fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP) }
+	in.OnStep = func(r *sop.Run, i int) {
+		s := r.Steps[i]
+		fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
+	}
+	r, err := runtime.RunSOP(ctx, agentSetup(g, &o.actionOptions), approver, in)
 	if r != nil {
 		fmt.Fprintf(g.stdout, "%s %s\n", r.ID, r.State)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -25,11 +24,11 @@ func newToolListCommand(g *globals) *cobra.Command {
 		Short: "List the tools and their arguments",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var plugins *plugin.Store
-			if s, err := pluginStore(g); err == nil {
-				plugins = &s
+			home := "" // no plugin tools without a config
+			if e, err := loadEnv(g); err == nil {
+				home = e.home
 			}
-			rows := runtime.ToolList(plugins)
+			rows := runtime.ToolList(home)
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(rows)
 			}

@@ -170,16 +170,18 @@ func GetRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) {
 	return r, nil
 }
 
-// ResumeRun is the run id of st, for claw sop resume.
-func ResumeRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) {
-	r, err := st.Get(ctx, id)
-	if errors.Is(err, sop.ErrNoRun) {
-		return nil, WithCode(ExitError, err, "see 'claw sop status'")
-	}
-	if err == nil && !r.Resumable() {
-		return nil, WithCode(ExitError, fmt.Errorf("run %s is %s", r.ID, r.State))
-	}
-	return r, err
+// ResumeRun is the resumption of the run id, which must be resumable.
+func ResumeRun(id string) SOPRun {
+	return SOPRun{Open: func(ctx context.Context, st *sop.Store) (*sop.Run, error) {
+		r, err := st.Get(ctx, id)
+		if errors.Is(err, sop.ErrNoRun) {
+			return nil, WithCode(ExitError, err, "see 'claw sop status'")
+		}
+		if err == nil && !r.Resumable() {
+			return nil, WithCode(ExitError, fmt.Errorf("run %s is %s", r.ID, r.State))
+		}
+		return r, err
+	}}
 }
 
 // CancelRun cancels the run id of st: it will not resume.
@@ -226,6 +228,18 @@ func SOPDaemon(ctx context.Context, env func() (*Env, error), target string, dae
 		return nil, "", nil // a socket left behind by a daemon that died
 	}
 	return cl, target, nil
+}
+
+// NewRun is a new run of the SOP dir/NAME/SOP.toml, which must be valid.
+func NewRun(dir, name string) (SOPRun, error) {
+	p, src, err := LoadSOP(dir, name)
+	var errs *config.Errors
+	if errors.As(err, &errs) {
+		return SOPRun{}, WithCode(ExitError, err, "see 'claw sop validate "+name+"'")
+	} else if err != nil {
+		return SOPRun{}, err
+	}
+	return SOPRun{SOP: p, Open: func(ctx context.Context, st *sop.Store) (*sop.Run, error) { return st.Create(ctx, p, src) }}, nil
 }
 
 // SOPRun is a run to start or resume.

@@ -7,7 +7,6 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/plugin"
 )
 
 // toolDocs describe the tools an agent can call.
@@ -37,8 +36,8 @@ type ToolEntry struct {
 }
 
 // ToolList lists the tools agents use, and the installed, unchanged
-// tools of the plugins of s when s is not nil.
-func ToolList(s *plugin.Store) []ToolEntry {
+// plugin tools of the claw home, when one is given.
+func ToolList(home string) []ToolEntry {
 	var list []ToolEntry
 	for _, k := range gate.KindNames() {
 		spec := gate.Kinds[k]
@@ -49,8 +48,8 @@ func ToolList(s *plugin.Store) []ToolEntry {
 		}
 		list = append(list, ToolEntry{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, Runnable(k)})
 	}
-	if s != nil {
-		names, descs := PluginTools(*s)
+	if home != "" {
+		names, descs := PluginTools(PluginStore(home))
 		for i, n := range names {
 			list = append(list, ToolEntry{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
 		}
