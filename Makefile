@@ -5,7 +5,7 @@ BIN     := bin/claw
 GOFLAGS ?=
 export CGO_ENABLED := 1
 
-.PHONY: all build deps demo test test-short vet fuzz bench clean mcp-client
+.PHONY: all build deps demo test test-short vet fuzz bench clean mcp-client claude-code
 
 all: build
 
@@ -28,7 +28,7 @@ vet: deps
 
 # The full suite (./... skips testdata, so its test packages are named).
 # Sandbox tests must run (not skip) when CLAW_REQUIRE_SANDBOX is set.
-test: deps vet mcp-client
+test: deps vet mcp-client claude-code
 	$(GO) test -count=1 -timeout 9m ./... ./testdata/everyday
 
 # The foreign MCP client the mcp tests drive (the official TypeScript SDK),
@@ -39,6 +39,15 @@ mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json
 $(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT)/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then cd $(MCP_CLIENT) && npm ci --no-audit --no-fund --loglevel=error; \
 	else echo "claw: npm not found; the MCP foreign-client tests will skip" >&2; fi
+
+# Claude Code, the external coding agent the delegate tests run in claw's
+# sandbox against a fake Messages API on 127.0.0.1 (pinned by its lock
+# file); the test skips without it unless CLAW_REQUIRE_NODE is set.
+CLAUDE_CODE := testdata/claudecode
+claude-code: $(CLAUDE_CODE)/node_modules/.package-lock.json
+$(CLAUDE_CODE)/node_modules/.package-lock.json: $(CLAUDE_CODE)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then cd $(CLAUDE_CODE) && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "claw: npm not found; the Claude Code delegation test will skip" >&2; fi
 
 # Long fuzzing runs; not part of CI.
 FUZZTIME ?= 30s

@@ -116,6 +116,35 @@
 // made when it started: after a mount or unmount in the parent's
 // namespace (seen by polling the parent's mountinfo) it is discarded.
 //
+// # Armed workers
+//
+// With Prestart on, the executor also keeps armed workers: after an
+// action, a fresh child for the same confinement plan is started and
+// confines itself at once (mounts, /proc, rlimits, credentials,
+// Landlock, seccomp; for a file tool every thread, checked), then waits
+// for its request: the command or tool, environment and directory of one
+// action, which cannot widen what it was confined to (the program is
+// looked up and the directory entered under that confinement; a worker
+// that holds a tool's program runs only a tool). The plan is everything
+// the child applies before it knows the command: the launcher, the
+// namespaces, the grants (read, write, protect, devices, ports), the
+// rlimits and cgroup limits, the uid, the seccomp program, the minimum
+// Landlock ABI and the degraded opt-in; its canonical encoding's SHA-256
+// keys the worker. A worker is taken only when the action's plan is byte
+// for byte the one it was confined to, it reported that confinement
+// ("ready" with the ABI, capabilities dropped, the read-only remount and
+// fresh /proc, the uid), it is alive, the parent's mount table has not
+// changed, and every granted path still leads to the file it led to when
+// the worker confined itself (a protected path created since, or a
+// granted directory replaced, would make its grants differ from the
+// plan's). On anything else it is discarded and the action starts its
+// child as before; an action is never run less confined. Each worker
+// runs one action and exits, with its own home directory, cgroup and
+// namespaces, so nothing of one action reaches the next. Up to four
+// plans are kept armed, two workers each; an action with an egress grant
+// or streamed standard input never takes one. StopPrestart discards them
+// all.
+//
 // A prestarted child is cloned by the helper acting as a relay
 // (child.EntryRelay): the executor starts the relay with a clone that
 // shares its memory until the exec, attaches it to the cgroup, then sends

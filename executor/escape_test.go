@@ -127,16 +127,17 @@ func absent(t *testing.T, path string) {
 }
 
 // TestEscape is the escape suite: every case must be denied by the
-// sandbox and leave no side effect, in a child started on demand and in
-// one started ahead of its action (Prestart).
+// sandbox and leave no side effect, in a child started on demand, in one
+// started ahead of its action (Prestart), and in an armed worker.
 func TestEscape(t *testing.T) {
 	requireSandbox(t)
-	inBothModes(t, escapeSuite)
+	inEveryMode(t, escapeSuite)
 }
 
-// inBothModes runs f in children started on demand, then with Prestart
-// on, where at least one of its runs must take a prestarted child.
-func inBothModes(t *testing.T, f func(t *testing.T)) {
+// inEveryMode runs f in children started on demand; then with Prestart
+// on, where at least one of its runs must take a prestarted child; then
+// with every action that has a plan run in a worker armed for it.
+func inEveryMode(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	t.Run("on demand", f)
 	t.Run("prestarted", func(t *testing.T) {
@@ -148,6 +149,27 @@ func inBothModes(t *testing.T, f func(t *testing.T)) {
 			t.Fatal("no case ran in a prestarted child")
 		}
 	})
+	t.Run("armed", func(t *testing.T) { inArmedWorkers(t, f) })
+}
+
+// inArmedWorkers runs f with every action that has a plan run in a worker
+// armed for it, and fails when one did not.
+func inArmedWorkers(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	Prestart()
+	armEvery = true
+	defer func() {
+		armEvery = false
+		StopPrestart()
+	}()
+	taken, missed := armedTaken.Load(), armedMissed.Load()
+	f(t)
+	if n := armedMissed.Load() - missed; n != 0 {
+		t.Errorf("%d actions with a plan found no armed worker", n)
+	}
+	if armedTaken.Load() == taken {
+		t.Fatal("no case ran in an armed worker")
+	}
 }
 
 func escapeSuite(t *testing.T) {

@@ -136,6 +136,63 @@ func checkSpecBounds(t *testing.T, s Spec) {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// FuzzArmedRequest: an armed worker's request, read as a frame from what
+// follows its config, is accepted only when it is one strict JSON value
+// that Apply turns into an exec of a non-empty argv in an absolute (or no)
+// directory; a worker holding a tool's program accepts only that tool's
+// argv. A frame read back is what was written.
+func FuzzArmedRequest(f *testing.F) {
+	f.Add(false, []byte(`{"argv":["bash","-c","true"],"env":["PATH=/bin"],"dir":"/ws"}`))
+	f.Add(true, []byte(`{"argv":["claw-sandbox","__sandbox-tool","file_read"],"env":[],"dir":"/"}`))
+	f.Add(true, []byte(`{"argv":["bash","-c","id"],"env":[],"dir":"/"}`))
+	f.Add(false, []byte(`{"argv":[],"dir":"/"}`))
+	f.Add(false, []byte(`{"argv":["x"],"dir":"rel"}`))
+	f.Add(false, []byte(`{"argv":["x"],"uid":0}`))
+	f.Add(false, []byte(`{"argv":["x"]}{}`))
+	f.Fuzz(func(t *testing.T, tool bool, data []byte) {
+		var framed bytes.Buffer
+		if err := child.WriteFrame(&framed, data); err != nil {
+			t.Fatal(err)
+		}
+		back, err := child.ReadFrame(&framed)
+		if err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("frame round trip: %q, %v", back, err)
+		}
+		if got, err := child.ReadFrame(bytes.NewReader(data)); err == nil && len(got) > child.MaxConfigBytes {
+			t.Fatalf("read a frame of %d bytes", len(got))
+		}
+		c := &child.Config{Mode: child.ModeArmed, UID: -1, GID: -1}
+		if tool {
+			c.Exe, c.InProcess = "/h/claw-sandbox", true
+		}
+		r, err := child.ParseRequest(data)
+		if err != nil {
+			if r != nil {
+				t.Fatalf("refused request %q came back as %+v", data, r)
+			}
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("accepted %q: not one JSON value", data)
+		}
+		if err := c.Apply(r); err != nil {
+			return
+		}
+		if c.Mode != child.ModeExec || len(c.Argv) == 0 || c.Argv[0] == "" {
+			t.Fatalf("applied %q: mode %s argv %q", data, c.Mode, c.Argv)
+		}
+		if c.Dir != "" && !strings.HasPrefix(c.Dir, "/") {
+			t.Fatalf("applied a relative directory %q", c.Dir)
+		}
+		if tool && (len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
+			t.Fatalf("a tool worker accepted argv %q", c.Argv)
+		}
+		if c.UID != -1 || c.GID != -1 || c.Exe != "" && !tool {
+			t.Fatalf("the request changed the confinement: %+v", c)
+		}
+	})
+}
+
 // FuzzParseConfig: an accepted config is one JSON value with a known
 // mode, a command to exec, a whole seccomp program of at most 65535
 // instructions, absolute paths, in_process only for a tool entry, and it
@@ -147,6 +204,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"bpf":"AAA="}`))
 	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"in_process":true}`))
+	f.Add([]byte(`{"mode":"armed","exe":"/h/claw-sandbox","in_process":true,"min_abi":7,"uid":-1,"gid":-1,"ro":["/usr"]}`))
+	f.Add([]byte(`{"mode":"armed","argv":["x"],"min_abi":7,"uid":-1,"gid":-1}`))
+	f.Add([]byte(`{"mode":"armed","in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"]}]`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"exe":"rel","dir":"/"}`))
 	f.Add([]byte(`{"mode":"probe","rw":[""],"dev":["/dev/null"],"tcp_ports":[],"rlimits":[{"resource":7,"max":18446744073709551615}],"bpf":""}`))
@@ -167,10 +227,17 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("accepted exec of argv %q", c.Argv)
 			}
 		case child.ModeProbe:
+		case child.ModeArmed:
+			if len(c.Argv) != 0 || len(c.Env) != 0 || c.Dir != "" {
+				t.Fatalf("accepted an armed config with a command: %q %q %q", c.Argv, c.Env, c.Dir)
+			}
+			if c.InProcess && c.Exe == "" {
+				t.Fatal("accepted an armed in_process config without the tool's program")
+			}
 		default:
 			t.Fatalf("accepted mode %q", c.Mode)
 		}
-		if c.InProcess && (c.Mode != child.ModeExec || len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
+		if c.InProcess && c.Mode != child.ModeArmed && (c.Mode != child.ModeExec || len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
 			t.Fatalf("accepted in_process with argv %q", c.Argv)
 		}
 		if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {

@@ -27,7 +27,7 @@ func TestRlimits(t *testing.T) {
 	}
 	must(t, unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: core.Max, Max: core.Max}))
 	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_CORE, &core) })
-	inBothModes(t, func(t *testing.T) {
+	inEveryMode(t, func(t *testing.T) {
 		// A busy loop is killed once it has used its CPU second (SIGKILL
 		// when the soft and hard limits are equal, SIGXCPU first
 		// otherwise). Without RLIMIT_CPU it would spin until the wall
@@ -93,7 +93,7 @@ func TestSetuidGainsNothing(t *testing.T) {
 	}
 
 	script := fmt.Sprintf("%s -u; %s -ru; awk -v d=%s '$5 == d {print $6}' /proc/self/mountinfo", prog, prog, ws)
-	inBothModes(t, func(t *testing.T) {
+	inEveryMode(t, func(t *testing.T) {
 		res := run(t, Spec{Argv: bash(script), Write: []string{ws}, RunAs: fmt.Sprint(nobody)})
 		lines := strings.Fields(string(res.Stdout))
 		if len(lines) != 3 || lines[0] != fmt.Sprint(nobody) || lines[1] != fmt.Sprint(nobody) {

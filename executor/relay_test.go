@@ -48,7 +48,11 @@ func TestRelaySparesTheParent(t *testing.T) {
 	start := func(prestarted bool) *proc {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		p, err := startProc(l, sup.ns, false, nil, prestarted)
+		how := startOnDemand
+		if prestarted {
+			how = startPrestarted
+		}
+		p, err := startProc(l, sup.ns, false, nil, how)
 		if err != nil {
 			t.Fatal(err)
 		}

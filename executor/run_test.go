@@ -345,7 +345,7 @@ func TestForkBombBounded(t *testing.T) {
 	// reports how many it started in a file of the workspace. With the
 	// sandbox's init (one task at least) and the prober itself, they
 	// must fit in the limit.
-	inBothModes(t, func(t *testing.T) {
+	inEveryMode(t, func(t *testing.T) {
 		ws := t.TempDir()
 		counter := filepath.Join(ws, "forked")
 		s := Spec{Argv: sysprobeArgv(t, "fork", strconv.Itoa(4*limit), counter, "1002.2"), Read: []string{testBin}, Write: []string{ws},
@@ -472,33 +472,35 @@ func TestRootRunAs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	ws := t.TempDir()
-	must(t, os.Chmod(ws, 0o777))
-	must(t, os.Chmod(filepath.Dir(ws), 0o755))
-	res := run(t, Spec{Argv: bash("id -u; id -g; touch mine; su -c id root </dev/null 2>&1 || echo su-failed"), Write: []string{ws}, RunAs: "65534"})
-	lines := strings.Fields(string(res.Stdout))
-	if len(lines) < 3 || lines[0] != "65534" || lines[len(lines)-1] != "su-failed" {
-		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
-	}
-	var st fileOwner
-	st, err := ownerOf(filepath.Join(ws, "mine"))
-	must(t, err)
-	if st.uid != 65534 {
-		t.Fatalf("file owned by %d", st.uid)
-	}
-	// Every capability set empty, the bounding set included, also after
-	// the change of uid (dropping from the bounding set needs CAP_SETPCAP
-	// in the effective set, which the uid change clears if done first).
-	res = run(t, Spec{Argv: bash("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Uid):' /proc/self/status"), RunAs: "65534"})
-	status := string(res.Stdout)
-	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
-		if !regexp.MustCompile(`(?m)^` + set + `:\s+0+$`).MatchString(status) {
-			t.Errorf("run as 65534: %s not empty:\n%s", set, status)
+	inEveryMode(t, func(t *testing.T) {
+		ws := t.TempDir()
+		must(t, os.Chmod(ws, 0o777))
+		must(t, os.Chmod(filepath.Dir(ws), 0o755))
+		res := run(t, Spec{Argv: bash("id -u; id -g; touch mine; su -c id root </dev/null 2>&1 || echo su-failed"), Write: []string{ws}, RunAs: "65534"})
+		lines := strings.Fields(string(res.Stdout))
+		if len(lines) < 3 || lines[0] != "65534" || lines[len(lines)-1] != "su-failed" {
+			t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
 		}
-	}
-	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).MatchString(status) {
-		t.Errorf("run as 65534: uids:\n%s", status)
-	}
+		var st fileOwner
+		st, err := ownerOf(filepath.Join(ws, "mine"))
+		must(t, err)
+		if st.uid != 65534 {
+			t.Fatalf("file owned by %d", st.uid)
+		}
+		// Every capability set empty, the bounding set included, also after
+		// the change of uid (dropping from the bounding set needs CAP_SETPCAP
+		// in the effective set, which the uid change clears if done first).
+		res = run(t, Spec{Argv: bash("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Uid):' /proc/self/status"), RunAs: "65534"})
+		status := string(res.Stdout)
+		for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if !regexp.MustCompile(`(?m)^` + set + `:\s+0+$`).MatchString(status) {
+				t.Errorf("run as 65534: %s not empty:\n%s", set, status)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).MatchString(status) {
+			t.Errorf("run as 65534: uids:\n%s", status)
+		}
+	})
 }
 
 func TestTools(t *testing.T) {
@@ -579,6 +581,11 @@ func TestHTTPTool(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	t.Run("on demand", func(t *testing.T) { httpCases(t, base, port) })
+	t.Run("armed", func(t *testing.T) { inArmedWorkers(t, func(t *testing.T) { httpCases(t, base, port) }) })
+}
+
+func httpCases(t *testing.T, base string, port uint16) {
 	call := func(args map[string]any, ports ...uint16) *ToolResult {
 		b, _ := json.Marshal(args)
 		res := run(t, Spec{Tool: ToolHTTP, Args: b, Net: Net{Ports: ports}})

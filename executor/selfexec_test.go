@@ -36,7 +36,7 @@ func selfExec(t *testing.T) {
 func TestEscapeSelfExec(t *testing.T) {
 	requireSandbox(t)
 	selfExec(t)
-	inBothModes(t, escapeSuite)
+	inEveryMode(t, escapeSuite)
 }
 
 // TestSelfExecToolThreads: in the self re-exec fallback a file tool runs

@@ -23,15 +23,17 @@ var warmTaken atomic.Int64
 
 var warm struct {
 	sync.Mutex
-	users int        // Prestart calls not yet matched by StopPrestart
-	next  chan *proc // a child being started or ready; nil when none
+	users int          // Prestart calls not yet matched by StopPrestart
+	next  chan *proc   // a child being started or ready; nil when none
+	slots []*armedSlot // armed workers by plan, least recently used first
 }
 
 // Prestart makes Run keep one sandbox child started ahead of the next
-// action, for long-lived programs (the agent REPL, the daemon, the MCP
-// proxy). A short-lived program should not call it: the child would be
-// started for nothing. Each call must be matched by one StopPrestart;
-// the child is kept while any caller wants it.
+// action, and, after each action, armed workers for its confinement plan
+// (see the package doc), for long-lived programs (the agent REPL, the
+// daemon, the MCP proxy). A short-lived program should not call it: the
+// children would be started for nothing. Each call must be matched by one
+// StopPrestart; the children are kept while any caller wants them.
 func Prestart() {
 	warm.Lock()
 	warm.users++
@@ -40,19 +42,25 @@ func Prestart() {
 }
 
 // StopPrestart undoes one Prestart. When no caller wants a prestarted
-// child any more, the one kept (if any) is killed, with its home
-// directory and cgroup.
+// child any more, the one kept (if any) and every armed worker are
+// killed, with their home directories and cgroups, before it returns.
 func StopPrestart() {
 	warm.Lock()
 	if warm.users > 0 {
 		warm.users--
 	}
-	var ch chan *proc
+	var chs []chan *proc
 	if warm.users == 0 {
-		ch, warm.next = warm.next, nil
+		if warm.next != nil {
+			chs = append(chs, warm.next)
+		}
+		for _, s := range warm.slots {
+			chs = append(chs, s.workers...)
+		}
+		warm.next, warm.slots = nil, nil
 	}
 	warm.Unlock()
-	if ch != nil {
+	for _, ch := range chs {
 		if p := <-ch; p != nil {
 			p.discard()
 		}
@@ -110,7 +118,7 @@ func spawnWarm(ch chan<- *proc) {
 		ch <- nil
 		return
 	}
-	p, err := startProc(l, sup.ns, false, cg, true)
+	p, err := startProc(l, sup.ns, false, cg, startPrestarted)
 	if err != nil {
 		unix.Close(mounts)
 		cg.remove()

@@ -142,9 +142,7 @@ func BuildInput(a Action, c Context) *Input {
 // so it counts as sending data: supervised asks, full allows.
 func (in *Input) SetPlugin(p PluginInfo, read, write, hosts []string) {
 	in.Plugin = &p
-	for _, h := range hosts {
-		in.Destinations = append(in.Destinations, canonDest(p.Name, shell.Dest{Addr: h, How: "plugin", Sends: true}))
-	}
+	in.AddHosts(p.Name, "plugin", hosts)
 	res := &PathResolver{Home: in.Context.Home, Cwd: in.Context.Cwd}
 	for _, r := range read {
 		in.addPath(res, r, false)
@@ -154,6 +152,17 @@ func (in *Input) SetPlugin(p PluginInfo, read, write, hosts []string) {
 	}
 	in.Paths = dedupe(in.Paths)
 	in.Writes = dedupe(in.Writes)
+}
+
+// AddHosts adds hosts (host:port) that another program reaches for the
+// action, a plugin or an external agent named who, to its destinations
+// (how says which), judged like a shell command's. What that program sends
+// is not known, so each counts as sending data: supervised asks, full
+// allows, and a host off the allowlists is denied at any autonomy.
+func (in *Input) AddHosts(who, how string, hosts []string) {
+	for _, h := range hosts {
+		in.Destinations = append(in.Destinations, canonDest(who, shell.Dest{Addr: h, How: how, Sends: true}))
+	}
 }
 
 func copyArgs(m map[string]any) map[string]any {

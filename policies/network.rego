@@ -160,11 +160,12 @@ deny contains r if {
 # Shell destinations: what every network client and package manager of a
 # shell command connects to (input.destinations, canonical like the http
 # tool's URL). Package managers' default registries are destinations too.
-# A plugin's declared hosts are its destinations (how "plugin"), judged by
-# the same rules.
+# A plugin's declared hosts are its destinations (how "plugin"), and so
+# are the hosts of the external agent a delegate call names (how
+# "delegate"), judged by the same rules.
 
 net_dests := input.destinations if {
-	input.kind in {"shell", "plugin"}
+	input.kind in {"shell", "plugin", "delegate"}
 	is_array(input.destinations)
 } else := []
 

@@ -329,3 +329,29 @@ test_network_plan_empty_without_network if {
 	res.sandbox.network.hosts == []
 	res.sandbox.net == false
 }
+
+# the hosts of the external agent a delegate call names, as the broker
+# puts them into the input: the task and what the agent reads go to them,
+# so supervised asks and full allows; a host off allowed_domains is
+# denied at any autonomy, and a delegate call naming no agent has none
+delegate_dest(host) := object.union(base, {
+	"kind": "delegate",
+	"action": {"tool": "delegate", "args": {"task": "fix the tests", "agent": "claude"}},
+	"destinations": [object.union(dest(host, 443, true), {"command": "claude", "scheme": "", "how": "delegate"})],
+})
+
+test_delegate_destinations if {
+	cfg := {"allowed_domains": ["api.anthropic.com"]}
+	asked := decide(delegate_dest("api.anthropic.com"), cfg)
+	asked.decision == "ask"
+	"net.sends" in {r.id | some r in asked.reasons}
+
+	decide(at(delegate_dest("api.anthropic.com"), "full"), cfg).decision == "allow"
+
+	far := decide(at(delegate_dest("evil.example"), "full"), cfg)
+	far.decision == "deny"
+	"net.domain_not_allowed" in {r.id | some r in far.reasons}
+
+	none := object.union(delegate_dest("api.anthropic.com"), {"destinations": []})
+	decide(at(none, "full"), cfg).decision == "allow"
+}

@@ -156,14 +156,14 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		return err
 	}
 	applyGrants(g, e, eng)
-	return decideAndPrint(ctx, g, eng, e.home, o, action, gctx)
+	return decideAndPrint(ctx, g, eng, e, o, action, gctx)
 }
 
 // decideAndPrint decides one action in gctx and prints the decision as
 // claw gate test does (runtime.DecideDryRun); its error is the decision's
 // exit status.
-func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, home string, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
-	return runtime.DecideDryRun(ctx, eng, home, runtime.DryRun{Explain: o.explain, Output: o.output}, action, gctx, g.stdout, g.stderr)
+func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, e *env, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
+	return runtime.DecideDryRun(ctx, eng, e.rt(), runtime.DryRun{Explain: o.explain, Output: o.output}, action, gctx, g.stdout, g.stderr)
 }
 
 // gateContext builds the context the action is judged in.

@@ -229,17 +229,14 @@ func anthropicServer(t *testing.T, command string) *httptest.Server {
 	return srv
 }
 
-// The real Claude Code, when it is installed (npm install -g
-// @anthropic-ai/claude-code), run by a delegate call at readonly against
-// a fake Anthropic API: claw's hook is called for its Bash call and
-// denies it, the command does not run, the receipt names the delegate
-// action, and the API key is in no receipt.
+// The real Claude Code (the version testdata/claudecode pins, which make
+// installs with npm), run by a delegate call at readonly against a fake
+// Anthropic API: claw's hook is called for its Bash call and denies it,
+// the command does not run, the receipt names the delegate action, and
+// the API key is in no receipt.
 func TestAgentDelegateClaudeCode(t *testing.T) {
 	requireSandboxForTest(t)
-	claude, err := exec.LookPath("claude")
-	if err != nil {
-		t.Skip("claude is not on PATH")
-	}
+	claude := claudeCode(t)
 	const key = "sk-ant-PLANTED-test-key-0123456789"
 	t.Setenv("ANTHROPIC_API_KEY", key)
 	srv := anthropicServer(t, "touch pwned.txt")
@@ -295,15 +292,51 @@ secrets = ["ANTHROPIC_API_KEY"]
 	}
 }
 
+// Risk follows the external agent's reach: the hosts its config lets it
+// reach are the delegate call's destinations, so one off allowed_domains
+// is denied even at full autonomy, and the agent never starts; at
+// supervised, an allowed one asks (the task goes to it).
+func TestAgentDelegateExternalHosts(t *testing.T) {
+	requireSandboxForTest(t)
+	parent := `turns:
+  - step: 1
+    tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch ran"}}]'}}]
+  - step: 2
+    reply: "Delegated: {{tool_result}}"
+`
+	agent := `[delegate.external.fake]
+command = ["` + fakeAgent(t) + `"]
+settings_flag = "--settings"
+hosts = ["agent.example.net:443"]
+`
+	home := delegateHome(t, parent, "", "[security]\nallowed_domains = [\"api.example.com\"]\n"+agent)
+	out, errs, code := operatorRun(t, home, "agent", "--autonomy", "full", "-m", "delegate")
+	if code != 0 || !strings.Contains(out+errs, "net.domain_not_allowed") {
+		t.Errorf("a delegate call to an agent reaching a host off allowed_domains: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(workspaceOf(t, home), "ran")); err == nil {
+		t.Error("the external agent ran")
+	}
+
+	home = delegateHome(t, parent, "", "[security]\nallowed_domains = [\"agent.example.net\"]\n"+agent)
+	out, errs, _ = operatorRun(t, home, "gate", "test", "--autonomy", "supervised", "--action", `{"tool":"delegate","args":{"task":"fix it","agent":"fake"}}`)
+	if !strings.Contains(out, "decision: ask") || !strings.Contains(out, "net.sends") {
+		t.Errorf("a dry run of the delegate call at supervised:\n%s%s", out, errs)
+	}
+}
+
 // The emergency stop reaches an external agent: engaged while its allowed
 // command runs, it kills the agent's process tree, the delegate action's
 // outcome is estop, and the agent's next tool call is denied by the hook
 // (the agent is gone, so none is made).
 func TestAgentDelegateExternalEstop(t *testing.T) {
 	requireSandboxForTest(t)
+	// The command is told apart from any other test's sleep on the
+	// machine by its duration.
+	sleep := fmt.Sprintf("sleep 119.%06d", time.Now().UnixNano()%1e6)
 	home := delegateHome(t, `turns:
   - step: 1
-    tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch started; sleep 120"}},{"tool":"Write","input":{"file_path":"after.txt","content":"x"}}]'}}]
+    tool_calls: [{name: delegate, arguments: {agent: fake, task: '[{"tool":"Bash","input":{"command":"touch started; `+sleep+`"}},{"tool":"Write","input":{"file_path":"after.txt","content":"x"}}]'}}]
   - step: 2
     reply: "Delegated: {{tool_result}}"
 `, "", `[delegate.external.fake]
@@ -335,8 +368,15 @@ settings_flag = "--settings"
 	if _, err := os.Stat(filepath.Join(ws, "after.txt")); err == nil {
 		t.Error("the agent went on after the emergency stop")
 	}
-	if s := survivors("sleep 120"); len(s) > 0 {
-		t.Errorf("processes of the agent survived: %v", s)
+	// A killed process may take a moment to leave the process table.
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if left = survivors(sleep); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("processes of the agent survived: %v", left)
 	}
 	estopped := false
 	for _, b := range receiptBodies(t, filepath.Join(home, "receipts")) {
@@ -359,4 +399,23 @@ func survivors(marker string) []string {
 		}
 	}
 	return found
+}
+
+// claudeCode is the pinned Claude Code's executable under
+// testdata/claudecode (canonical: the sandbox grants the file itself).
+// The test skips without it, unless CLAW_REQUIRE_NODE is set.
+func claudeCode(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.EvalSymlinks(filepath.Join("..", "..", "testdata", "claudecode", "node_modules", ".bin", "claude"))
+	if err != nil {
+		if os.Getenv("CLAW_REQUIRE_NODE") != "" {
+			t.Fatalf("CLAW_REQUIRE_NODE is set and Claude Code is not installed: run 'npm ci' in testdata/claudecode (make does): %v", err)
+		}
+		t.Skip("Claude Code is not installed in testdata/claudecode (make test installs it when npm is there)")
+	}
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }

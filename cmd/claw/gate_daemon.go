@@ -228,7 +228,7 @@ func (s *gateService) answer(ctx context.Context, r serve.GateTestRequest) (serv
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
 	applyGrants(g, s.e, s.eng)
-	err = decideAndPrint(ctx, g, s.eng, s.e.home, o, action, gctx)
+	err = decideAndPrint(ctx, g, s.eng, s.e, o, action, gctx)
 	var ce *codeError
 	if err != nil && (!errors.As(err, &ce) || ce.Err != nil) {
 		return serve.HookAnswer{}, err

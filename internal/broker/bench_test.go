@@ -55,6 +55,10 @@ func BenchmarkTime(b *testing.B) {
 }
 
 func benchAction(b *testing.B, prestart bool, pause time.Duration, setup func(*rig) gate.Action) {
+	benchActionWith(b, prestart, pause, nil, setup)
+}
+
+func benchActionWith(b *testing.B, prestart bool, pause time.Duration, pol func(*gate.Policy), setup func(*rig) gate.Action) {
 	requireSandbox(b)
 	// The sandbox child as installed: the small helper next to claw, not
 	// this (large) test binary re-executed.
@@ -71,7 +75,7 @@ func benchAction(b *testing.B, prestart bool, pause time.Duration, setup func(*r
 		executor.Prestart()
 		defer executor.StopPrestart()
 	}
-	r := newRigWith(b, "supervised", nil, func(c *Config) {
+	r := newRigWith(b, "supervised", pol, func(c *Config) {
 		c.InProcess = map[string]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{"t":1}`), nil }}
 	})
 	a := setup(r)
@@ -98,9 +102,53 @@ func benchAction(b *testing.B, prestart bool, pause time.Duration, setup func(*r
 		}
 	}
 	b.StopTimer()
+	reportPercentiles(b, d)
+}
+
+func reportPercentiles(b *testing.B, d []time.Duration) {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkShellTrue is a sandboxed shell `true` through the whole broker
+// path (gate, two durable receipts, the sandbox), beside its anchor, a
+// bare `bwrap --unshare-all` running /bin/true, in the same run. The
+// broker cases are those of BenchmarkFileRead.
+//
+//	go test -run '^$' -bench ShellTrue -benchtime 300x ./internal/broker
+func BenchmarkShellTrue(b *testing.B) {
+	b.Run("bwrap-unshare-all", func(b *testing.B) {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			b.Skip("bwrap not installed")
+		}
+		argv := []string{"--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
+		d := make([]time.Duration, 0, b.N)
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			if err := exec.Command("bwrap", argv...).Run(); err != nil {
+				b.Fatal(err)
+			}
+			d = append(d, time.Since(start))
+		}
+		reportPercentiles(b, d)
+	})
+	for _, m := range []struct {
+		name     string
+		prestart bool
+		pause    time.Duration
+	}{
+		{"on-demand", false, 0},
+		{"prestarted", true, 20 * time.Millisecond},
+		{"prestarted-back-to-back", true, 0},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			allowTrue := func(p *gate.Policy) { p.AllowedCommands = append(p.AllowedCommands, "true") }
+			benchActionWith(b, m.prestart, m.pause, allowTrue, func(r *rig) gate.Action {
+				return gate.Action{Tool: "shell", Args: map[string]any{"command": "true"}}
+			})
+		})
+	}
 }
 
 // BenchmarkPlugin is the same path for a plugin tool (the seed's

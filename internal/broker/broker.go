@@ -226,6 +226,10 @@ type Config struct {
 	// Plugins resolves the plugin tools "plugin" actions call; nil: every
 	// plugin call is denied (plugin.unavailable).
 	Plugins PluginResolver
+
+	// DelegateHosts names the hosts an external agent a "delegate"
+	// action names may reach, for the gate to judge; nil: none.
+	DelegateHosts DelegateHosts
 }
 
 // ToolFunc runs one in-process tool. Its result is the tool's JSON
@@ -412,6 +416,9 @@ func (x *invocation) decide(ctx context.Context) {
 	}
 	if x.in.Kind == toolkind.Plugin {
 		x.plugin = b.resolvePlugin(a, x.in)
+	}
+	if x.in.Kind == toolkind.Delegate {
+		ResolveDelegate(c.DelegateHosts, a, x.in)
 	}
 	decideStart := time.Now()
 	d, err := c.Gate.DecideInput(ctx, x.in)

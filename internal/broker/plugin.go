@@ -149,3 +149,20 @@ func pluginResult(res *executor.Result) {
 		res.Tool = &executor.ToolResult{Payload: res.Stdout}
 	}
 }
+
+// DelegateHosts returns the host:port destinations the external agent
+// agent reaches ([delegate.external.NAME] hosts); none for an agent that
+// is not configured.
+type DelegateHosts func(agent string) []string
+
+// ResolveDelegate adds the hosts of the external agent a "delegate"
+// action names to the gate's input, as destinations that send data: the
+// task and the workspace's contents go to them. What the broker does
+// before it decides, and what a dry run must do to decide the same.
+func ResolveDelegate(hosts DelegateHosts, a gate.Action, in *gate.Input) {
+	agent, _ := a.Args["agent"].(string)
+	if agent == "" || hosts == nil || len(in.Errors) > 0 {
+		return
+	}
+	in.AddHosts(agent, "delegate", hosts(agent))
+}

@@ -89,6 +89,8 @@ var rules = map[string]rule{
 	"internal/logx": {mayUse: []string{"internal/logx", "internal/redact"}, why: "logging must not reach the broker or the gate",
 		stdOnly: "every package logs through it; it adds no third-party code to any of them"},
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
+	"internal/bypass": {mayUse: []string{}, why: "the bypass corpus is data claw gate test --bypass-suite ships; it decides nothing itself",
+		stdOnly: "claw links it; it is embedded files only", never: map[string]string{"os": "the corpus is embedded, never read from disk"}},
 	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
 		stdOnly: "the executor links it; it adds no code of its own to the sandbox"},
 	"internal/textesc": {mayUse: []string{}, why: "escaping and cutting text is a leaf every package may use", stdOnly: "every package may link it", never: map[string]string{
@@ -212,7 +214,14 @@ type pkg struct {
 
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", module+"/...")
+	return listPackagesOf(t, module+"/...")
+}
+
+// listPackagesOf lists the packages pattern names (./... skips testdata,
+// so its packages are named apart).
+func listPackagesOf(t *testing.T, pattern string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", pattern)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -461,6 +470,57 @@ func TestViolationsAreFound(t *testing.T) {
 	})
 	if len(ok) != 0 {
 		t.Fatalf("allowed dependency reported: %q", ok)
+	}
+}
+
+// unruled are the packages no rule covers, each with why none needs one:
+// none of them is linked into claw (cmd/claw's rule lists what it may
+// import, and production packages never import these).
+var unruled = map[string]string{
+	"bench":                "measurement programs, run by bench/*.sh next to their anchors",
+	"internal/channeltest": "the channels' test rig: real servers on 127.0.0.1 for tests",
+	"internal/ttydrive":    "types into a terminal for the demo and the pty tests",
+	"scripts/ttydrive":     "the command around internal/ttydrive",
+	"internal/deptest":     "this checker",
+	"testdata/everyday":    "the everyday-work corpus, decided by its own test",
+}
+
+// ruleFor returns the owner of the rule covering package p (relative to
+// the module), or the unruled entry covering it.
+func ruleFor(p string) (string, bool) {
+	for owner := range rules {
+		if under(p, owner) {
+			return owner, true
+		}
+	}
+	for owner := range unruled {
+		if under(p, owner) {
+			return owner, true
+		}
+	}
+	return "", false
+}
+
+// TestEveryPackageHasARule: a new package gets a rule (or a reason in
+// unruled) when it is added, not when something goes wrong.
+func TestEveryPackageHasARule(t *testing.T) {
+	pkgs := append(listPackages(t), listPackagesOf(t, module+"/testdata/everyday")...)
+	for _, p := range pkgs {
+		me, ok := rel(p.ImportPath)
+		if !ok || me == "" {
+			continue
+		}
+		if _, ok := ruleFor(me); !ok {
+			t.Errorf("%s has no rule in deps_test.go: add one (what it may use and why), or say in unruled why it needs none", me)
+		}
+	}
+	for owner := range unruled {
+		if _, ruled := rules[owner]; ruled {
+			t.Errorf("%s has a rule and is in unruled", owner)
+		}
+	}
+	if _, ok := ruleFor("internal/newpkg"); ok {
+		t.Error("a package without a rule was found covered: the check cannot fail")
 	}
 }
 

@@ -144,15 +144,16 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 	mem, _ := config.ParseSize(c.Sandbox.MemoryMax)
 	sec := c.Security
 	return broker.Config{
-		Gate:        eng,
-		Autonomy:    autonomy,
-		Workspace:   ws,
-		Home:        e.UserDir,
-		Channel:     "cli",
-		EstopFile:   filepath.Join(e.Home, "ESTOP"),
-		Grants:      grant.Open(filepath.Join(e.Home, grant.FileName)),
-		GrantExpiry: GrantExpiry(c),
-		Plugins:     PluginResolver(PluginStore(e.Home)),
+		Gate:          eng,
+		Autonomy:      autonomy,
+		Workspace:     ws,
+		Home:          e.UserDir,
+		Channel:       "cli",
+		EstopFile:     filepath.Join(e.Home, "ESTOP"),
+		Grants:        grant.Open(filepath.Join(e.Home, grant.FileName)),
+		GrantExpiry:   GrantExpiry(c),
+		Plugins:       PluginResolver(PluginStore(e.Home)),
+		DelegateHosts: DelegateHosts(e.Config),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: c.Sandbox.MinLandlockABI,
 			RunAs:          c.Sandbox.RunAs,
@@ -177,6 +178,12 @@ func CheckAutonomy(a string) error {
 		return Usagef("--autonomy %q is not one of readonly, supervised, full", a)
 	}
 	return nil
+}
+
+// DelegateHosts gives the gate the hosts of each configured external
+// agent ([delegate.external.NAME] hosts).
+func DelegateHosts(c *config.Config) broker.DelegateHosts {
+	return func(agent string) []string { return c.Delegate.External[agent].Hosts }
 }
 
 // GrantExpiry is the configured expiry of grants.

@@ -40,12 +40,16 @@ const oneShotHeapLimit = 256 << 20
 // DecideDryRun decides one action in gctx and writes the decision to
 // stdout as claw gate test shows it (a gate error is a warning on
 // stderr); its error is the decision's exit status. A plugin action is
-// decided with the reach of the plugin installed in home, as the broker
-// does.
-func DecideDryRun(ctx context.Context, eng *gate.Engine, home string, o DryRun, action gate.Action, gctx gate.Context, stdout, stderr io.Writer) error {
+// decided with the reach of the plugin installed in e's home, and a
+// delegate call with the hosts of the external agent it names, as the
+// broker does.
+func DecideDryRun(ctx context.Context, eng *gate.Engine, e *Env, o DryRun, action gate.Action, gctx gate.Context, stdout, stderr io.Writer) error {
 	in := gate.BuildInput(action, gctx)
-	if in.Kind == toolkind.Plugin {
-		broker.ResolvePlugin(PluginResolver(PluginStore(home)), action, in)
+	switch in.Kind {
+	case toolkind.Plugin:
+		broker.ResolvePlugin(PluginResolver(PluginStore(e.Home)), action, in)
+	case toolkind.Delegate:
+		broker.ResolveDelegate(DelegateHosts(e.Config), action, in)
 	}
 	var d gate.Decision
 	var fired []string

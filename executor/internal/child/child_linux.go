@@ -39,18 +39,17 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == ArgPrestarted {
 		warmDecoder()
 	}
-	c, err := DecodeConfig(cf)
-	cf.Close()
+	armed := slices.Contains(args, ArgArmed)
+	c, err := readConfig(cf, armed)
+	if !armed {
+		cf.Close()
+	}
 	if err != nil {
 		return report(status, Status{Stage: "config", Code: CodeSetup, Err: err.Error()})
 	}
 	st, err := setup(c)
 	if err != nil {
-		var se *stepError
-		if errors.As(err, &se) {
-			return report(status, Status{Stage: se.stage, Code: se.code, Err: se.err.Error()})
-		}
-		return report(status, Status{Stage: "setup", Code: CodeSetup, Err: err.Error()})
+		return reportStep(status, err)
 	}
 	if c.Mode == ModeProbe {
 		st.Stage = "probe"
@@ -59,6 +58,13 @@ func Main(args []string) int {
 	}
 	st.Stage = "ready"
 	writeStatus(status, st)
+	if armed {
+		err := takeRequest(c, cf)
+		cf.Close()
+		if err != nil {
+			return reportStep(status, err)
+		}
+	}
 	if c.InProcess {
 		return toolHere(c, status)
 	}
@@ -69,6 +75,63 @@ func Main(args []string) int {
 	// a successful exec closes it with nothing more written.
 	err = syscall.Exec(c.Path, c.Argv, c.Env)
 	return report(status, execFailure(c, err))
+}
+
+// readConfig reads the child's config: to the end of the pipe, or, for
+// an armed worker, one frame (its request follows on the same pipe).
+func readConfig(cf *os.File, armed bool) (*Config, error) {
+	if !armed {
+		c, err := DecodeConfig(cf)
+		if err == nil && c.Mode == ModeArmed {
+			return nil, errors.New("sandbox config: mode armed without a request to wait for")
+		}
+		return c, err
+	}
+	data, err := ReadFrame(cf)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data)
+	if err == nil && c.Mode != ModeArmed {
+		return nil, fmt.Errorf("sandbox config: an armed worker needs mode %s", ModeArmed)
+	}
+	return c, err
+}
+
+// takeRequest waits for an armed worker's one request (setup has
+// confined it), then looks up the program and enters the directory under
+// that confinement.
+func takeRequest(c *Config, cf *os.File) error {
+	data, err := ReadFrame(cf)
+	if err != nil {
+		return fail("request", err)
+	}
+	r, err := ParseRequest(data)
+	if err != nil {
+		return fail("request", err)
+	}
+	if err := c.Apply(r); err != nil {
+		return fail("request", err)
+	}
+	if c.Path, err = resolve(c); err != nil {
+		return err
+	}
+	if c.Dir != "" {
+		if err := unix.Chdir(c.Dir); err != nil {
+			return fail("cwd", err)
+		}
+	}
+	return nil
+}
+
+// reportStep reports a failed step of setup or of an armed worker's
+// request.
+func reportStep(status *os.File, err error) int {
+	var se *stepError
+	if errors.As(err, &se) {
+		return report(status, Status{Stage: se.stage, Code: se.code, Err: se.err.Error()})
+	}
+	return report(status, Status{Stage: "setup", Code: CodeSetup, Err: err.Error()})
 }
 
 // orphaned reports whether the relay that cloned this child is already
@@ -303,6 +366,8 @@ func setup(c *Config) (Status, error) {
 				return st, fail("cwd", err)
 			}
 		}
+	} else if c.Mode == ModeArmed && c.Exe != "" {
+		c.RO = append(c.RO, c.Exe) // as for ModeExec: resolve returns Exe
 	}
 	abi, _ := LandlockABI()
 	rs := -1

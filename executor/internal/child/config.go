@@ -6,6 +6,7 @@
 package child
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,13 @@ const (
 // ArgPrestarted follows EntrySandbox when the child was started ahead of
 // its action: it has time to prepare while it waits for its config.
 const ArgPrestarted = "prestarted"
+
+// ArgArmed follows ArgPrestarted when the child is an armed worker: it
+// reads its Config as a frame (see WriteFrame) with Mode ModeArmed,
+// confines itself, reports "ready", and only then reads its Request (the
+// command, environment and directory of one action) as a second frame on
+// the same descriptor. It runs that one action and exits like any child.
+const ArgArmed = "armed"
 
 // ArgRelayed is appended to the child's arguments by the relay that
 // cloned it: the child then has a life pipe on LifeFD.
@@ -64,6 +72,7 @@ const MaxConfigBytes = 4 << 20
 const (
 	ModeExec  = "exec"  // confine, then exec Argv
 	ModeProbe = "probe" // run the namespace and mount steps, report, exit 0
+	ModeArmed = "armed" // confine, report ready, then wait for a Request
 )
 
 // Config is what the parent tells the child to do. It is built by the
@@ -175,10 +184,17 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, errors.New("sandbox config: empty argv")
 		}
 	case ModeProbe:
+	case ModeArmed:
+		if len(c.Argv) != 0 || len(c.Env) != 0 || c.Dir != "" {
+			return nil, errors.New("sandbox config: an armed worker gets its command in its request")
+		}
+		if c.InProcess && c.Exe == "" {
+			return nil, errors.New("sandbox config: in_process needs the tool's program")
+		}
 	default:
 		return nil, fmt.Errorf("sandbox config: unknown mode %q", c.Mode)
 	}
-	if c.InProcess && (c.Mode != ModeExec || len(c.Argv) != 3 || c.Argv[1] != EntryTool || c.Argv[2] == "") {
+	if c.InProcess && c.Mode != ModeArmed && !toolArgv(c.Argv) {
 		return nil, errors.New("sandbox config: in_process needs argv [program, " + EntryTool + ", TOOL]")
 	}
 	if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
@@ -196,4 +212,76 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("sandbox config: cwd %q is not absolute", c.Dir)
 	}
 	return &c, nil
+}
+
+func toolArgv(argv []string) bool { return len(argv) == 3 && argv[1] == EntryTool && argv[2] != "" }
+
+// Request is what an armed worker is given once it is confined: the one
+// action it runs. Nothing in it widens the confinement: the program is
+// looked up and the directory entered under the worker's Landlock domain
+// and seccomp filter.
+type Request struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+}
+
+// Apply makes c, an armed worker's config, the config of the action r:
+// a worker that holds a tool's program (Exe) runs only that tool, and one
+// that runs the tool in process only a tool argv.
+func (c *Config) Apply(r *Request) error {
+	if len(r.Argv) == 0 || r.Argv[0] == "" {
+		return errors.New("request: empty argv")
+	}
+	if r.Dir != "" && r.Dir[0] != '/' {
+		return fmt.Errorf("request: cwd %q is not absolute", r.Dir)
+	}
+	if c.Exe != "" && !toolArgv(r.Argv) {
+		return errors.New("request: a tool worker runs only its tool")
+	}
+	c.Mode, c.Argv, c.Env, c.Dir = ModeExec, r.Argv, r.Env, r.Dir
+	return nil
+}
+
+// WriteFrame writes one frame: the length of data (4 bytes, big endian),
+// then data.
+func WriteFrame(w io.Writer, data []byte) error {
+	if len(data) > MaxConfigBytes {
+		return errors.New("sandbox frame too large")
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	_, err := w.Write(append(n[:], data...))
+	return err
+}
+
+// ReadFrame reads one frame written by WriteFrame, at most MaxConfigBytes.
+func ReadFrame(r io.Reader) ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("failed to read sandbox frame: %w", err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > MaxConfigBytes {
+		return nil, errors.New("sandbox frame too large")
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("failed to read sandbox frame: %w", err)
+	}
+	return data, nil
+}
+
+// ParseRequest decodes a Request strictly.
+func ParseRequest(data []byte) (*Request, error) {
+	dec := json.NewDecoder(bytesReader(data))
+	dec.DisallowUnknownFields()
+	var r Request
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("malformed sandbox request: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("malformed sandbox request: trailing data")
+	}
+	return &r, nil
 }

@@ -1,0 +1,227 @@
+package executor
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// armed runs f with Prestart on and every action with a plan in a worker
+// armed for it, and fails unless runs actions took one.
+func armed(t *testing.T, runs int64, f func()) {
+	t.Helper()
+	Prestart()
+	armEvery = true
+	defer func() {
+		armEvery = false
+		StopPrestart()
+	}()
+	before := armedTaken.Load()
+	f()
+	if n := armedTaken.Load() - before; n != runs {
+		t.Fatalf("%d of %d runs took an armed worker", n, runs)
+	}
+}
+
+// waitArmed waits until every armed worker on its way is ready (or
+// failed) and leaves them in place.
+func waitArmed() {
+	warm.Lock()
+	var chs []chan *proc
+	for _, s := range warm.slots {
+		chs = append(chs, s.workers...)
+	}
+	warm.Unlock()
+	for _, ch := range chs {
+		p := <-ch
+		ch <- p
+	}
+}
+
+// TestArmedWorker: an action with the plan of an earlier one runs in a
+// worker already confined to it, with the same confinement and results
+// as a child started for it, a tool in process included.
+func TestArmedWorker(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	t.Setenv("CLAW_TEST_API_KEY", "sk-planted-armed-0123456789")
+	Prestart()
+	defer StopPrestart()
+	script := "grep -E '^(Seccomp|NoNewPrivs|CapEff|CapBnd):' /proc/self/status; env; echo > " + filepath.Join(f.outside, "x") + " || echo denied"
+	b, _ := json.Marshal(map[string]any{"path": filepath.Join(f.ws, "f.txt")})
+	for i := range 3 {
+		before := armedTaken.Load()
+		res := run(t, f.spec("bash", "-c", script))
+		tool := run(t, Spec{Tool: ToolFileRead, Args: b, Read: []string{f.ws}})
+		if n := armedTaken.Load() - before; i > 0 && n != 2 {
+			t.Fatalf("round %d: %d of 2 actions took an armed worker", i, n)
+		}
+		out := string(res.Stdout)
+		for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "denied"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("round %d: missing %q in:\n%s", i, want, out)
+			}
+		}
+		if strings.Contains(out, "sk-planted") {
+			t.Error("the planted key reached the sandbox")
+		}
+		absent(t, filepath.Join(f.outside, "x"))
+		if res.Sandbox.LandlockABI == 0 || !res.Sandbox.Seccomp || !res.Sandbox.ReadOnlyFS || !res.Sandbox.FreshProc || !res.Sandbox.CapsDropped {
+			t.Errorf("round %d: applied %+v", i, res.Sandbox)
+		}
+		if tool.Tool == nil || tool.Tool.Error != "" || !strings.Contains(string(tool.Tool.Payload), "workspace file") || !tool.Sandbox.ToolInProcess {
+			t.Errorf("round %d: file_read: %+v in process %v, stderr %q", i, tool.Tool, tool.Sandbox.ToolInProcess, tool.Stderr)
+		}
+	}
+}
+
+// TestArmedWorkerKeepsToItsPlan: a worker armed for one plan is never
+// used for another, so an action never gets another action's grants.
+func TestArmedWorkerKeepsToItsPlan(t *testing.T) {
+	requireSandbox(t)
+	a, b := t.TempDir(), t.TempDir()
+	must(t, os.WriteFile(filepath.Join(a, "a.txt"), []byte("in a\n"), 0o644))
+	readA := Spec{Argv: []string{"cat", filepath.Join(a, "a.txt")}, Read: []string{a}}
+	readAGrantB := Spec{Argv: []string{"cat", filepath.Join(a, "a.txt")}, Read: []string{b}}
+	Prestart()
+	defer StopPrestart()
+	run(t, readA)
+	waitArmed()
+	before := armedTaken.Load()
+	res := run(t, readAGrantB)
+	if armedTaken.Load() != before {
+		t.Error("the worker armed for another plan was taken")
+	}
+	if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "in a") {
+		t.Errorf("read outside the plan: exit %d stdout %q", res.ExitCode, res.Stdout)
+	}
+	if res = run(t, readA); armedTaken.Load() != before+1 || string(res.Stdout) != "in a\n" {
+		t.Errorf("the worker of its own plan: taken %d, stdout %q", armedTaken.Load()-before, res.Stdout)
+	}
+}
+
+// TestArmedWorkerPathsChanged: a worker whose granted paths changed since
+// it confined itself (a protected path created, a granted directory
+// replaced) is not used: it would protect or grant other files than the
+// plan's.
+func TestArmedWorkerPathsChanged(t *testing.T) {
+	requireSandbox(t)
+	ws, dir := t.TempDir(), t.TempDir()
+	hooks := filepath.Join(ws, ".git", "hooks")
+	write := Spec{Argv: bash("echo x > " + filepath.Join(hooks, "pre-commit") + " || echo refused"), Write: []string{ws}, Protect: []string{hooks}}
+	Prestart()
+	defer StopPrestart()
+	run(t, write) // no hooks yet: it fails to write and arms a worker
+	waitArmed()
+	must(t, os.MkdirAll(hooks, 0o755))
+	before := armedTaken.Load()
+	res := run(t, write)
+	if armedTaken.Load() != before {
+		t.Error("a worker armed before the protected path existed was taken")
+	}
+	absent(t, filepath.Join(hooks, "pre-commit"))
+	if !strings.Contains(string(res.Stdout), "refused") {
+		t.Errorf("wrote into a protected path: %q %q", res.Stdout, res.Stderr)
+	}
+
+	granted := filepath.Join(dir, "granted")
+	must(t, os.Mkdir(granted, 0o755))
+	read := Spec{Argv: bash("cat " + filepath.Join(granted, "f") + " || echo refused"), Read: []string{granted}}
+	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("old\n"), 0o644))
+	run(t, read)
+	waitArmed()
+	must(t, os.Rename(granted, filepath.Join(dir, "moved")))
+	must(t, os.Mkdir(granted, 0o755))
+	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("new\n"), 0o644))
+	before = armedTaken.Load()
+	res = run(t, read)
+	if armedTaken.Load() != before {
+		t.Error("a worker armed before its granted directory was replaced was taken")
+	}
+	if string(res.Stdout) != "new\n" {
+		t.Errorf("read %q, want the directory now at the granted path", res.Stdout)
+	}
+}
+
+// TestArmedNoStateCrosses: nothing one action leaves behind (files in its
+// home, temporary directory or working directory, or in /tmp, its
+// environment, open descriptors, working directory, umask, rlimits)
+// reaches the next action with the same plan through the worker: what
+// the next one sees is what a child started on demand sees.
+func TestArmedNoStateCrosses(t *testing.T) {
+	requireSandbox(t)
+	plant := Spec{Argv: bash(`umask 077; ulimit -S -n 99; export PLANTED=1; exec 9>"$HOME/fd"
+		echo x > "$HOME/home-file"; echo x > "$TMPDIR/tmp-file"; echo x > ./cwd-file; cd /; echo x > /tmp/claw-armed-plant; true`)}
+	look := Spec{Argv: bash(`echo "umask $(umask)"; echo "nofile $(ulimit -S -n) $(ulimit -H -n)"; echo "cpu $(ulimit -t)"
+		echo "pwd $(pwd)"; ls -A "$HOME" "$TMPDIR" .; ls /tmp | grep -c claw-armed-plant; ls /proc/self/fd; env | sort`)}
+	report := func(res Result) string {
+		home := ""
+		for _, l := range strings.Split(string(res.Stdout), "\n") {
+			if v, ok := strings.CutPrefix(l, "HOME="); ok {
+				home = v
+			}
+		}
+		if home == "" {
+			t.Fatalf("no HOME in:\n%s", res.Stdout)
+		}
+		return strings.ReplaceAll(string(res.Stdout), home, "$HOME")
+	}
+	fresh := report(run(t, look))
+	var got string
+	armed(t, 4, func() {
+		for _, s := range []Spec{plant, look, plant} {
+			run(t, s)
+		}
+		got = report(run(t, look))
+	})
+	if got != fresh {
+		t.Errorf("an action after another in armed workers sees:\n%s\none in a fresh child:\n%s", got, fresh)
+	}
+	for _, want := range []string{"pwd $HOME", "\n0\n"} {
+		if !strings.Contains(fresh, want) {
+			t.Errorf("the fresh child's report lacks %q:\n%s", want, fresh)
+		}
+	}
+}
+
+// TestStopPrestartEndsArmed: StopPrestart leaves no armed worker, home
+// directory or cgroup behind.
+func TestStopPrestartEndsArmed(t *testing.T) {
+	requireSandbox(t)
+	Prestart()
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	waitArmed()
+	var workers []*proc
+	warm.Lock()
+	for _, s := range warm.slots {
+		for _, ch := range s.workers {
+			p := <-ch
+			ch <- p
+			if p != nil {
+				workers = append(workers, p)
+			}
+		}
+	}
+	warm.Unlock()
+	if len(workers) != armedDepth {
+		t.Fatalf("%d armed workers, want %d", len(workers), armedDepth)
+	}
+	StopPrestart()
+	for _, p := range workers {
+		if p.alive() {
+			t.Errorf("armed worker %d still alive", p.cmd.Process.Pid)
+		}
+		if _, err := os.Stat(p.home.dir); err == nil {
+			t.Errorf("left behind: %s", p.home.dir)
+		}
+		if p.cg != nil {
+			for _, d := range p.cg.dirs {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("left behind: %s", d)
+				}
+			}
+		}
+	}
+}
