@@ -72,10 +72,7 @@ func brokerSetup(g *globals, o *actionOptions, e **env) runtime.Setup {
 		},
 		Signer:     signerOf(g, &o.keys),
 		ReceiptDir: func() (string, error) { return receiptDir(g) },
-		Warn: func(problem, fix string) {
-			warnf(g.stderr, "%s", problem)
-			infof(g.stderr, "hint: %s", fix)
-		},
+		Warn:       func(problem, fix string) { warnFix(g.stderr, problem, fix) },
 	}
 }
 

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -45,35 +42,9 @@ func newGateExportCommand(g *globals) *cobra.Command {
 }
 
 func runGateExport(c *cobra.Command, g *globals, o *gateTestOptions, dir string, args []string) error {
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return err
 	}
-	eng, err := newEngine(c.Context(), e, policyFromConfig(e.cfg))
-	if err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return withCode(exitError, err, "give a directory that does not exist yet")
-	}
-	files, err := runtime.PolicyExport(eng)
-	if err != nil {
-		return err
-	}
-	if o.actionJSON != "" || len(args) > 0 {
-		action, err := actionFromArgs(o.actionJSON, args)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		gctx, err := gateContext(e, o)
-		if err != nil {
-			return err
-		}
-		in, err := json.MarshalIndent(gate.BuildInput(action, gctx), "", "  ")
-		if err != nil {
-			return err
-		}
-		files["input.json"] = in
-	}
-	return runtime.WriteExport(dir, files, func(p string) { fmt.Fprintln(g.stdout, p) })
+	return runtime.GateExport(c.Context(), e, dir, o.actionJSON, args, o.workspace, o.autonomy, func(p string) { fmt.Fprintln(g.stdout, p) })
 }

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/grant"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -77,48 +73,15 @@ func runGateReplay(ctx context.Context, g *globals, o *gateReplayOptions) error 
 	if err != nil {
 		return err
 	}
-	since, until := r.Since, r.Until
-	e, err := loadEnv(g)
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return err
 	}
-	e.dryRunTimeout = 5 * time.Second // a log replayed on a busy machine is not an agent waiting
-	policyDir := filepath.Join(e.home, "policies")
-	if o.policies != "" {
-		policyDir = o.policies
-	}
-	grantFile := filepath.Join(e.home, grant.FileName)
-	if o.grants != "" {
-		grantFile = o.grants
-	}
-	dir := o.receipts
-	if dir == "" {
-		dir = e.cfg.Receipts.Dir
-	}
-	if dir == "" {
-		if dir, err = receiptDir(g); err != nil {
-			return err
-		}
-	}
-	ws, err := canonicalDir(e.cfg.WorkspaceDir)
+	rep, err := runtime.ReplayLog(ctx, e, runtime.ReplayInput{PolicyDir: o.policies, GrantFile: o.grants,
+		LogDir: o.receipts, ReceiptDir: func() (string, error) { return receiptDir(g) },
+		Since: r.Since, Until: r.Until, Now: now})
 	if err != nil {
 		return err
-	}
-	rep, err := runtime.ReplayLog(ctx, runtime.ReplayInput{
-		Gate: gate.Options{
-			Policy:        policyFromConfig(e.cfg),
-			Home:          e.userDir,
-			ClawHome:      e.home,
-			UserPolicyDir: policyDir,
-			Timeout:       max(e.cfg.Security.GateTimeout.Duration, e.dryRunTimeout),
-		},
-		GrantFile: grantFile, LogDir: dir, Workspace: ws,
-		Since: since, Until: until, Now: now,
-	})
-	if pe := (*runtime.PolicyError)(nil); errors.As(err, &pe) {
-		return withCode(exitError, err, "check the candidate policies with 'claw gate test --rego'")
-	} else if err != nil {
-		return withCode(exitError, err)
 	}
 	if o.output == "json" {
 		enc := json.NewEncoder(g.stdout)

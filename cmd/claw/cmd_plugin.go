@@ -3,13 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 func newPluginCommand(g *globals) *cobra.Command {
@@ -26,7 +25,7 @@ func pluginStore(g *globals) (plugin.Store, error) {
 	if err != nil {
 		return plugin.Store{}, err
 	}
-	return plugin.Store{Dir: filepath.Join(e.home, "plugins")}, nil
+	return runtime.PluginStore(e.home), nil
 }
 
 func newPluginInstallCommand(g *globals) *cobra.Command {
@@ -47,19 +46,14 @@ of the same name again replaces it and its pins.`,
 				return withCode(exitError, fmt.Errorf("installing %s: %w", args[0], err), "fix the plugin directory and install it again")
 			}
 			fmt.Fprintf(g.stdout, "installed %s %s (%d tools, pinned)\n", m.Name, m.Version, len(m.Tools))
-			if e, err := loadEnv(g); err == nil && os.Geteuid() == 0 && e.cfg.Sandbox.RunAs != "" && !othersSearch(e.home) {
-				warnf(g.stderr, "plugin tools run as %s, who cannot search the claw home %s", e.cfg.Sandbox.RunAs, e.home)
-				infof(g.stderr, "hint: set [sandbox] run_as = \"\" (uid 0 without capabilities, still confined by Landlock and seccomp) to run them")
+			if e, err := loadEnv(g); err == nil {
+				if problem, fix := runtime.PluginRunAsProblem(e.rt()); problem != "" {
+					warnFix(g.stderr, problem, fix)
+				}
 			}
 			return nil
 		},
 	}
-}
-
-// othersSearch reports whether any user may search dir.
-func othersSearch(dir string) bool {
-	fi, err := os.Stat(dir)
-	return err == nil && fi.Mode().Perm()&0o001 != 0
 }
 
 func newPluginRemoveCommand(g *globals) *cobra.Command {
@@ -92,20 +86,11 @@ func newPluginListCommand(g *globals, use, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := s.List()
+			list, changed, err := runtime.PluginList(s)
 			if err != nil {
-				return withCode(exitError, fmt.Errorf("reading the plugins: %w", err))
-			}
-			changed := 0
-			for _, p := range list {
-				if p.Status != plugin.StatusOK {
-					changed++
-				}
+				return err
 			}
 			if asJSON {
-				if list == nil {
-					list = []plugin.Installed{}
-				}
 				if err := json.NewEncoder(g.stdout).Encode(list); err != nil {
 					return err
 				}

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/sop"
 )
@@ -43,40 +39,11 @@ Every action of a run is receipted with the run and step ids.`,
 
 // sopDir is WORKSPACE/sops of the config (or --workspace).
 func sopDir(g *globals, o *actionOptions) (string, error) {
-	ws := o.workspace
-	if ws == "" {
-		e, err := loadEnv(g)
-		if err != nil {
-			return "", err
-		}
-		ws = e.cfg.WorkspaceDir
-	}
-	ws, err := canonicalDir(ws)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(ws, "sops"), nil
+	return runtime.SOPDir(g.runtimeEnv, o.workspace)
 }
 
 // loadSOP reads and validates WORKSPACE/sops/NAME/SOP.toml.
-func loadSOP(dir, name string) (*sop.SOP, []byte, error) {
-	if !sop.ValidName(name) {
-		return nil, nil, usageErrorf("%q is not an SOP name (lower-case letters, digits, - and _)", name)
-	}
-	path := filepath.Join(dir, name, "SOP.toml")
-	data, err := readBounded(path, sop.MaxFileBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, withCode(exitError, fmt.Errorf("%w: %s", sop.ErrNotFound, path), "see 'claw sop list'")
-	}
-	if err != nil {
-		return nil, nil, withCode(exitError, err)
-	}
-	p, err := runtime.DecodeSOP(data, path, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, data, nil
-}
+var loadSOP = runtime.LoadSOP
 
 func newSOPListCommand(g *globals) *cobra.Command {
 	o := &sopOptions{}
@@ -94,24 +61,9 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			names, err := runtime.SOPNames(dir)
+			rows, err := runtime.ListSOPs(dir)
 			if err != nil {
-				return withCode(exitError, err)
-			}
-			type row struct {
-				Name        string `json:"name"`
-				Steps       int    `json:"steps"`
-				Description string `json:"description"`
-				Valid       bool   `json:"valid"`
-			}
-			rows := []row{}
-			for _, n := range names {
-				p, _, err := loadSOP(dir, n)
-				if err != nil {
-					rows = append(rows, row{Name: n, Description: "invalid: see 'claw sop validate " + n + "'"})
-					continue
-				}
-				rows = append(rows, row{n, len(p.Steps), p.Description, true})
+				return err
 			}
 			if o.asJSON {
 				return writeConfigJSON(g, map[string]any{"sops": rows})
@@ -150,33 +102,22 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			names := args
-			if len(names) == 0 {
-				if names, err = runtime.SOPNames(dir); err != nil {
-					return withCode(exitError, err)
-				}
-				if len(names) == 0 {
-					return withCode(exitError, fmt.Errorf("no SOPs in %s", dir), "write one as "+filepath.Join(dir, "NAME", "SOP.toml"))
-				}
+			names, err := runtime.SOPsToCheck(dir, args)
+			if err != nil {
+				return err
 			}
 			bad := 0
 			for _, n := range names {
-				_, _, err := loadSOP(dir, n)
-				var errs *config.Errors
-				switch {
-				case err == nil:
+				problems, err := runtime.CheckSOP(dir, n)
+				if err != nil {
+					return err
+				}
+				if len(problems) == 0 {
 					fmt.Fprintf(g.stdout, "ok: %s\n", n)
 					continue
-				case errors.As(err, &errs):
-					for _, e := range errs.List {
-						fmt.Fprintln(g.stderr, sanitize(e.Error()))
-					}
-				default:
-					var ce *codeError
-					if errors.As(err, &ce) && ce.Code == exitUsage {
-						return err
-					}
-					fmt.Fprintln(g.stderr, "claw: "+sanitize(err.Error()))
+				}
+				for _, p := range problems {
+					fmt.Fprintln(g.stderr, p)
 				}
 				bad++
 			}
@@ -217,15 +158,11 @@ the run's state is saved after every step.
 			if err != nil {
 				return err
 			}
-			p, src, err := loadSOP(dir, args[0])
+			in, err := runtime.NewRun(dir, args[0])
 			if err != nil {
-				var errs *config.Errors
-				if errors.As(err, &errs) {
-					return withCode(exitError, err, "see 'claw sop validate "+args[0]+"'")
-				}
 				return err
 			}
-			return runSOP(c.Context(), g, o, p, func(st *sop.Store) (*sop.Run, error) { return st.Create(c.Context(), p, src) })
+			return runSOP(c.Context(), g, o, in)
 		},
 	}
 	o.addRunFlags(c)
@@ -245,16 +182,7 @@ started. A step whose process died while it ran runs again.
 ` + sopRunExit,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runSOP(c.Context(), g, o, nil, func(st *sop.Store) (*sop.Run, error) {
-				r, err := st.Get(c.Context(), args[0])
-				if errors.Is(err, sop.ErrNoRun) {
-					return nil, withCode(exitError, err, "see 'claw sop status'")
-				}
-				if err == nil && !r.Resumable() {
-					return nil, withCode(exitError, fmt.Errorf("run %s is %s", r.ID, r.State))
-				}
-				return r, err
-			})
+			return runSOP(c.Context(), g, o, runtime.ResumeRun(args[0]))
 		},
 	}
 	o.addRunFlags(c)
@@ -272,101 +200,36 @@ func (o *sopOptions) addRunFlags(c *cobra.Command) {
 // configured socket when a daemon answers on it), else the terminal, else
 // nobody.
 func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approver, error) {
-	target := o.approvalsFrom
-	if target == "" {
-		e, err := loadEnv(g)
-		if err != nil {
-			return nil, err
-		}
-		if fi, err := os.Stat(e.cfg.Serve.Socket); err != nil || fi.Mode()&fs.ModeSocket == 0 {
-			return ttyOrNobody(g), nil
-		}
-		target = "unix:" + e.cfg.Serve.Socket
-	}
-	cl, err := daemonApprover(g, target, o.tokenFile, "sop")
+	cl, target, err := runtime.SOPDaemon(ctx, g.runtimeEnv, o.approvalsFrom, func(target string) (*approvals.Client, error) {
+		return daemonApprover(g, target, o.tokenFile, "sop")
+	})
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := cl.Pending(pctx); err != nil {
-		if o.approvalsFrom != "" {
-			return nil, withCode(exitError, fmt.Errorf("the daemon at %s does not answer: %w", target, err), "start it with 'claw serve'")
-		}
-		return ttyOrNobody(g), nil // a socket left behind by a daemon that died
+	if cl == nil {
+		return newTTYApprover(g), nil
 	}
 	infof(g.stderr, "approvals go to the daemon at %s", target)
 	return cl, nil
 }
 
-func ttyOrNobody(g *globals) broker.Approver {
-	if a := newTTYApprover(g); a != nil {
-		return a
-	}
-	return nil
-}
-
-// runSOP opens the runtime and the run store, gets the run from open and
-// runs it to its end or its next stop.
-func runSOP(ctx context.Context, g *globals, o *sopOptions, p *sop.SOP, open func(*sop.Store) (*sop.Run, error)) error {
+// runSOP runs the run in to its end or its next stop, printing its
+// steps as they end.
+func runSOP(ctx context.Context, g *globals, o *sopOptions, in runtime.SOPRun) error {
 	approver, err := sopApprover(ctx, g, o)
 	if err != nil {
 		return err
 	}
-	// The run tables are made before the memory store opens the file
-	// when it exists: SQLite connections opened earlier may keep the
-	// schema they saw (see claw memory clear).
-	st, closeStore, err := openSOPStore(g)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "sop", approver)
-	if err != nil {
-		if st != nil {
-			closeStore()
-		}
-		return err
-	}
-	defer rt.Close()
-	if st == nil { // the first run: the memory store made the file
-		if st, err = sop.OpenStore(rt.Memory.Path()); err != nil {
-			return withCode(exitError, err)
-		}
-		closeStore = func() { st.Close() }
-	}
-	defer closeStore()
-	r, err := open(st)
-	if err != nil {
-		return err
-	}
-	if p == nil { // a resumed run follows the SOP it started with
-		if p, err = sop.Decode(r.Source, r.SOP+"/SOP.toml (as the run started)", runtime.SOPTool); err != nil {
-			return withCode(exitError, err)
-		}
-	}
-	fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP)
-	rn := runtime.SOPRunner(st, runtime.NewSOPSteps(rt.Broker, rt.Agent), rt.Env.Home, rt.Redact, func(r *sop.Run, i int) {
+	in.Started = func(r *sop.Run) { fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP) }
+	in.OnStep = func(r *sop.Run, i int) {
 		s := r.Steps[i]
 		fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
-	})
-	if err := rn.Run(ctx, p, r); errors.Is(err, sop.ErrBusy) {
-		return withCode(exitError, fmt.Errorf("run %s: %w", r.ID, err), "wait for it, or cancel it with 'claw sop cancel "+r.ID+"'")
-	} else if err != nil {
-		return withCode(exitError, err, "the run is saved: see 'claw sop status "+r.ID+"'")
 	}
-	fmt.Fprintf(g.stdout, "%s %s\n", r.ID, r.State)
-	switch r.State {
-	case sop.StateDone:
-		return nil
-	case sop.StateWaiting:
-		return withCode(exitNeedsHuman, fmt.Errorf("run %s waits for an approval and nobody could be asked", r.ID),
-			"start 'claw serve' (or use a terminal) and run 'claw sop resume "+r.ID+"'")
-	case sop.StateStopped:
-		return withCode(exitDenied, fmt.Errorf("run %s: %s", r.ID, r.Error), "clear it with 'claw estop --clear', then 'claw sop resume "+r.ID+"'")
-	case sop.StateCancelled:
-		return withCode(exitError, fmt.Errorf("run %s was cancelled", r.ID))
+	r, err := runtime.RunSOP(ctx, agentSetup(g, &o.actionOptions), approver, in)
+	if r != nil {
+		fmt.Fprintf(g.stdout, "%s %s\n", r.ID, r.State)
 	}
-	return withCode(exitError, fmt.Errorf("run %s: %s", r.ID, sanitize(r.Error)), "see 'claw sop status "+r.ID+"'; fix the cause and 'claw sop resume "+r.ID+"'")
+	return err
 }
 
 func sanitizeSuffix(s string) string {
@@ -390,18 +253,18 @@ EXIT STATUS
   0 shown, 1 error (no such run), 2 usage.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, closeStore, err := openSOPStore(g)
+			st, err := openSOPStore(g)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
+			defer st.Close()
 			if len(args) == 0 {
-				runs, err := st.List(c.Context(), 20)
+				runs, err := runtime.RecentRuns(c.Context(), st, 20)
 				if err != nil {
-					return withCode(exitError, err)
+					return err
 				}
 				if o.asJSON {
-					return writeConfigJSON(g, map[string]any{"runs": nonNilRuns(runs)})
+					return writeConfigJSON(g, map[string]any{"runs": runs})
 				}
 				for _, r := range runs {
 					if quiet {
@@ -412,9 +275,9 @@ EXIT STATUS
 				}
 				return nil
 			}
-			r, err := st.Get(c.Context(), args[0])
+			r, err := runtime.GetRun(c.Context(), st, args[0])
 			if err != nil {
-				return withCode(exitError, err, "see 'claw sop status'")
+				return err
 			}
 			if o.asJSON {
 				return writeConfigJSON(g, r)
@@ -431,13 +294,6 @@ EXIT STATUS
 	return c
 }
 
-func nonNilRuns(r []*sop.Run) []*sop.Run {
-	if r == nil {
-		return []*sop.Run{}
-	}
-	return r
-}
-
 func newSOPCancelCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cancel RUN",
@@ -449,20 +305,14 @@ EXIT STATUS
   0 cancelled, 1 error (no such run, or it already finished), 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, closeStore, err := openSOPStore(g)
+			st, err := openSOPStore(g)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			r, err := st.Get(c.Context(), args[0])
+			defer st.Close()
+			r, err := runtime.CancelRun(c.Context(), st, args[0])
 			if err != nil {
-				return withCode(exitError, err, "see 'claw sop status'")
-			}
-			if !r.Resumable() {
-				return withCode(exitError, fmt.Errorf("run %s is already %s", r.ID, r.State))
-			}
-			if err := st.SetState(c.Context(), r.ID, sop.StateCancelled); err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			fmt.Fprintf(g.stdout, "%s %s\n", r.ID, sop.StateCancelled)
 			return nil
@@ -472,35 +322,20 @@ EXIT STATUS
 }
 
 // openSOPStore opens the run store in the configured memory database.
-func openSOPStore(g *globals) (*sop.Store, func(), error) {
-	e, err := loadEnv(g)
+func openSOPStore(g *globals) (*sop.Store, error) {
+	e, err := g.runtimeEnv()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	st, err := runtime.OpenSOPStore(e.cfg.Agent.MemoryDB)
-	if errors.Is(err, runtime.ErrNoSOPRuns) {
-		return nil, nil, withCode(exitError, err, "start one with 'claw sop run NAME'")
-	}
-	if err != nil {
-		return nil, nil, withCode(exitError, err)
-	}
-	return st, func() { st.Close() }, nil
+	return runtime.OpenSOPRuns(e)
 }
 
 // clearSOPRuns deletes every run kept in the memory database (none when
 // there is no database yet).
 func clearSOPRuns(ctx context.Context, g *globals) (int, error) {
-	st, closeStore, err := openSOPStore(g)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+	e, err := g.runtimeEnv()
 	if err != nil {
 		return 0, err
 	}
-	defer closeStore()
-	n, err := st.Clear(ctx)
-	if err != nil {
-		return 0, withCode(exitError, err)
-	}
-	return n, nil
+	return runtime.ClearSOPRuns(ctx, e)
 }

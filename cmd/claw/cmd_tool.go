@@ -7,27 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/agent/tool"
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
-
-// toolDocs describe the tools an agent can call.
-var toolDocs = map[string]string{
-	"shell":         "run a command through bash in the workspace, sandboxed",
-	"file_read":     "read a UTF-8 text file (size-capped)",
-	"file_write":    "write a file atomically (temp file + rename)",
-	"edit_file":     "replace one exact, unique occurrence of old with new",
-	"file_list":     "list a directory recursively (depth and entry caps)",
-	"http":          "GET (or POST) a URL on an allowed domain; SSRF-safe",
-	"time":          "the current time",
-	"memory_search": "search the conversation memory",
-	"ask_user":      "ask the person a question and return the answer",
-	"tool":          "call a tool of an MCP server",
-	"plugin":        "call a tool of an installed plugin, sandboxed (JSON args on stdin)",
-	"delegate":      "run a sub-agent turn on a sub-task, at most as trusted as the caller",
-}
 
 func newToolCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "tool", Short: "List and run the tools agents use"}
@@ -42,30 +24,11 @@ func newToolListCommand(g *globals) *cobra.Command {
 		Short: "List the tools and their arguments",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			type row struct {
-				Name        string   `json:"name"`
-				Required    []string `json:"required"`
-				Optional    []string `json:"optional"`
-				Description string   `json:"description"`
-				Risk        string   `json:"risk"`
-				Runs        bool     `json:"runs"`
+			home := "" // no plugin tools without a config
+			if e, err := loadEnv(g); err == nil {
+				home = e.home
 			}
-			var rows []row
-			for _, k := range gate.KindNames() {
-				spec := gate.Kinds[k]
-				// The nominal risk; the gate computes each call's own.
-				risk := "varies"
-				if t, ok := tool.Lookup(k); ok {
-					risk = t.Risk
-				}
-				rows = append(rows, row{k, nonNil(spec.Required), nonNil(spec.Optional), toolDocs[k], risk, runtime.Runnable(k)})
-			}
-			if s, err := pluginStore(g); err == nil {
-				names, descs := runtime.PluginTools(s)
-				for i, n := range names {
-					rows = append(rows, row{n, []string{}, []string{"args"}, descs[i] + " (claw tool run plugin)", "varies", true})
-				}
-			}
+			rows := runtime.ToolList(home)
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(rows)
 			}
@@ -104,16 +67,9 @@ EXIT STATUS
   approval and there is no terminal, 5 sandbox unavailable, 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := args[0]
-			if argsJSON == "" {
-				argsJSON = "{}"
-			}
-			a, err := gate.ParseAction([]byte(`{"tool":` + mustJSON(name) + `,"args":` + argsJSON + `}`))
+			a, err := runtime.ToolAction(args[0], argsJSON)
 			if err != nil {
-				return withCode(exitUsage, fmt.Errorf("--args: %w", err))
-			}
-			if _, known := gate.Kinds[name]; known && !runtime.Runnable(name) {
-				return usageErrorf("%s is carried out by the agent runtime, not by claw tool run", name)
+				return err
 			}
 			b, closeLog, err := openBroker(c.Context(), g, o)
 			if err != nil {
@@ -121,22 +77,9 @@ EXIT STATUS
 			}
 			defer closeLog()
 			out, err := b.Invoke(c.Context(), a, "")
-			switch {
-			case out == nil || out.Result == nil || name == "shell":
+			result := runtime.ToolResult(args[0], out)
+			if result == nil {
 				return outcomeExit(g, out, err, true)
-			case out.Status == broker.StatusError, out.Status == broker.StatusSetupFailed,
-				out.Status == broker.StatusUnavailable, out.Status == broker.StatusNotFound:
-				return outcomeExit(g, out, err, true)
-			}
-			res := out.Result
-			result := map[string]any{"status": out.Status, "sandbox": res.Sandbox}
-			if res.Tool != nil {
-				if res.Tool.Error != "" {
-					result["error"] = res.Tool.Error
-				}
-				if len(res.Tool.Payload) > 0 {
-					result["result"] = json.RawMessage(res.Tool.Payload)
-				}
 			}
 			enc := json.NewEncoder(g.stdout)
 			enc.SetEscapeHTML(false)
@@ -154,9 +97,4 @@ EXIT STATUS
 	c.Flags().StringVar(&argsJSON, "args", "", "the tool's arguments as a JSON object")
 	addOldSpelling(c, &argsJSON, "json", "args")
 	return c
-}
-
-func mustJSON(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -98,7 +98,7 @@ func TestWritePending(t *testing.T) {
 func requirePrintable(t *testing.T, s string) {
 	t.Helper()
 	for _, r := range s {
-		if !unicode.IsPrint(r) || invisible(r) {
+		if !unicode.IsPrint(r) || textesc.Invisible(r) {
 			t.Errorf("%q holds %U", s, r)
 		}
 	}

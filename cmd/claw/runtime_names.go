@@ -22,7 +22,6 @@ type (
 var (
 	policySummary = runtime.PolicySummary
 	readBounded   = runtime.ReadBounded
-	withPlugins   = runtime.WithPlugins
 )
 
 // newAgentRuntime is runtime.NewAgent with the config of g and the flags

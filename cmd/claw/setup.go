@@ -37,6 +37,15 @@ func loadEnv(g *globals) (*env, error) {
 	return e, nil
 }
 
+// runtimeEnv is loadEnv(g) as the runtime package takes it.
+func (g *globals) runtimeEnv() (*runtime.Env, error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return nil, err
+	}
+	return e.rt(), nil
+}
+
 // policyFromConfig maps the config's security section to the gate's policy data.
 var policyFromConfig = runtime.Policy
 
@@ -64,7 +73,6 @@ var canonicalDir = runtime.CanonicalDir
 // user, will not be able to use the workspace.
 func checkWorkspaceOwner(g *globals, ws, runAs string) {
 	if problem, fix := runtime.WorkspaceProblem(ws, runAs); problem != "" {
-		warnf(g.stderr, "%s", problem)
-		infof(g.stderr, "hint: %s", fix)
+		warnFix(g.stderr, problem, fix)
 	}
 }

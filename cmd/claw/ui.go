@@ -30,3 +30,9 @@ func warnf(w io.Writer, format string, args ...any) { term.Warnf(w, format, args
 
 // infof prints a claw: informational line (term.Infof).
 func infof(w io.Writer, format string, args ...any) { term.Infof(w, format, args...) }
+
+// warnFix prints a warning of a problem and the hint that fixes it.
+func warnFix(w io.Writer, problem, fix string) {
+	warnf(w, "%s", problem)
+	infof(w, "hint: %s", fix)
+}

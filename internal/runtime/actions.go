@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/clawsec/claw/executor"
@@ -13,7 +14,6 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/grant"
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -62,8 +62,8 @@ func OpenBroker(ctx context.Context, s Setup, configure ...func(*broker.Config, 
 		return nil, nil, err
 	}
 	o := s.Actions
-	if o.Autonomy != "" && o.Autonomy != config.AutonomyReadonly && o.Autonomy != config.AutonomySupervised && o.Autonomy != config.AutonomyFull {
-		return nil, nil, Usagef("--autonomy %q is not one of readonly, supervised, full", o.Autonomy)
+	if err := CheckAutonomy(o.Autonomy); err != nil {
+		return nil, nil, err
 	}
 	eng, err := NewEngine(ctx, e, Policy(e.Config))
 	if err != nil {
@@ -152,7 +152,7 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		EstopFile:     filepath.Join(e.Home, "ESTOP"),
 		Grants:        grant.Open(filepath.Join(e.Home, grant.FileName)),
 		GrantExpiry:   GrantExpiry(c),
-		Plugins:       PluginResolver(plugin.Store{Dir: filepath.Join(e.Home, "plugins")}),
+		Plugins:       PluginResolver(PluginStore(e.Home)),
 		DelegateHosts: DelegateHosts(e.Config),
 		Sandbox: broker.Sandbox{
 			MinLandlockABI: c.Sandbox.MinLandlockABI,
@@ -169,6 +169,15 @@ func brokerConfig(e *Env, eng *gate.Engine, o Actions, warn func(problem, fix st
 		Lockout:         sec.PassphraseLockout.Duration,
 		StateFile:       filepath.Join(e.Home, "passphrase.state"),
 	}, nil
+}
+
+// CheckAutonomy refuses an --autonomy flag that is not a level: a usage
+// error. "" (the config's) is one.
+func CheckAutonomy(a string) error {
+	if a != "" && !slices.Contains(config.Autonomies, a) {
+		return Usagef("--autonomy %q is not one of readonly, supervised, full", a)
+	}
+	return nil
 }
 
 // DelegateHosts gives the gate the hosts of each configured external

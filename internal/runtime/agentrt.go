@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -182,7 +181,7 @@ func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Appr
 	if ro.Autonomous {
 		tools = append(tools, tool.YieldToUser)
 	}
-	tools = WithPlugins(tools, plugin.Store{Dir: filepath.Join(e.Home, "plugins")})
+	tools = WithPlugins(tools, PluginStore(e.Home))
 	soul := ""
 	if cfg.Agent.Soul != "" {
 		if b, err := ReadBounded(cfg.Agent.Soul, 64<<10); err == nil {

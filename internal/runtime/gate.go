@@ -17,41 +17,69 @@ import (
 )
 
 // ReplayInput says what claw gate replay re-decides, and under which
-// candidate policies.
+// candidate policies: the built-in ones, the user's of PolicyDir, the
+// [security] settings of the config and the grants of GrantFile.
 type ReplayInput struct {
-	Gate      gate.Options // the candidate policies: Policy, UserPolicyDir, homes, Timeout
-	GrantFile string       // the grants in force
-	LogDir    string       // the receipt log
-	Workspace string       // canonical
-	Since     time.Time
-	Until     time.Time
-	Now       time.Time
+	PolicyDir string // default HOME/policies
+	GrantFile string // default HOME/grants.json
+	LogDir    string // the receipt log; default the config's, else ReceiptDir's
+	// ReceiptDir is the receipt log's directory when neither LogDir nor
+	// the config names one.
+	ReceiptDir func() (string, error)
+	Since      time.Time
+	Until      time.Time
+	Now        time.Time // when the grants are looked at
 }
 
-// PolicyError is a candidate policy set that does not compile.
-type PolicyError struct{ Err error }
-
-func (e *PolicyError) Error() string { return e.Err.Error() }
-func (e *PolicyError) Unwrap() error { return e.Err }
-
 // ReplayLog re-decides every action recorded in the receipt log under the
-// candidate policies of in, with the grants active at in.Now.
-func ReplayLog(ctx context.Context, in ReplayInput) (*audit.ReplayReport, error) {
-	eng, err := gate.New(ctx, in.Gate)
-	if err != nil {
-		return nil, &PolicyError{err}
+// candidate policies of in, with the grants active at in.Now, in the
+// workspace of e's config.
+func ReplayLog(ctx context.Context, e *Env, in ReplayInput) (*audit.ReplayReport, error) {
+	e.DryRunTimeout = 5 * time.Second // a log replayed on a busy machine is not an agent waiting
+	if in.PolicyDir == "" {
+		in.PolicyDir = filepath.Join(e.Home, "policies")
 	}
-	gs, err := grant.Open(in.GrantFile).Load()
+	if in.GrantFile == "" {
+		in.GrantFile = filepath.Join(e.Home, grant.FileName)
+	}
+	if in.LogDir == "" {
+		in.LogDir = e.Config.Receipts.Dir
+	}
+	if in.LogDir == "" {
+		var err error
+		if in.LogDir, err = in.ReceiptDir(); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := CanonicalDir(e.Config.WorkspaceDir)
 	if err != nil {
 		return nil, err
 	}
+	eng, err := gate.New(ctx, gate.Options{
+		Policy:        Policy(e.Config),
+		Home:          e.UserDir,
+		ClawHome:      e.Home,
+		UserPolicyDir: in.PolicyDir,
+		Timeout:       max(e.Config.Security.GateTimeout.Duration, e.DryRunTimeout),
+	})
+	if err != nil {
+		return nil, WithCode(ExitError, err, "check the candidate policies with 'claw gate test --rego'")
+	}
+	gs, err := grant.Open(in.GrantFile).Load()
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
 	eng.SetGrants(grant.Active(gs, in.Now))
-	return audit.Replay(ctx, in.LogDir, audit.ReplayOptions{
+	rep, err := audit.Replay(ctx, in.LogDir, audit.ReplayOptions{
 		Engine:  eng,
-		Context: gate.Context{Workspace: in.Workspace, Cwd: in.Workspace, Home: in.Gate.Home},
+		Context: gate.Context{Workspace: ws, Cwd: ws, Home: e.UserDir},
 		Since:   in.Since,
 		Until:   in.Until,
 	})
+	if err != nil {
+		return nil, WithCode(ExitError, err)
+	}
+	return rep, nil
 }
 
 // ReplayBreaking describes the breaking changes of a replay ("2 allow ->
@@ -69,10 +97,44 @@ func ReplayBreaking(rep *audit.ReplayReport) string {
 	return strings.Join(keys, " and ")
 }
 
-// PolicyExport is the policy set in force as files for stock OPA tools:
+// GateExport writes the policy set in force for e into dir, which it
+// makes and which must not exist yet, calling wrote with each file's
+// path; with the dry run of js or args (as [DryRunAction] takes them),
+// also its input document, in workspace at autonomy (when given).
+func GateExport(ctx context.Context, e *Env, dir, js string, args []string, workspace, autonomy string, wrote func(path string)) error {
+	eng, err := NewEngine(ctx, e, Policy(e.Config))
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return WithCode(ExitError, err, "give a directory that does not exist yet")
+	}
+	files, err := policyExport(eng)
+	if err != nil {
+		return err
+	}
+	if js != "" || len(args) > 0 {
+		action, err := DryRunAction(js, args)
+		if err != nil {
+			return WithCode(ExitUsage, err)
+		}
+		gctx, err := DryRunContext(e, workspace, "", autonomy)
+		if err != nil {
+			return err
+		}
+		in, err := json.MarshalIndent(gate.BuildInput(action, gctx), "", "  ")
+		if err != nil {
+			return err
+		}
+		files["input.json"] = in
+	}
+	return writeExport(dir, files, wrote)
+}
+
+// policyExport is the policy set in force as files for stock OPA tools:
 // policies/ (built-in policies and their tests), user/ (the user's), and
 // data.json.
-func PolicyExport(eng *gate.Engine) (map[string][]byte, error) {
+func policyExport(eng *gate.Engine) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	mods, err := policies.Modules()
 	if err != nil {
@@ -104,11 +166,11 @@ func PolicyExport(eng *gate.Engine) (map[string][]byte, error) {
 	return files, nil
 }
 
-// WriteExport writes files into the directory dir (which exists), in name
+// writeExport writes files into the directory dir (which exists), in name
 // order, calling wrote with each path. user/ is made even when there are
 // no user policies, so the same opa command line works with and without
 // them.
-func WriteExport(dir string, files map[string][]byte, wrote func(path string)) error {
+func writeExport(dir string, files map[string][]byte, wrote func(path string)) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)

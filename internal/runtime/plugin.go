@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/clawsec/claw/internal/textesc"
@@ -10,6 +12,44 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/plugin"
 )
+
+// PluginStore is the plugins directory of the claw home.
+func PluginStore(home string) plugin.Store {
+	return plugin.Store{Dir: filepath.Join(home, "plugins")}
+}
+
+// PluginRunAsProblem says why the plugin tools of e's claw home cannot
+// run, and how to fix it: root runs them as the run_as user, who must be
+// able to search the claw home. Both are "" when they can.
+func PluginRunAsProblem(e *Env) (problem, fix string) {
+	runAs := e.Config.Sandbox.RunAs
+	if os.Geteuid() != 0 || runAs == "" {
+		return "", ""
+	}
+	if fi, err := os.Stat(e.Home); err == nil && fi.Mode().Perm()&0o001 != 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("plugin tools run as %s, who cannot search the claw home %s", runAs, e.Home),
+		"set [sandbox] run_as = \"\" (uid 0 without capabilities, still confined by Landlock and seccomp) to run them"
+}
+
+// PluginList lists the installed plugins of s (never nil) and counts
+// those changed since they were installed.
+func PluginList(s plugin.Store) (list []plugin.Installed, changed int, err error) {
+	list, err = s.List()
+	if err != nil {
+		return nil, 0, WithCode(ExitError, fmt.Errorf("reading the plugins: %w", err))
+	}
+	for _, p := range list {
+		if p.Status != plugin.StatusOK {
+			changed++
+		}
+	}
+	if list == nil {
+		list = []plugin.Installed{}
+	}
+	return list, changed, nil
+}
 
 // PluginResolver gives the broker the plugin tools of the store.
 func PluginResolver(s plugin.Store) broker.PluginResolver {

@@ -1,4 +1,4 @@
-package main
+package runtime
 
 import (
 	"os"
@@ -22,13 +22,13 @@ func TestWithPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := plugin.Store{Dir: filepath.Join(t.TempDir(), "plugins")}
-	if got := withPlugins(tool.All(), s); hasTool(got, "plugin") {
+	if got := WithPlugins(tool.All(), s); hasTool(got, "plugin") {
 		t.Fatal("the plugin tool is offered with no plugin installed")
 	}
 	if _, err := s.Install(src); err != nil {
 		t.Fatal(err)
 	}
-	got := withPlugins(tool.All(), s)
+	got := WithPlugins(tool.All(), s)
 	var desc string
 	for _, sp := range got {
 		if sp.Name == "plugin" {
@@ -39,12 +39,12 @@ func TestWithPlugins(t *testing.T) {
 		t.Fatalf("plugin tool description %q", desc)
 	}
 	if d, _ := tool.Lookup("plugin"); strings.Contains(d.Description, "echo-plugin") {
-		t.Fatal("withPlugins changed the shared catalog")
+		t.Fatal("WithPlugins changed the shared catalog")
 	}
 	if err := os.WriteFile(filepath.Join(s.Dir, "echo-plugin", "echo-plugin"), []byte("#!/bin/sh\necho '{}'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := withPlugins(tool.All(), s); hasTool(got, "plugin") {
+	if got := WithPlugins(tool.All(), s); hasTool(got, "plugin") {
 		t.Fatal("a changed plugin is still offered to the model")
 	}
 }
