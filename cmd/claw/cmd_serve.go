@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/receipts"
 )
@@ -318,8 +316,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 // discordEstop lets Discord approvers engage the stop, receipted in their
 // name.
 func discordEstop(g *globals, keys *keyOptions, home string) func(ctx context.Context, by string) error {
-	file := filepath.Join(home, serve.EstopFile)
 	return func(ctx context.Context, by string) error {
-		return estopEngage(ctx, g, keys, home, file, by, "engaged from Discord")
+		return estopEngage(ctx, g, keys, home, by, "engaged from Discord")
 	}
 }
