@@ -299,12 +299,10 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Socket: o.socket, Listen: o.listen,
 		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
 		Hooks: func(log *broker.Log) runtime.Hooks {
-			h := &hookService{g: g, log: log}
-			return runtime.Hooks{Load: h.load, Answer: h.answer}
+			return runtime.HookService(func() (*runtime.Env, error) { return daemonEnv(g) }, log)
 		},
 		GateTests: func() runtime.GateTests {
-			s := &gateService{g: g}
-			return runtime.GateTests{Load: s.load, Answer: s.answer}
+			return runtime.GateTestService(func() (*runtime.Env, error) { return daemonEnv(g) }, gateTestDecide)
 		},
 		Estop: discordEstop(g, &o.keys, e.home),
 		LogTo: g.stderr,
