@@ -24,8 +24,8 @@ const maxEstopReason = 512
 // (estop, grants): the receipt log of the claw home, or the directory
 // the config names.
 type StateLog struct {
-	Signer func() (*receipts.Signer, error)       // the receipt signing key
-	Dir    func() (string, error)                 // the claw home's receipt directory
+	Signer func() (*receipts.Signer, error)      // the receipt signing key
+	Dir    func() (string, error)                // the claw home's receipt directory
 	Config func() (home, path string, err error) // the config, which may move the directory
 }
 
