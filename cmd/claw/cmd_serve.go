@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,6 +79,15 @@ func (o *serveClientOptions) dial(g *globals) (target, token string, err error) 
 	return runtime.DaemonTarget(e.rt(), o.target)
 }
 
+// client is the daemon's approvals client.
+func (o *serveClientOptions) client(g *globals) (*approvals.Client, error) {
+	e, err := loadEnv(g)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.DaemonClient(e.rt(), o.target)
+}
+
 func newServePendingCommand(g *globals) *cobra.Command {
 	var (
 		o      serveClientOptions
@@ -92,17 +98,13 @@ func newServePendingCommand(g *globals) *cobra.Command {
 		Short: "List the actions waiting for approval in a running daemon",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			target, token, err := o.dial(g)
+			cl, err := o.client(g)
 			if err != nil {
 				return err
 			}
-			cl, err := approvals.NewClient(target, token)
+			ps, err := runtime.PendingActions(c.Context(), cl)
 			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			ps, err := cl.Pending(c.Context())
-			if err != nil {
-				return withCode(exitError, err, "is 'claw serve' running?")
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, map[string]any{"pending": ps})
@@ -173,48 +175,17 @@ EXIT STATUS
 			case forConv:
 				decision = "approve_conversation"
 			}
-			target, token, err := o.dial(g)
+			cl, err := o.client(g)
 			if err != nil {
 				return err
 			}
-			cl, err := approvals.NewClient(target, token)
+			d := runtime.PendingDecision{Decision: decision, Approver: approver, Wait: wait}
+			if !oldest {
+				d.ID = args[0]
+			}
+			res, p, err := runtime.DecidePending(c.Context(), cl, d)
 			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			var p *approvals.Pending
-			deadline := time.Now().Add(wait)
-			for {
-				ps, err := cl.Pending(c.Context())
-				if err != nil {
-					return withCode(exitError, err, "is 'claw serve' running?")
-				}
-				for i := range ps {
-					if oldest || ps[i].ID == args[0] {
-						p = &ps[i]
-						break
-					}
-				}
-				if p != nil || !time.Now().Before(deadline) {
-					break
-				}
-				select {
-				case <-c.Context().Done():
-					return c.Context().Err()
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-			if p == nil {
-				return withCode(exitError, errors.New("no such pending request"), "list them with 'claw serve pending'")
-			}
-			if approver == "" {
-				approver = "cli"
-				if u := os.Getenv("USER"); u != "" {
-					approver = "cli:" + u
-				}
-			}
-			res, err := cl.Decide(c.Context(), p.ID, decision, approver, p.ActionSHA256)
-			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			fmt.Fprintf(g.stdout, "%s %s: %s\n", res, p.ID, sanitize(p.Summary))
 			return nil
@@ -256,23 +227,13 @@ EXIT STATUS
 			if noToken {
 				token = ""
 			}
-			var body []byte
+			call := runtime.DaemonCall{Method: args[0], Path: args[1], Accept: accept, NoBody: len(args) < 3, Wait: wait}
 			if len(args) == 3 {
-				body = []byte(args[2])
-				if f, ok := strings.CutPrefix(args[2], "@"); ok {
-					if body, err = readBounded(f, 64<<20); err != nil {
-						return withCode(exitError, err)
-					}
-				}
+				call.Body = args[2]
 			}
-			deadline := time.Now().Add(wait)
-			code, data, err := runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
-			for err != nil && time.Now().Before(deadline) && c.Context().Err() == nil {
-				time.Sleep(100 * time.Millisecond) // the daemon may still be starting
-				code, data, err = runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
-			}
+			code, data, err := call.Call(c.Context(), target, token)
 			if err != nil {
-				return withCode(exitError, err, "is 'claw serve' running?")
+				return err
 			}
 			g.stdout.Write(data)
 			if code < 200 || code > 299 {
