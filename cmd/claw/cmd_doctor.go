@@ -51,16 +51,7 @@ type doctorResult = runtime.DoctorResult
 var doctorChecks []doctorCheck
 
 func runDoctor(g *globals, asJSON bool) error {
-	s := executor.Check()
-	minABI := executor.DefaultMinLandlockABI
-	if st := loadDoctorState(g); st.Cfg != nil && st.Cfg.Sandbox.MinLandlockABI > 0 {
-		minABI = st.Cfg.Sandbox.MinLandlockABI // what actions will require
-	}
-	err := s.Require(minABI)
-	s.Err = ""
-	if err != nil {
-		s.Err = err.Error()
-	}
+	s, minABI, err := runtime.ProbeSandbox(loadDoctorState(g).Cfg)
 	results := make([]doctorResult, 0, len(doctorChecks))
 	failed := 0
 	for _, c := range doctorChecks {

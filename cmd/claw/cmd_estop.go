@@ -19,21 +19,7 @@ func init() {
 }
 
 // checkEstop fails while the emergency stop is engaged: no action runs.
-func checkEstop(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	if !s.HomeExists {
-		return notInitialised(s)
-	}
-	st := runtime.ReadEstop(filepath.Join(s.Home, estop.FileName))
-	if !st.Engaged {
-		return passed("not engaged")
-	}
-	d := "engaged since " + orUnknown(st.Since) + " by " + orUnknown(st.By)
-	if st.Reason != "" {
-		d += ": " + st.Reason
-	}
-	return failed(d+"; no action runs", "clear it with 'claw estop --clear'")
-}
+func checkEstop(g *globals) doctorResult { return runtime.CheckEstop(loadDoctorState(g)) }
 
 func newEstopCommand(g *globals) *cobra.Command {
 	var (
@@ -137,12 +123,7 @@ func estopShow(g *globals, file string, asJSON bool) error {
 	return nil
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
-	}
-	return s
-}
+var orUnknown = runtime.OrUnknown
 
 // stateLog is where state-change receipts (estop, grants) go: the receipt
 // log of the claw home of g, signed with the key keys unlock.

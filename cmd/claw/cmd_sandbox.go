@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -102,13 +101,7 @@ var abs = runtime.AbsPaths
 // reportRun prints a sandboxed run's outcome and maps it to claw's exit
 // status: the command's own, or 5, 126, 127.
 func reportRun(g *globals, res executor.Result, err error, asJSON bool) error {
-	var se *executor.SetupError
-	switch {
-	case errors.Is(err, executor.ErrUnavailable):
-		return withCode(exitSandbox, err, "run 'claw doctor' to see what this kernel supports")
-	case errors.Is(err, executor.ErrInvalidSpec):
-		return withCode(exitUsage, err)
-	case err != nil && !errors.As(err, &se) && !errors.Is(err, executor.ErrNotFound):
+	if err := runtime.RunFailed(err); err != nil {
 		return err
 	}
 	if asJSON {
@@ -129,18 +122,10 @@ func reportRun(g *globals, res executor.Result, err error, asJSON bool) error {
 		}
 		warnf(g.stderr, "DEGRADED sandbox: %s", strings.Join(missing, "; "))
 	}
-	switch {
-	case errors.As(err, &se):
-		return withCode(exitSetupFailed, err, "nothing ran")
-	case errors.Is(err, executor.ErrNotFound):
-		return withCode(exitNotFound, err)
-	case res.TimedOut:
+	if err == nil && res.TimedOut {
 		infof(g.stderr, "timed out after %v; the process tree was killed", res.Duration.Round(time.Millisecond))
 	}
-	if res.ExitCode != 0 {
-		return silentExit(res.ExitCode)
-	}
-	return nil
+	return runtime.RunExit(res, err)
 }
 
 func newSandboxCheckCommand(g *globals) *cobra.Command {

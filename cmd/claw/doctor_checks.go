@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -70,41 +68,12 @@ func checkProviderReachable(g *globals) doctorResult {
 
 func checkMemory(g *globals) doctorResult { return runtime.CheckMemory(loadDoctorState(g)) }
 
-// checkWorkspace fails when actions could not use the workspace: missing,
-// inside a forbidden path, or out of the run_as user's reach.
+// checkWorkspace fails when actions could not use the workspace
+// (runtime.CheckWorkspace).
 func checkWorkspace(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	if !s.HomeExists {
-		return notInitialised(s)
-	}
-	if s.Cfg == nil {
-		return skipped("the config could not be loaded")
-	}
-	e := &env{home: s.Home, cfg: s.Cfg}
-	e.userDir, _ = os.UserHomeDir()
-	if problem, fix := workspaceIssue(context.Background(), e, s.Cfg.WorkspaceDir); problem != "" {
-		return failed(problem, fix)
-	}
-	detail := s.Cfg.WorkspaceDir
-	if _, _, ok, _ := runAsIDs(s.Cfg.Sandbox.RunAs); ok {
-		detail += " (actions run as " + s.Cfg.Sandbox.RunAs + ")"
-	}
-	return passed(detail)
+	return runtime.CheckWorkspace(context.Background(), loadDoctorState(g))
 }
 
-// checkToolPrograms fails when claw runs as root and the run_as user its
-// tools switch to could not start claw or its helper.
-func checkToolPrograms(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	if s.Cfg == nil {
-		return skipped("the config could not be loaded")
-	}
-	runAs := s.Cfg.Sandbox.RunAs
-	if _, _, ok, _ := runAsIDs(runAs); !ok {
-		return skipped("tools keep claw's own uid")
-	}
-	if problem, fix := programsProblem(runAs, executor.Check().Helper); problem != "" {
-		return failed(problem, fix)
-	}
-	return passed("claw and its helper can be started by " + runAs)
-}
+// checkToolPrograms fails when the run_as user could not start claw or its
+// helper (runtime.CheckToolPrograms).
+func checkToolPrograms(g *globals) doctorResult { return runtime.CheckToolPrograms(loadDoctorState(g)) }

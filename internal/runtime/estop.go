@@ -142,3 +142,27 @@ func cleanEstopReason(s string) string {
 	}
 	return s
 }
+
+// CheckEstop fails while the emergency stop is engaged: no action runs.
+func CheckEstop(s DoctorState) DoctorResult {
+	if !s.HomeExists {
+		return DoctorNotInitialised(s)
+	}
+	st := ReadEstop(filepath.Join(s.Home, estop.FileName))
+	if !st.Engaged {
+		return DoctorPassed("not engaged")
+	}
+	d := "engaged since " + OrUnknown(st.Since) + " by " + OrUnknown(st.By)
+	if st.Reason != "" {
+		d += ": " + st.Reason
+	}
+	return DoctorFailed(d+"; no action runs", "clear it with 'claw estop --clear'")
+}
+
+// OrUnknown is s, or "(unknown)" for "".
+func OrUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,4 +129,91 @@ func parsePorts(s string) ([]uint16, error) {
 		ports = append(ports, uint16(n))
 	}
 	return ports, nil
+}
+
+// RunFailed is the error of a sandboxed run that leaves nothing to show:
+// the sandbox unavailable (exit 5), a bad spec (2), or any other error
+// but a failed setup or a command not found. nil means the run's output
+// is to be shown, and [RunExit] says how it ends.
+func RunFailed(err error) error {
+	var se *executor.SetupError
+	switch {
+	case errors.Is(err, executor.ErrUnavailable):
+		return WithCode(ExitSandbox, err, "run 'claw doctor' to see what this kernel supports")
+	case errors.Is(err, executor.ErrInvalidSpec):
+		return WithCode(ExitUsage, err)
+	case err != nil && !errors.As(err, &se) && !errors.Is(err, executor.ErrNotFound):
+		return err
+	}
+	return nil
+}
+
+// RunExit is how a sandboxed run whose output was shown ends claw: 126
+// when the sandbox could not be set up, 127 when the command was not
+// found, else the command's own status.
+func RunExit(res executor.Result, err error) error {
+	var se *executor.SetupError
+	switch {
+	case errors.As(err, &se):
+		return WithCode(ExitSetupFailed, err, "nothing ran")
+	case errors.Is(err, executor.ErrNotFound):
+		return WithCode(ExitNotFound, err)
+	case res.ExitCode != 0:
+		return SilentExit(res.ExitCode)
+	}
+	return nil
+}
+
+// ProbeSandbox probes what the kernel supports, and whether that is
+// enough for the Landlock ABI actions require (the config's, when cfg is
+// not nil and sets one): the error is executor.ErrUnavailable's.
+func ProbeSandbox(cfg *config.Config) (s executor.Support, minABI int, err error) {
+	s = executor.Check()
+	minABI = executor.DefaultMinLandlockABI
+	if cfg != nil && cfg.Sandbox.MinLandlockABI > 0 {
+		minABI = cfg.Sandbox.MinLandlockABI // what actions will require
+	}
+	err = s.Require(minABI)
+	s.Err = ""
+	if err != nil {
+		s.Err = err.Error()
+	}
+	return s, minABI, err
+}
+
+// CheckWorkspace fails when actions could not use the workspace: missing,
+// inside a forbidden path, or out of the run_as user's reach.
+func CheckWorkspace(ctx context.Context, s DoctorState) DoctorResult {
+	if !s.HomeExists {
+		return DoctorNotInitialised(s)
+	}
+	if s.Cfg == nil {
+		return DoctorSkipped("the config could not be loaded")
+	}
+	e := &Env{Home: s.Home, Config: s.Cfg}
+	e.UserDir, _ = os.UserHomeDir()
+	if problem, fix := WorkspaceIssue(ctx, e, s.Cfg.WorkspaceDir); problem != "" {
+		return DoctorFailed(problem, fix)
+	}
+	detail := s.Cfg.WorkspaceDir
+	if _, _, ok, _ := RunAsIDs(s.Cfg.Sandbox.RunAs); ok {
+		detail += " (actions run as " + s.Cfg.Sandbox.RunAs + ")"
+	}
+	return DoctorPassed(detail)
+}
+
+// CheckToolPrograms fails when claw runs as root and the run_as user its
+// tools switch to could not start claw or its helper.
+func CheckToolPrograms(s DoctorState) DoctorResult {
+	if s.Cfg == nil {
+		return DoctorSkipped("the config could not be loaded")
+	}
+	runAs := s.Cfg.Sandbox.RunAs
+	if _, _, ok, _ := RunAsIDs(runAs); !ok {
+		return DoctorSkipped("tools keep claw's own uid")
+	}
+	if problem, fix := ProgramsProblem(runAs, executor.Check().Helper); problem != "" {
+		return DoctorFailed(problem, fix)
+	}
+	return DoctorPassed("claw and its helper can be started by " + runAs)
 }
