@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/executor"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // maxSandboxStdin bounds the standard input claw sandbox run passes on.
@@ -216,4 +218,42 @@ func CheckToolPrograms(s DoctorState) DoctorResult {
 		return DoctorFailed(problem, fix)
 	}
 	return DoctorPassed("claw and its helper can be started by " + runAs)
+}
+
+// OutcomeFailed is the error of a broker outcome that ran nothing to
+// show (denied, estop, waiting for a human, rejected, timed out, the
+// sandbox unavailable, an error), with its exit status and hint; nil when
+// the outcome has a run result to show.
+func OutcomeFailed(out *broker.Outcome) error {
+	reasons := func() string {
+		var s []string
+		for _, r := range out.Decision.Reasons {
+			s = append(s, r.ID+": "+textesc.Clip(r.Msg, -1))
+		}
+		return strings.Join(s, "\n")
+	}
+	switch out.Status {
+	case broker.StatusDenied:
+		return WithCode(ExitDenied, fmt.Errorf("denied by policy\n%s", reasons()), "see why with 'claw gate test --explain'")
+	case broker.StatusEstop:
+		return WithCode(ExitDenied, errors.New("the emergency stop is engaged"), "clear it with 'claw estop --clear'")
+	case broker.StatusNeedsApproval:
+		return WithCode(ExitNeedsHuman, fmt.Errorf("%v\n%s", out.Err, reasons()), "run it from a terminal to approve it, or adjust the autonomy level")
+	case broker.StatusRejected:
+		if out.Err != nil {
+			// a wrong passphrase says so, and when the gate locks
+			return WithCode(ExitDenied, fmt.Errorf("rejected: %v", out.Err))
+		}
+		return WithCode(ExitDenied, errors.New("rejected"))
+	case broker.StatusApprovalTO:
+		return WithCode(ExitDenied, errors.New("approval timed out"))
+	case broker.StatusUnavailable:
+		return WithCode(ExitSandbox, out.Err, "run 'claw doctor' to see what this kernel supports")
+	case broker.StatusError:
+		return WithCode(ExitError, out.Err, "nothing ran")
+	}
+	if out.Result == nil {
+		return WithCode(ExitError, errors.New("no result"))
+	}
+	return nil
 }
