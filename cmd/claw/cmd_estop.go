@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 )
@@ -56,7 +54,7 @@ EXIT STATUS
 			}
 			switch {
 			case status:
-				return estopShow(g, filepath.Join(home, estop.FileName), asJSON)
+				return estopShow(g, runtime.Estop{Home: home}.File(), asJSON)
 			case clear:
 				return estopClear(c.Context(), g, &keys, home)
 			}
@@ -81,12 +79,13 @@ func estopOf(g *globals, keys *keyOptions, home string) runtime.Estop {
 }
 
 func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, by, reason string) error {
-	already, err := estopOf(g, keys, home).Engage(ctx, by, reason)
+	stop := estopOf(g, keys, home)
+	already, err := stop.Engage(ctx, by, reason)
 	if err != nil {
 		return err
 	}
 	if already {
-		infof(g.stderr, "the emergency stop was already engaged (%s); recorded again", filepath.Join(home, estop.FileName))
+		infof(g.stderr, "the emergency stop was already engaged (%s); recorded again", stop.File())
 		return nil
 	}
 	infof(g.stderr, "emergency stop engaged: no action runs, actions in flight are cancelled")

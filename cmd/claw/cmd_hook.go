@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/hook"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -38,7 +37,7 @@ EXIT STATUS
 			return withCode(exitUsage, errors.New("name the agent: claw hook claude-code or claw hook codex"))
 		},
 	}
-	c.AddCommand(newHookAgentCommand(g, hook.ClaudeCode, "Claude Code"), newHookAgentCommand(g, hook.Codex, "Codex"))
+	c.AddCommand(newHookAgentCommand(g, runtime.HookClaudeCode, "Claude Code"), newHookAgentCommand(g, runtime.HookCodex, "Codex"))
 	return c
 }
 
@@ -52,7 +51,7 @@ type hookOptions struct {
 }
 
 // hook is one call of claw hook with the flags o, in the agent format f.
-func (o *hookOptions) hook(g *globals, f hook.Format) *runtime.Hook {
+func (o *hookOptions) hook(g *globals, f runtime.HookFormat) *runtime.Hook {
 	// Standard output carries the answer and nothing else: an agent that
 	// cannot parse it ignores it, denial included.
 	quiet := *g
@@ -86,16 +85,7 @@ func daemonEnv(g *globals) (*runtime.Env, error) {
 	return e.rt(), nil
 }
 
-// hookExit maps a hook's exit status to the command's: answered,
-// or blocked (never 1, which agents take as "let the tool run").
-func hookExit(code int) error {
-	if code != hook.ExitAnswered {
-		return silentExit(hook.ExitBlock)
-	}
-	return nil
-}
-
-func newHookAgentCommand(g *globals, f hook.Format, agent string) *cobra.Command {
+func newHookAgentCommand(g *globals, f runtime.HookFormat, agent string) *cobra.Command {
 	o := &hookOptions{}
 	c := &cobra.Command{
 		Use:   string(f),
@@ -126,12 +116,12 @@ EXIT STATUS
 				o.trusted[t] = true
 			}
 			if o.deadline <= 0 {
-				o.deadline = hook.DefaultDeadline
+				o.deadline = runtime.HookDeadline
 			}
-			return hookExit(o.hook(g, f).Run(c.Context()))
+			return o.hook(g, f).Run(c.Context())
 		},
 	}
-	c.Flags().DurationVar(&o.deadline, "deadline", hook.DefaultDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
+	c.Flags().DurationVar(&o.deadline, "deadline", runtime.HookDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
 	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
 	c.Flags().StringSliceVar(&o.trust, "trust-tool", nil, "allow this agent tool that claw has no equivalent for, e.g. TodoWrite (repeatable; recorded in every receipt it allows)")
 	c.Flags().BoolVar(&o.noDaemon, "no-daemon", false, "decide in this process even when a claw serve of the same config is running")
@@ -139,8 +129,8 @@ EXIT STATUS
 	return c
 }
 
-func formatHelp(f hook.Format) string {
-	if f == hook.Codex {
+func formatHelp(f runtime.HookFormat) string {
+	if f == runtime.HookCodex {
 		return `
 Codex honours only denials from a hook, so: allow prints nothing; ask,
 passphrase and deny print a deny:

@@ -8,21 +8,20 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/serve"
 )
 
 // askGateDaemon tries the claw serve of this user, config and policies
 // for one dry run (runtime.AskGateTest). It returns false when no daemon
 // gave a well-formed answer; the caller then decides in process.
-func askGateDaemon(ctx context.Context, g *globals, e *env, o *gateTestOptions, args []string) (serve.HookAnswer, bool) {
-	a, err := runtime.AskGateTest(ctx, e.rt(), serve.GateTestRequest{Args: args, Action: o.actionJSON, Autonomy: o.autonomy,
+func askGateDaemon(ctx context.Context, g *globals, e *env, o *gateTestOptions, args []string) (runtime.DaemonAnswer, bool) {
+	a, err := runtime.AskGateTest(ctx, e.rt(), runtime.GateTestRequest{Args: args, Action: o.actionJSON, Autonomy: o.autonomy,
 		Explain: o.explain, Output: o.output, Workspace: o.workspace, Cwd: o.cwd})
 	debug := os.Getenv("CLAW_GATE_DEBUG") != ""
 	if err != nil {
 		if debug {
 			fmt.Fprintf(g.stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
 		}
-		return serve.HookAnswer{}, false
+		return runtime.DaemonAnswer{}, false
 	}
 	if debug {
 		fmt.Fprintln(g.stderr, "claw: answered by claw serve")
@@ -31,7 +30,7 @@ func askGateDaemon(ctx context.Context, g *globals, e *env, o *gateTestOptions, 
 }
 
 // printAnswer prints the daemon's answer as the command's own.
-func printAnswer(g *globals, a serve.HookAnswer) error {
+func printAnswer(g *globals, a runtime.DaemonAnswer) error {
 	io.WriteString(g.stdout, a.Stdout)
 	io.WriteString(g.stderr, a.Stderr)
 	if a.Exit != exitOK {
@@ -42,7 +41,7 @@ func printAnswer(g *globals, a serve.HookAnswer) error {
 
 // gateTestDecide decides a dry run of claw serve's gate test service as
 // claw gate test does in process.
-func gateTestDecide(ctx context.Context, re *runtime.Env, eng *gate.Engine, r serve.GateTestRequest, stdout, stderr io.Writer) error {
+func gateTestDecide(ctx context.Context, re *runtime.Env, eng *gate.Engine, r runtime.GateTestRequest, stdout, stderr io.Writer) error {
 	o := &gateTestOptions{autonomy: r.Autonomy, workspace: r.Workspace, cwd: r.Cwd, explain: r.Explain,
 		output: r.Output, actionJSON: r.Action}
 	action, err := actionFromArgs(o.actionJSON, r.Args)

@@ -18,6 +18,14 @@ import (
 	"github.com/clawsec/claw/internal/serve"
 )
 
+// GateTestRequest is a dry run of claw gate test as the daemon takes it;
+// DaemonAnswer is the daemon's answer: exit status, standard output and
+// error.
+type (
+	GateTestRequest = serve.GateTestRequest
+	DaemonAnswer    = serve.HookAnswer
+)
+
 // gateDaemonWait bounds how long claw gate test waits for the daemon
 // before it decides in process.
 const gateDaemonWait = 2 * time.Second

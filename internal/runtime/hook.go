@@ -25,6 +25,16 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
+// HookFormat is the agent whose PreToolUse hook claw answers.
+type HookFormat = hook.Format
+
+const (
+	HookClaudeCode = hook.ClaudeCode
+	HookCodex      = hook.Codex
+	// HookDeadline is how long a hook takes at most, by default.
+	HookDeadline = hook.DefaultDeadline
+)
+
 // Hook is one call of claw hook: an agent's PreToolUse event on Stdin,
 // the answer in the agent's format on Stdout, the reason of a block on
 // Stderr.
@@ -53,10 +63,19 @@ type Hook struct {
 	Stdout, Stderr io.Writer
 }
 
-// Run answers the call and returns the hook's exit status: answered, or
-// blocked. A claw serve of the same user and config answers when it can;
-// otherwise the hook decides in process.
-func (h *Hook) Run(ctx context.Context) int {
+// Run answers the call: nil when answered, else an exit with the hook's
+// status for blocked (never 1, which agents take as "let the tool run").
+func (h *Hook) Run(ctx context.Context) error {
+	if h.run(ctx) != hook.ExitAnswered {
+		return SilentExit(hook.ExitBlock)
+	}
+	return nil
+}
+
+// run answers the call and returns the hook's exit status. A claw serve
+// of the same user and config answers when it can; otherwise the hook
+// decides in process.
+func (h *Hook) run(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, h.Deadline)
 	defer cancel()
 	event, complete, stdin := readEvent(ctx, h.Stdin)
