@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -70,12 +69,12 @@ there. --run-as chooses the user itself.`,
 	f.StringArrayVar(&r.Read, "read", nil, "grant read (and execute) access to `PATH` (repeatable)")
 	f.StringArrayVar(&r.Write, "write", nil, "grant read-write access to `PATH` (repeatable)")
 	f.StringVar(&r.NetPorts, "net", "", "allow TCP connections to `PORTS` (comma-separated); default no network")
-	f.DurationVar(&r.Timeout, "timeout", executor.DefaultTimeout, "kill the whole process tree after `D`")
+	f.DurationVar(&r.Timeout, "timeout", runtime.SandboxTimeout, "kill the whole process tree after `D`")
 	f.StringVar(&r.Cwd, "cwd", "", "working directory (default the first --write path, else the private home)")
 	f.StringArrayVar(&r.Env, "env", nil, "pass `NAME` from the environment, or set NAME=VALUE (secret-looking names are refused)")
 	f.StringVar(&r.RunAs, "run-as", "", "when root, run as this `USER` or uid (\"\": uid 0 with no capabilities; default: [sandbox] run_as when it owns every --write path, else uid 0)")
 	f.BoolVar(&stdin, "stdin", false, "pass standard input to the command (default /dev/null)")
-	f.Int64Var(&r.MaxOutput, "max-output", executor.DefaultMaxOutput, "bytes of stdout and of stderr kept")
+	f.Int64Var(&r.MaxOutput, "max-output", runtime.SandboxMaxOutput, "bytes of stdout and of stderr kept")
 	f.Uint64Var(&r.Limits.CPUSeconds, "cpu", 0, "CPU seconds (default 120)")
 	f.Uint64Var(&r.Limits.MemoryBytes, "memory", 0, "data size in bytes (default 4 GiB)")
 	f.Uint64Var(&r.Limits.Processes, "pids", 0, "number of processes (default 512)")
@@ -100,7 +99,7 @@ var abs = runtime.AbsPaths
 
 // reportRun prints a sandboxed run's outcome and maps it to claw's exit
 // status: the command's own, or 5, 126, 127.
-func reportRun(g *globals, res executor.Result, err error, asJSON bool) error {
+func reportRun(g *globals, res runtime.SandboxResult, err error, asJSON bool) error {
 	if err := runtime.RunFailed(err); err != nil {
 		return err
 	}

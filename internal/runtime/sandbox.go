@@ -18,6 +18,15 @@ import (
 	"github.com/clawsec/claw/internal/textesc"
 )
 
+// Defaults of claw sandbox run.
+const (
+	SandboxTimeout   = executor.DefaultTimeout
+	SandboxMaxOutput = executor.DefaultMaxOutput
+)
+
+// SandboxResult is what a sandboxed run did.
+type SandboxResult = executor.Result
+
 // maxSandboxStdin bounds the standard input claw sandbox run passes on.
 const maxSandboxStdin = 16 << 20
 
@@ -166,21 +175,32 @@ func RunExit(res executor.Result, err error) error {
 	return nil
 }
 
+// SandboxReport is what claw doctor found: the kernel's support, the
+// Landlock ABI actions require, and the checks beyond the sandbox.
+type SandboxReport struct {
+	executor.Support
+	MinLandlockABI int            `json:"min_landlock_abi"`
+	Checks         []DoctorResult `json:"checks"`
+	// Unavailable says why the sandbox cannot run actions on this kernel;
+	// "" when it can.
+	Unavailable string `json:"-"`
+}
+
 // ProbeSandbox probes what the kernel supports, and whether that is
 // enough for the Landlock ABI actions require (the config's, when cfg is
-// not nil and sets one): the error is executor.ErrUnavailable's.
-func ProbeSandbox(cfg *config.Config) (s executor.Support, minABI int, err error) {
-	s = executor.Check()
-	minABI = executor.DefaultMinLandlockABI
+// not nil and sets one).
+func ProbeSandbox(cfg *config.Config) SandboxReport {
+	r := SandboxReport{Support: executor.Check(), MinLandlockABI: executor.DefaultMinLandlockABI}
 	if cfg != nil && cfg.Sandbox.MinLandlockABI > 0 {
-		minABI = cfg.Sandbox.MinLandlockABI // what actions will require
+		r.MinLandlockABI = cfg.Sandbox.MinLandlockABI // what actions will require
 	}
-	err = s.Require(minABI)
-	s.Err = ""
+	err := r.Require(r.MinLandlockABI)
+	r.Err = ""
 	if err != nil {
-		s.Err = err.Error()
+		r.Err = err.Error()
+		r.Unavailable = strings.TrimPrefix(err.Error(), executor.ErrUnavailable.Error()+": ")
 	}
-	return s, minABI, err
+	return r
 }
 
 // CheckWorkspace fails when actions could not use the workspace: missing,
