@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,38 +40,27 @@ EXIT STATUS
 	return c
 }
 
-type hookOptions struct {
-	trust          []string
-	trusted        map[string]bool
-	deadline       time.Duration
-	workspace      string
-	passphraseFile string
-	noDaemon       bool
-}
-
-// hook is one call of claw hook with the flags o, in the agent format f.
-func (o *hookOptions) hook(g *globals, f runtime.HookFormat) *runtime.Hook {
+// wireHook gives the call h (its flags set) the config, key and streams
+// of g.
+func wireHook(g *globals, h *runtime.Hook) *runtime.Hook {
 	// Standard output carries the answer and nothing else: an agent that
 	// cannot parse it ignores it, denial included.
 	quiet := *g
 	quiet.stdout = io.Discard
 	var e *env
-	return &runtime.Hook{
-		Format: f, Trusted: o.trusted, Deadline: o.deadline, Workspace: o.workspace,
-		PassphraseFile: o.passphraseFile, NoDaemon: o.noDaemon,
-		Env: func() (*runtime.Env, error) {
-			var err error
-			if e, err = loadEnv(&quiet); err != nil {
-				return nil, err
-			}
-			return e.rt(), nil
-		},
-		QuietEnv:   func() (*runtime.Env, error) { return daemonEnv(g) },
-		Grants:     func(eng *gate.Engine) { applyGrants(&quiet, e, eng) },
-		KeyDir:     func() (string, error) { return receiptKeyDir(g) },
-		ReceiptDir: func() (string, error) { return receiptDir(g) },
-		Stdin:      g.stdin, Stdout: g.stdout, Stderr: g.stderr,
+	h.Env = func() (*runtime.Env, error) {
+		var err error
+		if e, err = loadEnv(&quiet); err != nil {
+			return nil, err
+		}
+		return e.rt(), nil
 	}
+	h.QuietEnv = func() (*runtime.Env, error) { return daemonEnv(g) }
+	h.Grants = func(eng *gate.Engine) { applyGrants(&quiet, e, eng) }
+	h.KeyDir = func() (string, error) { return receiptKeyDir(g) }
+	h.ReceiptDir = func() (string, error) { return receiptDir(g) }
+	h.Stdin, h.Stdout, h.Stderr = g.stdin, g.stdout, g.stderr
+	return h
 }
 
 // daemonEnv loads the config of g without notes, for finding the daemon
@@ -86,7 +74,8 @@ func daemonEnv(g *globals) (*runtime.Env, error) {
 }
 
 func newHookAgentCommand(g *globals, f runtime.HookFormat, agent string) *cobra.Command {
-	o := &hookOptions{}
+	h := &runtime.Hook{Format: f}
+	var trust []string
 	c := &cobra.Command{
 		Use:   string(f),
 		Short: "Answer a " + agent + " PreToolUse hook from standard input",
@@ -107,25 +96,25 @@ EXIT STATUS
   0 answered, 2 blocked. Never 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			o.trusted = map[string]bool{}
-			for _, t := range o.trust {
+			h.Trusted = map[string]bool{}
+			for _, t := range trust {
 				if strings.HasPrefix(t, "mcp__") || strings.TrimSpace(t) == "" {
 					// Exit 2: a usage error blocks the tool call too.
 					return usageErrorf("--trust-tool %q: MCP tools are judged by the gate; write a policy for them instead", t)
 				}
-				o.trusted[t] = true
+				h.Trusted[t] = true
 			}
-			if o.deadline <= 0 {
-				o.deadline = runtime.HookDeadline
+			if h.Deadline <= 0 {
+				h.Deadline = runtime.HookDeadline
 			}
-			return o.hook(g, f).Run(c.Context())
+			return wireHook(g, h).Run(c.Context())
 		},
 	}
-	c.Flags().DurationVar(&o.deadline, "deadline", runtime.HookDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
-	c.Flags().StringVar(&o.workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
-	c.Flags().StringSliceVar(&o.trust, "trust-tool", nil, "allow this agent tool that claw has no equivalent for, e.g. TodoWrite (repeatable; recorded in every receipt it allows)")
-	c.Flags().BoolVar(&o.noDaemon, "no-daemon", false, "decide in this process even when a claw serve of the same config is running")
-	c.Flags().StringVar(&o.passphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
+	c.Flags().DurationVar(&h.Deadline, "deadline", runtime.HookDeadline, "answer (or block) within this time; keep it well under the agent's hook timeout")
+	c.Flags().StringVar(&h.Workspace, "workspace", "", "workspace directory, e.g. \"$CLAUDE_PROJECT_DIR\" (default from config)")
+	c.Flags().StringSliceVar(&trust, "trust-tool", nil, "allow this agent tool that claw has no equivalent for, e.g. TodoWrite (repeatable; recorded in every receipt it allows)")
+	c.Flags().BoolVar(&h.NoDaemon, "no-daemon", false, "decide in this process even when a claw serve of the same config is running")
+	c.Flags().StringVar(&h.PassphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
 	return c
 }
 
