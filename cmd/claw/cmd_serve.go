@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/approvals"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/receipts"
@@ -258,17 +257,13 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Env:    e.rt(),
 		Setup:  func() runtime.Setup { return agentSetup(g, &o.actionOptions) },
 		Socket: o.socket, Listen: o.listen,
-		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
-		Hooks: func(log *broker.Log) runtime.Hooks {
-			return runtime.HookService(func() (*runtime.Env, error) { return daemonEnv(g) }, log)
-		},
-		GateTests: func() runtime.GateTests {
-			return runtime.GateTestService(func() (*runtime.Env, error) { return daemonEnv(g) }, gateTestDecide)
-		},
-		Estop: discordEstop(g, &o.keys, e.home),
-		LogTo: g.stderr,
-		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
-		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
+		Signer:         func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		QuietEnv:       func() (*runtime.Env, error) { return daemonEnv(g) },
+		GateTestDecide: gateTestDecide,
+		Estop:          discordEstop(g, &o.keys, e.home),
+		LogTo:          g.stderr,
+		Warn:           func(format string, args ...any) { warnf(g.stderr, format, args...) },
+		Info:           func(format string, args ...any) { infof(g.stderr, format, args...) },
 	})
 }
 

@@ -2,31 +2,17 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
 // askGateDaemon tries the claw serve of this user, config and policies
-// for one dry run (runtime.AskGateTest). It returns false when no daemon
-// gave a well-formed answer; the caller then decides in process.
+// for one dry run (runtime.AskGateTest).
 func askGateDaemon(ctx context.Context, g *globals, e *env, o *gateTestOptions, args []string) (runtime.DaemonAnswer, bool) {
-	a, err := runtime.AskGateTest(ctx, e.rt(), runtime.GateTestRequest{Args: args, Action: o.actionJSON, Autonomy: o.autonomy,
-		Explain: o.explain, Output: o.output, Workspace: o.workspace, Cwd: o.cwd})
-	debug := os.Getenv("CLAW_GATE_DEBUG") != ""
-	if err != nil {
-		if debug {
-			fmt.Fprintf(g.stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
-		}
-		return runtime.DaemonAnswer{}, false
-	}
-	if debug {
-		fmt.Fprintln(g.stderr, "claw: answered by claw serve")
-	}
-	return a, true
+	return runtime.AskGateTest(ctx, e.rt(), runtime.GateTestRequest{Args: args, Action: o.actionJSON, Autonomy: o.autonomy,
+		Explain: o.explain, Output: o.output, Workspace: o.workspace, Cwd: o.cwd}, g.stderr)
 }
 
 // printAnswer prints the daemon's answer as the command's own.

@@ -81,11 +81,29 @@ func userPoliciesDigest(dir string) (string, error) {
 }
 
 // AskGateTest asks the claw serve of this user, config and policies (of
-// e) for the dry run r, its workspace and cwd made absolute here, where
-// relative ones were meant. Any answer but a decision (exit 0, 3 or 6,
-// with something on standard output) is an error: the caller then
-// decides in process.
-func AskGateTest(ctx context.Context, e *Env, r serve.GateTestRequest) (serve.HookAnswer, error) {
+// e) for the dry run r. It returns false when no daemon gave a
+// well-formed answer; the caller then decides in process. With
+// $CLAW_GATE_DEBUG set, it says on stderr which it was.
+func AskGateTest(ctx context.Context, e *Env, r serve.GateTestRequest, stderr io.Writer) (serve.HookAnswer, bool) {
+	a, err := askGateTest(ctx, e, r)
+	debug := os.Getenv("CLAW_GATE_DEBUG") != ""
+	if err != nil {
+		if debug {
+			fmt.Fprintf(stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
+		}
+		return serve.HookAnswer{}, false
+	}
+	if debug {
+		fmt.Fprintln(stderr, "claw: answered by claw serve")
+	}
+	return a, true
+}
+
+// askGateTest asks the daemon for the dry run r, its workspace and cwd
+// made absolute here, where relative ones were meant. Any answer but a
+// decision (exit 0, 3 or 6, with something on standard output) is an
+// error.
+func askGateTest(ctx context.Context, e *Env, r serve.GateTestRequest) (serve.HookAnswer, error) {
 	socket := e.Config.Serve.Socket
 	if socket == "" {
 		return serve.HookAnswer{}, errors.New("no socket configured")
@@ -129,10 +147,10 @@ func AskGateTest(ctx context.Context, e *Env, r serve.GateTestRequest) (serve.Ho
 // command's exit status.
 type GateTestDecide func(ctx context.Context, e *Env, eng *gate.Engine, r serve.GateTestRequest, stdout, stderr io.Writer) error
 
-// GateTestService is the answerer of claw gate test in claw serve: the
+// gateTestService is the answerer of claw gate test in claw serve: the
 // engine compiled once per (re)load from the config env loads, the dry
 // run decided by decide. It writes no receipt.
-func GateTestService(env func() (*Env, error), decide GateTestDecide) GateTests {
+func gateTestService(env func() (*Env, error), decide GateTestDecide) GateTests {
 	s := &gateService{env: env, decide: decide}
 	return GateTests{Load: s.load, Answer: s.answer}
 }

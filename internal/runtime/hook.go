@@ -306,15 +306,15 @@ func (h *Hook) askDaemon(ctx context.Context, event []byte) (serve.HookAnswer, b
 	return a, true
 }
 
-// HookService is the answerer of hook calls in claw serve: the same
+// hookService is the answerer of hook calls in claw serve: the same
 // guard as a hook process builds, with the daemon's receipt log and an
 // engine compiled once per (re)load. env loads the config now in force.
-func HookService(env func() (*Env, error), log *broker.Log) Hooks {
-	h := &hookService{env: env, log: log}
+func hookService(env func() (*Env, error), log *broker.Log) Hooks {
+	h := &hookAnswerer{env: env, log: log}
 	return Hooks{Load: h.load, Answer: h.answer}
 }
 
-type hookService struct {
+type hookAnswerer struct {
 	env func() (*Env, error)
 	log *broker.Log
 
@@ -328,7 +328,7 @@ type hookService struct {
 // load compiles the policies of the config now in force and returns the
 // function that puts them in force, so that a reload that fails later
 // leaves the previous ones.
-func (h *hookService) load(ctx context.Context) (swap func(), err error) {
+func (h *hookAnswerer) load(ctx context.Context) (swap func(), err error) {
 	var id string
 	e, eng, err := daemonEngine(ctx, h.env, func(e *Env) (err error) { id, err = configID(e); return err })
 	if err != nil {
@@ -342,7 +342,7 @@ func (h *hookService) load(ctx context.Context) (swap func(), err error) {
 }
 
 // answer decides one hook call exactly as `claw hook` does in process.
-func (h *hookService) answer(ctx context.Context, r serve.HookRequest) (serve.HookAnswer, error) {
+func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.HookAnswer, error) {
 	f := hook.Format(r.Format)
 	if f != hook.ClaudeCode && f != hook.Codex {
 		return serve.HookAnswer{}, fmt.Errorf("unknown hook format %q", r.Format)
