@@ -69,15 +69,6 @@ func (o *serveClientOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.target, "target", "", "the daemon: unix:/path/claw.sock or http://127.0.0.1:PORT (default the configured socket)")
 }
 
-// dial returns the daemon's target and token from the config.
-func (o *serveClientOptions) dial(g *globals) (target, token string, err error) {
-	e, err := loadEnv(g)
-	if err != nil {
-		return "", "", err
-	}
-	return runtime.DaemonTarget(e.rt(), o.target)
-}
-
 // client is the daemon's approvals client.
 func (o *serveClientOptions) client(g *globals) (*approvals.Client, error) {
 	e, err := loadEnv(g)
@@ -219,18 +210,15 @@ EXIT STATUS
   0 a 2xx answer, 1 any other answer or error, 2 usage.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(c *cobra.Command, args []string) error {
-			target, token, err := o.dial(g)
+			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			if noToken {
-				token = ""
-			}
-			call := runtime.DaemonCall{Method: args[0], Path: args[1], Accept: accept, NoBody: len(args) < 3, Wait: wait}
+			call := runtime.DaemonCall{Method: args[0], Path: args[1], Accept: accept, NoBody: len(args) < 3, NoToken: noToken, Wait: wait}
 			if len(args) == 3 {
 				call.Body = args[2]
 			}
-			code, data, err := call.Call(c.Context(), target, token)
+			code, data, err := call.Call(c.Context(), e.rt(), o.target)
 			if err != nil {
 				return err
 			}

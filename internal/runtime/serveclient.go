@@ -97,19 +97,27 @@ func findPending(ctx context.Context, cl *approvals.Client, id string, wait time
 type DaemonCall struct {
 	Method, Path, Accept string
 	// Body is sent as it is, or, as @FILE, the file's content.
-	Body   string
-	NoBody bool
-	Wait   time.Duration // how long to retry while the daemon cannot be reached
+	Body    string
+	NoBody  bool
+	NoToken bool          // send no bearer token
+	Wait    time.Duration // how long to retry while the daemon cannot be reached
 }
 
-// Call sends c to the daemon at target with token and returns the status
-// code and body of the answer.
-func (c DaemonCall) Call(ctx context.Context, target, token string) (int, []byte, error) {
+// Call sends c to the daemon at target ("" the socket of e's config),
+// with the token of e's config, and returns the status code and body of
+// the answer.
+func (c DaemonCall) Call(ctx context.Context, e *Env, target string) (int, []byte, error) {
+	target, token, err := DaemonTarget(e, target)
+	if err != nil {
+		return 0, nil, err
+	}
+	if c.NoToken {
+		token = ""
+	}
 	var body []byte
 	if !c.NoBody {
 		body = []byte(c.Body)
 		if f, ok := strings.CutPrefix(c.Body, "@"); ok {
-			var err error
 			if body, err = ReadBounded(f, 64<<20); err != nil {
 				return 0, nil, WithCode(ExitError, err)
 			}
