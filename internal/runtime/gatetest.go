@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/clawsec/claw/gate"
@@ -151,34 +150,13 @@ type GateTestDecide func(ctx context.Context, e *Env, eng *gate.Engine, r serve.
 // engine compiled once per (re)load from the config env loads, the dry
 // run decided by decide. It writes no receipt.
 func gateTestService(env func() (*Env, error), decide GateTestDecide) GateTests {
-	s := &gateService{env: env, decide: decide}
-	return GateTests{Load: s.load, Answer: s.answer}
+	s := &gateService{decide: decide}
+	return GateTests{Load: func(ctx context.Context) (func(), error) { return s.load(ctx, env, gateTestID) }, Answer: s.answer}
 }
 
 type gateService struct {
-	env    func() (*Env, error)
+	compiled
 	decide GateTestDecide
-
-	mu  sync.Mutex // one dry run at a time: the engine's grants are shared
-	e   *Env
-	id  string
-	eng *gate.Engine
-}
-
-// load compiles the policies now in force and returns the function that
-// puts them in force. The id is taken before compiling, so a policy
-// edited meanwhile gives callers another id and they decide in process.
-func (s *gateService) load(ctx context.Context) (swap func(), err error) {
-	var id string
-	e, eng, err := daemonEngine(ctx, s.env, func(e *Env) (err error) { id, err = gateTestID(e); return err })
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.e, s.id, s.eng = e, id, eng
-	}, nil
 }
 
 // answer decides one dry run exactly as claw gate test does in process.

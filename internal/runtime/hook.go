@@ -310,35 +310,13 @@ func (h *Hook) askDaemon(ctx context.Context, event []byte) (serve.HookAnswer, b
 // guard as a hook process builds, with the daemon's receipt log and an
 // engine compiled once per (re)load. env loads the config now in force.
 func hookService(env func() (*Env, error), log *broker.Log) Hooks {
-	h := &hookAnswerer{env: env, log: log}
-	return Hooks{Load: h.load, Answer: h.answer}
+	h := &hookAnswerer{log: log}
+	return Hooks{Load: func(ctx context.Context) (func(), error) { return h.load(ctx, env, configID) }, Answer: h.answer}
 }
 
 type hookAnswerer struct {
-	env func() (*Env, error)
+	compiled
 	log *broker.Log
-
-	mu     sync.Mutex // one decision at a time: the engine's grants are shared
-	e      *Env
-	id     string
-	eng    *gate.Engine
-	grants *grant.Store
-}
-
-// load compiles the policies of the config now in force and returns the
-// function that puts them in force, so that a reload that fails later
-// leaves the previous ones.
-func (h *hookAnswerer) load(ctx context.Context) (swap func(), err error) {
-	var id string
-	e, eng, err := daemonEngine(ctx, h.env, func(e *Env) (err error) { id, err = configID(e); return err })
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.e, h.id, h.eng, h.grants = e, id, eng, grant.Open(filepath.Join(e.Home, grant.FileName))
-	}, nil
 }
 
 // answer decides one hook call exactly as `claw hook` does in process.
@@ -358,7 +336,7 @@ func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.H
 	}
 	run := hook.Runner{Format: f, Deadline: r.Deadline, Open: func(context.Context) (*hook.Guard, func(), error) {
 		// Reread as a hook process does: an unreadable store applies none.
-		gs, err := h.grants.Load()
+		gs, err := grant.Open(filepath.Join(h.e.Home, grant.FileName)).Load()
 		if err != nil {
 			gs = nil
 		}
@@ -371,22 +349,38 @@ func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.H
 	return serve.HookAnswer{Exit: code, Stdout: out.String(), Stderr: errb.String()}, nil
 }
 
-// daemonEngine loads the config now in force and compiles its policies
-// for a service of claw serve; name runs in between, before the policies
-// are read.
-func daemonEngine(ctx context.Context, env func() (*Env, error), name func(*Env) error) (*Env, *gate.Engine, error) {
+// compiled is the engine a service of claw serve decides with, compiled
+// once per (re)load, and the config and id it was compiled for.
+type compiled struct {
+	mu  sync.Mutex // one decision at a time: the engine's grants are shared
+	e   *Env
+	id  string
+	eng *gate.Engine
+}
+
+// load loads the config now in force, names it with idOf before the
+// policies are read, compiles them, and returns the function that puts
+// them in force, so that a reload that fails later leaves the previous
+// ones. A policy edited meanwhile gives callers another id, and they
+// decide in process.
+func (c *compiled) load(ctx context.Context, env func() (*Env, error), idOf func(*Env) (string, error)) (swap func(), err error) {
 	e, err := env()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := name(e); err != nil {
-		return nil, nil, err
+	id, err := idOf(e)
+	if err != nil {
+		return nil, err
 	}
 	eng, err := NewEngine(ctx, e, Policy(e.Config))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return e, eng, nil
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.e, c.id, c.eng = e, id, eng
+	}, nil
 }
 
 // hookSettings is the part of Claude Code's settings.json and Codex's
