@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/receipts"
@@ -70,7 +69,7 @@ func (o *serveClientOptions) addFlags(c *cobra.Command) {
 }
 
 // client is the daemon's approvals client.
-func (o *serveClientOptions) client(g *globals) (*approvals.Client, error) {
+func (o *serveClientOptions) client(g *globals) (*runtime.DaemonApprovals, error) {
 	e, err := loadEnv(g)
 	if err != nil {
 		return nil, err
@@ -114,7 +113,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 // writePending lists pending requests for a person: a line of id, tool,
 // risk and expiry, then the summary, the arguments (escaped and cut as in
 // the terminal prompt) and the reasons, each on its own line.
-func writePending(w io.Writer, ps []approvals.Pending) {
+func writePending(w io.Writer, ps []runtime.Pending) {
 	for _, p := range ps {
 		// everything here came over the daemon's socket: escape it all
 		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", sanitize(p.ID), sanitize(p.Tool), sanitize(p.Risk), p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))

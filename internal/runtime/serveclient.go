@@ -10,6 +10,13 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 )
 
+// DaemonApprovals is the approvals client of a running daemon, and
+// Pending an action waiting there for approval.
+type (
+	DaemonApprovals = approvals.Client
+	Pending         = approvals.Pending
+)
+
 // daemonRetry is how often a client command tries again while it waits.
 const daemonRetry = 100 * time.Millisecond
 
