@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/clawsec/claw/internal/term"
@@ -82,36 +79,8 @@ func outcomeExit(g *globals, out *broker.Outcome, err error, asJSON bool) error 
 	if out == nil {
 		return err
 	}
-	reasons := func() string {
-		var s []string
-		for _, r := range out.Decision.Reasons {
-			s = append(s, r.ID+": "+sanitize(r.Msg))
-		}
-		return strings.Join(s, "\n")
+	if err := runtime.OutcomeFailed(out); err != nil {
+		return err
 	}
-	switch out.Status {
-	case broker.StatusDenied:
-		return withCode(exitDenied, fmt.Errorf("denied by policy\n%s", reasons()), "see why with 'claw gate test --explain'")
-	case broker.StatusEstop:
-		return withCode(exitDenied, errors.New("the emergency stop is engaged"), "clear it with 'claw estop --clear'")
-	case broker.StatusNeedsApproval:
-		return withCode(exitNeedsHuman, fmt.Errorf("%v\n%s", out.Err, reasons()), "run it from a terminal to approve it, or adjust the autonomy level")
-	case broker.StatusRejected:
-		if out.Err != nil {
-			// a wrong passphrase says so, and when the gate locks
-			return withCode(exitDenied, fmt.Errorf("rejected: %v", out.Err))
-		}
-		return withCode(exitDenied, errors.New("rejected"))
-	case broker.StatusApprovalTO:
-		return withCode(exitDenied, errors.New("approval timed out"))
-	case broker.StatusUnavailable:
-		return withCode(exitSandbox, out.Err, "run 'claw doctor' to see what this kernel supports")
-	case broker.StatusError:
-		return withCode(exitError, out.Err, "nothing ran")
-	}
-	res := out.Result
-	if res == nil {
-		return withCode(exitError, errors.New("no result"))
-	}
-	return reportRun(g, *res, out.Err, asJSON)
+	return reportRun(g, *out.Result, out.Err, asJSON)
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -51,8 +48,8 @@ type doctorResult = runtime.DoctorResult
 var doctorChecks []doctorCheck
 
 func runDoctor(g *globals, asJSON bool) error {
-	s, minABI, err := runtime.SandboxSupport(loadDoctorState(g))
-	results := make([]doctorResult, 0, len(doctorChecks))
+	s := runtime.ProbeSandbox(loadDoctorState(g).Cfg)
+	s.Checks = make([]doctorResult, 0, len(doctorChecks))
 	failed := 0
 	for _, c := range doctorChecks {
 		r := c.Run(g)
@@ -60,15 +57,10 @@ func runDoctor(g *globals, asJSON bool) error {
 		if !r.OK && !r.Skipped {
 			failed++
 		}
-		results = append(results, r)
+		s.Checks = append(s.Checks, r)
 	}
 	if asJSON {
-		out := struct {
-			executor.Support
-			MinLandlockABI int            `json:"min_landlock_abi"`
-			Checks         []doctorResult `json:"checks"`
-		}{s, minABI, results}
-		if jerr := json.NewEncoder(g.stdout).Encode(out); jerr != nil {
+		if jerr := json.NewEncoder(g.stdout).Encode(s); jerr != nil {
 			return jerr
 		}
 	} else {
@@ -80,7 +72,7 @@ func runDoctor(g *globals, asJSON bool) error {
 		}
 		w := g.stdout
 		fmt.Fprintf(w, "kernel            %s\n", s.Kernel)
-		fmt.Fprintf(w, "landlock          ABI %d (errata %#x; claw requires %d)\n", s.LandlockABI, s.LandlockErrata, minABI)
+		fmt.Fprintf(w, "landlock          ABI %d (errata %#x; claw requires %d)\n", s.LandlockABI, s.LandlockErrata, s.MinLandlockABI)
 		fmt.Fprintf(w, "seccomp           %s\n", yes(s.Seccomp))
 		fmt.Fprintf(w, "user namespace    %s\n", yes(s.UserNS))
 		fmt.Fprintf(w, "pid namespace     %s\n", yes(s.PIDNS))
@@ -119,14 +111,14 @@ func runDoctor(g *globals, asJSON bool) error {
 			}
 		}
 		status := "sandbox: available"
-		if err != nil {
-			status = "sandbox: UNAVAILABLE: " + strings.TrimPrefix(err.Error(), executor.ErrUnavailable.Error()+": ")
+		if s.Unavailable != "" {
+			status = "sandbox: UNAVAILABLE: " + s.Unavailable
 		}
 		fmt.Fprintf(w, "\n%s\n", status)
-		if len(results) > 0 {
+		if len(s.Checks) > 0 {
 			fmt.Fprintln(w, "\nchecks:")
 		}
-		for _, r := range results {
+		for _, r := range s.Checks {
 			mark := "ok  "
 			switch {
 			case r.Skipped:
@@ -140,7 +132,7 @@ func runDoctor(g *globals, asJSON bool) error {
 			}
 		}
 	}
-	if errors.Is(err, executor.ErrUnavailable) {
+	if s.Unavailable != "" {
 		return withCode(exitSandbox, nil)
 	}
 	if failed > 0 {

@@ -3,19 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/user"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/broker"
-	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/internal/estop"
+	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/receipts"
 )
 
 func init() {
@@ -23,27 +17,7 @@ func init() {
 }
 
 // checkEstop fails while the emergency stop is engaged: no action runs.
-func checkEstop(g *globals) doctorResult {
-	s := loadDoctorState(g)
-	if !s.HomeExists {
-		return notInitialised(s)
-	}
-	st, _ := readEstop(filepath.Join(s.Home, estop.FileName))
-	if !st.Engaged {
-		return passed("not engaged")
-	}
-	d := "engaged since " + orUnknown(st.Since) + " by " + orUnknown(st.By)
-	if st.Reason != "" {
-		d += ": " + st.Reason
-	}
-	return failed(d+"; no action runs", "clear it with 'claw estop --clear'")
-}
-
-// maxEstopReason bounds the reason kept in the ESTOP file and receipt.
-const maxEstopReason = 512
-
-// estopStatus is the --status -o json shape.
-type estopStatus = estop.State
+func checkEstop(g *globals) doctorResult { return runtime.CheckEstop(loadDoctorState(g)) }
 
 func newEstopCommand(g *globals) *cobra.Command {
 	var (
@@ -78,14 +52,13 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			file := filepath.Join(home, estop.FileName)
 			switch {
 			case status:
-				return estopShow(g, file, asJSON)
+				return estopShow(g, runtime.Estop{Home: home}.File(), asJSON)
 			case clear:
-				return estopClear(c.Context(), g, &keys, file)
+				return estopClear(c.Context(), g, &keys, home)
 			}
-			return estopEngage(c.Context(), g, &keys, home, file, estopBy(), reason)
+			return estopEngage(c.Context(), g, &keys, home, estopBy(), reason)
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why the stop is engaged (kept in the file and the receipt)")
@@ -97,36 +70,22 @@ EXIT STATUS
 }
 
 // estopBy names who engaged or cleared the stop.
-func estopBy() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return "cli:" + u.Username
-	}
-	return "cli"
+var estopBy = runtime.EstopBy
+
+// estopOf is the emergency stop of the claw home home, receipted with the
+// key keys unlock.
+func estopOf(g *globals, keys *keyOptions, home string) runtime.Estop {
+	return runtime.Estop{Home: home, Log: stateLog(g, keys), Warn: func(format string, args ...any) { warnf(g.stderr, format, args...) }}
 }
 
-func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, by, reason string) error {
-	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
-		return withCode(exitError, fmt.Errorf("no claw home at %s", home), "create it with 'claw init'")
-	}
-	reason = cleanReason(reason)
-	// The stop takes effect first, even when the receipt log cannot be
-	// opened; the broker's log then records it.
-	already, err := estop.Engage(file, by, reason, time.Now())
-	switch {
-	case errors.Is(err, estop.ErrDetails): // the file exists: the stop is engaged anyway
-		warnf(g.stderr, "%v", err)
-	case err != nil:
-		return withCode(exitError, err)
-	}
-	err = withReceiptLog(g, keys, func(log *broker.Log) error {
-		_, err := log.EngageEstop(ctx, file, by, reason)
-		return err
-	})
+func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, by, reason string) error {
+	stop := estopOf(g, keys, home)
+	already, err := stop.Engage(ctx, by, reason)
 	if err != nil {
-		return withCode(exitError, fmt.Errorf("the emergency stop is engaged, but its receipt could not be written: %w", err))
+		return err
 	}
 	if already {
-		infof(g.stderr, "the emergency stop was already engaged (%s); recorded again", file)
+		infof(g.stderr, "the emergency stop was already engaged (%s); recorded again", stop.File())
 		return nil
 	}
 	infof(g.stderr, "emergency stop engaged: no action runs, actions in flight are cancelled")
@@ -134,34 +93,21 @@ func estopEngage(ctx context.Context, g *globals, keys *keyOptions, home, file, 
 	return nil
 }
 
-func estopClear(ctx context.Context, g *globals, keys *keyOptions, file string) error {
-	if !estop.Engaged(file) {
+func estopClear(ctx context.Context, g *globals, keys *keyOptions, home string) error {
+	engaged, err := estopOf(g, keys, home).Clear(ctx, estopBy())
+	if err != nil {
+		return err
+	}
+	if !engaged {
 		infof(g.stderr, "the emergency stop is not engaged")
 		return nil
-	}
-	// The clearing is recorded before the stop is lifted: no receipt, no
-	// clearing.
-	recorded := false
-	err := withReceiptLog(g, keys, func(log *broker.Log) error {
-		_, err := log.ClearEstop(ctx, file, estopBy())
-		recorded = !errors.Is(err, broker.ErrNoReceipt)
-		return err
-	})
-	switch {
-	case err != nil && !recorded:
-		return withCode(exitError, fmt.Errorf("the clearing could not be recorded, so the emergency stop stays engaged: %w", err))
-	case err != nil:
-		return withCode(exitError, err)
 	}
 	infof(g.stderr, "emergency stop cleared")
 	return nil
 }
 
 func estopShow(g *globals, file string, asJSON bool) error {
-	st, err := readEstop(file)
-	if err != nil {
-		return withCode(exitError, err)
-	}
+	st := runtime.ReadEstop(file)
 	if asJSON {
 		return json.NewEncoder(g.stdout).Encode(st)
 	}
@@ -176,57 +122,20 @@ func estopShow(g *globals, file string, asJSON bool) error {
 	return nil
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
+var orUnknown = runtime.OrUnknown
+
+// stateLog is where state-change receipts (estop, grants) go: the receipt
+// log of the claw home of g, signed with the key keys unlock.
+func stateLog(g *globals, keys *keyOptions) runtime.StateLog {
+	return runtime.StateLog{
+		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, keys) },
+		Dir:    func() (string, error) { return receiptDir(g) },
+		Config: func() (string, string, error) { return configPaths(g) },
 	}
-	return s
 }
 
-// readEstop reads the ESTOP file (see estop.Read), its details escaped
-// for a terminal.
-func readEstop(file string) (estopStatus, error) {
-	st := estop.Read(file)
-	st.Since, st.By, st.Reason = sanitize(st.Since), sanitize(st.By), sanitize(st.Reason)
-	return st, nil
-}
-
-// cleanReason makes the reason one line, bounded, without control
-// characters or secrets.
-func cleanReason(s string) string {
-	s = strings.Join(strings.Fields(sanitize(s)), " ")
-	s = broker.Redact(s)
-	if len(s) > maxEstopReason {
-		s = strings.ToValidUTF8(s[:maxEstopReason], "") + "…"
-	}
-	return s
-}
-
-// withReceiptLog opens the receipt log for a state-change receipt (estop,
-// grants), lets fn append to it, and closes it.
+// withReceiptLog opens the receipt log for a state-change receipt, lets
+// fn append to it, and closes it.
 func withReceiptLog(g *globals, keys *keyOptions, fn func(*broker.Log) error) error {
-	signer, err := loadReceiptSigner(g, keys)
-	if err != nil {
-		return err
-	}
-	dir, err := receiptDir(g)
-	if err != nil {
-		return err
-	}
-	// The stop must work with a broken config too: the config only moves
-	// the receipt directory, and only when it loads cleanly.
-	if home, path, err := configPaths(g); err == nil {
-		if cfg, _, err := config.LoadOrDefault(path, home); err == nil && cfg.Receipts.Dir != "" {
-			dir = cfg.Receipts.Dir
-		}
-	}
-	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
-	if err != nil {
-		return err
-	}
-	if err := fn(log); err != nil {
-		log.Close()
-		return err
-	}
-	return log.Close()
+	return stateLog(g, keys).Write(fn)
 }

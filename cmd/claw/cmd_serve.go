@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/approvals"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/serve"
 	"github.com/clawsec/claw/internal/term"
 	"github.com/clawsec/claw/receipts"
 )
@@ -75,13 +68,13 @@ func (o *serveClientOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.target, "target", "", "the daemon: unix:/path/claw.sock or http://127.0.0.1:PORT (default the configured socket)")
 }
 
-// dial returns the daemon's target and token from the config.
-func (o *serveClientOptions) dial(g *globals) (target, token string, err error) {
+// client is the daemon's approvals client.
+func (o *serveClientOptions) client(g *globals) (*runtime.DaemonApprovals, error) {
 	e, err := loadEnv(g)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	return runtime.DaemonTarget(e.rt(), o.target)
+	return runtime.DaemonClient(e.rt(), o.target)
 }
 
 func newServePendingCommand(g *globals) *cobra.Command {
@@ -94,17 +87,13 @@ func newServePendingCommand(g *globals) *cobra.Command {
 		Short: "List the actions waiting for approval in a running daemon",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			target, token, err := o.dial(g)
+			cl, err := o.client(g)
 			if err != nil {
 				return err
 			}
-			cl, err := approvals.NewClient(target, token)
+			ps, err := runtime.PendingActions(c.Context(), cl)
 			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			ps, err := cl.Pending(c.Context())
-			if err != nil {
-				return withCode(exitError, err, "is 'claw serve' running?")
+				return err
 			}
 			if asJSON {
 				return writeConfigJSON(g, map[string]any{"pending": ps})
@@ -124,7 +113,7 @@ func newServePendingCommand(g *globals) *cobra.Command {
 // writePending lists pending requests for a person: a line of id, tool,
 // risk and expiry, then the summary, the arguments (escaped and cut as in
 // the terminal prompt) and the reasons, each on its own line.
-func writePending(w io.Writer, ps []approvals.Pending) {
+func writePending(w io.Writer, ps []runtime.Pending) {
 	for _, p := range ps {
 		// everything here came over the daemon's socket: escape it all
 		fmt.Fprintf(w, "%s  %s  risk=%s  expires %s\n  %s\n", sanitize(p.ID), sanitize(p.Tool), sanitize(p.Risk), p.Expires.Local().Format(time.TimeOnly), sanitize(p.Summary))
@@ -175,48 +164,17 @@ EXIT STATUS
 			case forConv:
 				decision = "approve_conversation"
 			}
-			target, token, err := o.dial(g)
+			cl, err := o.client(g)
 			if err != nil {
 				return err
 			}
-			cl, err := approvals.NewClient(target, token)
+			d := runtime.PendingDecision{Decision: decision, Approver: approver, Wait: wait}
+			if !oldest {
+				d.ID = args[0]
+			}
+			res, p, err := runtime.DecidePending(c.Context(), cl, d)
 			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			var p *approvals.Pending
-			deadline := time.Now().Add(wait)
-			for {
-				ps, err := cl.Pending(c.Context())
-				if err != nil {
-					return withCode(exitError, err, "is 'claw serve' running?")
-				}
-				for i := range ps {
-					if oldest || ps[i].ID == args[0] {
-						p = &ps[i]
-						break
-					}
-				}
-				if p != nil || !time.Now().Before(deadline) {
-					break
-				}
-				select {
-				case <-c.Context().Done():
-					return c.Context().Err()
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-			if p == nil {
-				return withCode(exitError, errors.New("no such pending request"), "list them with 'claw serve pending'")
-			}
-			if approver == "" {
-				approver = "cli"
-				if u := os.Getenv("USER"); u != "" {
-					approver = "cli:" + u
-				}
-			}
-			res, err := cl.Decide(c.Context(), p.ID, decision, approver, p.ActionSHA256)
-			if err != nil {
-				return withCode(exitError, err)
+				return err
 			}
 			fmt.Fprintf(g.stdout, "%s %s: %s\n", res, p.ID, sanitize(p.Summary))
 			return nil
@@ -251,30 +209,17 @@ EXIT STATUS
   0 a 2xx answer, 1 any other answer or error, 2 usage.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(c *cobra.Command, args []string) error {
-			target, token, err := o.dial(g)
+			e, err := loadEnv(g)
 			if err != nil {
 				return err
 			}
-			if noToken {
-				token = ""
-			}
-			var body []byte
+			call := runtime.DaemonCall{Method: args[0], Path: args[1], Accept: accept, NoBody: len(args) < 3, NoToken: noToken, Wait: wait}
 			if len(args) == 3 {
-				body = []byte(args[2])
-				if f, ok := strings.CutPrefix(args[2], "@"); ok {
-					if body, err = readBounded(f, 64<<20); err != nil {
-						return withCode(exitError, err)
-					}
-				}
+				call.Body = args[2]
 			}
-			deadline := time.Now().Add(wait)
-			code, data, err := runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
-			for err != nil && time.Now().Before(deadline) && c.Context().Err() == nil {
-				time.Sleep(100 * time.Millisecond) // the daemon may still be starting
-				code, data, err = runtime.ServeCall(c.Context(), target, token, args[0], args[1], accept, body)
-			}
+			code, data, err := call.Call(c.Context(), e.rt(), o.target)
 			if err != nil {
-				return withCode(exitError, err, "is 'claw serve' running?")
+				return err
 			}
 			g.stdout.Write(data)
 			if code < 200 || code > 299 {
@@ -299,27 +244,20 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Env:    e.rt(),
 		Setup:  func() runtime.Setup { return agentSetup(g, &o.actionOptions) },
 		Socket: o.socket, Listen: o.listen,
-		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
-		Hooks: func(log *broker.Log) runtime.Hooks {
-			h := &hookService{g: g, log: log}
-			return runtime.Hooks{Load: h.load, Answer: h.answer}
-		},
-		GateTests: func() runtime.GateTests {
-			s := &gateService{g: g}
-			return runtime.GateTests{Load: s.load, Answer: s.answer}
-		},
-		Estop: discordEstop(g, &o.keys, e.home),
-		LogTo: g.stderr,
-		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
-		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
+		Signer:         func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		QuietEnv:       func() (*runtime.Env, error) { return daemonEnv(g) },
+		GateTestDecide: gateTestDecide,
+		Estop:          discordEstop(g, &o.keys, e.home),
+		LogTo:          g.stderr,
+		Warn:           func(format string, args ...any) { warnf(g.stderr, format, args...) },
+		Info:           func(format string, args ...any) { infof(g.stderr, format, args...) },
 	})
 }
 
 // discordEstop lets Discord approvers engage the stop, receipted in their
 // name.
 func discordEstop(g *globals, keys *keyOptions, home string) func(ctx context.Context, by string) error {
-	file := filepath.Join(home, serve.EstopFile)
 	return func(ctx context.Context, by string) error {
-		return estopEngage(ctx, g, keys, home, file, by, "engaged from Discord")
+		return estopEngage(ctx, g, keys, home, by, "engaged from Discord")
 	}
 }

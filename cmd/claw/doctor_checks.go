@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -66,6 +68,12 @@ func checkProviderReachable(g *globals) doctorResult {
 
 func checkMemory(g *globals) doctorResult { return runtime.CheckMemory(loadDoctorState(g)) }
 
-func checkWorkspace(g *globals) doctorResult { return runtime.CheckWorkspace(loadDoctorState(g)) }
+// checkWorkspace fails when actions could not use the workspace
+// (runtime.CheckWorkspace).
+func checkWorkspace(g *globals) doctorResult {
+	return runtime.CheckWorkspace(context.Background(), loadDoctorState(g))
+}
 
+// checkToolPrograms fails when the run_as user could not start claw or its
+// helper (runtime.CheckToolPrograms).
 func checkToolPrograms(g *globals) doctorResult { return runtime.CheckToolPrograms(loadDoctorState(g)) }

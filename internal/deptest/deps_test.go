@@ -184,9 +184,8 @@ var cmdClawPending = func() map[string]string {
 	const logic = "command logic still in cmd/claw, to move to internal/runtime"
 	m := map[string]string{}
 	for _, p := range []string{
-		"agent", "agent/tool", "executor", "gate", "policies", "receipts",
-		"internal/approvals", "internal/broker", "internal/bypass", "internal/estop", "internal/grant", "internal/hook",
-		"internal/plugin", "internal/serve", "internal/sop",
+		"agent", "agent/tool", "gate", "receipts",
+		"internal/approvals", "internal/broker", "internal/plugin", "internal/sop",
 	} {
 		m[p] = logic
 	}

@@ -54,10 +54,11 @@ type Daemon struct {
 	// Signer loads the key of the daemon's own receipts (estop,
 	// policy_loaded, the final checkpoint).
 	Signer func() (*receipts.Signer, error)
-	// Hooks makes the hook answerer, which records in log.
-	Hooks func(log *broker.Log) Hooks
-	// GateTests makes the dry-run answerer.
-	GateTests func() GateTests
+	// QuietEnv loads the config now in force, without notes, for the
+	// answerers of hook calls and of gate-test dry runs.
+	QuietEnv func() (*Env, error)
+	// GateTestDecide decides a dry run as claw gate test does.
+	GateTestDecide GateTestDecide
 	// Estop engages the emergency stop for a Discord approver.
 	Estop func(ctx context.Context, by string) error
 	// LogTo receives the daemon's log; Warn and Info print its notes.
@@ -134,13 +135,13 @@ func Serve(ctx context.Context, d Daemon) error {
 	if _, err := rlog.PolicyLoaded(ctx, receipts.Policy{Digest: rt.Broker.PolicyDigest(), Source: "serve:start"}); err != nil {
 		return WithCode(ExitError, fmt.Errorf("writing the policy_loaded receipt: %w", err))
 	}
-	hooks := d.Hooks(rlog)
+	hooks := hookService(d.QuietEnv, rlog)
 	swapHooks, err := hooks.Load(ctx)
 	if err != nil {
 		return err
 	}
 	swapHooks()
-	gates := d.GateTests()
+	gates := gateTestService(d.QuietEnv, d.GateTestDecide)
 	swapGates, err := gates.Load(ctx)
 	if err != nil {
 		return err

@@ -30,6 +30,13 @@
 // [MCPServe] and [MCPProxy]. [Reenter] runs the sandboxed child when claw
 // re-executes itself for it.
 //
+// An agent's hook call is a [Hook], answered by the daemon of the same
+// config when one runs ([Serve] answers it, and claw gate test's dry runs
+// asked with [AskGateTest]), else in process. The emergency stop is an
+// [Estop], its receipts written through a [StateLog]; claw sandbox run is
+// a [SandboxRun]; the daemon's client commands use [DaemonClient] and
+// [DaemonCall].
+//
 // # What it does not do
 //
 // The command line lives in cmd/claw, which keeps flags, prompts and output:

@@ -19,7 +19,6 @@ import (
 	"github.com/clawsec/claw/agent/memory"
 	"github.com/clawsec/claw/agent/provider"
 	"github.com/clawsec/claw/audit"
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/logx"
@@ -428,22 +427,4 @@ func CheckServeToken(s DoctorState) DoctorResult {
 			Fix: "chmod 600 " + tok}
 	}
 	return DoctorResult{OK: true, Detail: fmt.Sprintf("%s (mode %04o)", tok, fi.Mode().Perm())}
-}
-
-// SandboxSupport probes what this kernel's sandbox supports, against the
-// Landlock ABI that actions will require (the config's, or the default):
-// the support found, that ABI, and the error (also in the support's Err)
-// when actions could not run.
-func SandboxSupport(st DoctorState) (executor.Support, int, error) {
-	s := executor.Check()
-	minABI := executor.DefaultMinLandlockABI
-	if st.Cfg != nil && st.Cfg.Sandbox.MinLandlockABI > 0 {
-		minABI = st.Cfg.Sandbox.MinLandlockABI
-	}
-	err := s.Require(minABI)
-	s.Err = ""
-	if err != nil {
-		s.Err = err.Error()
-	}
-	return s, minABI, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 
-	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/internal/config"
 )
 
@@ -53,40 +52,4 @@ func defaultWorkspace(ctx context.Context, home, path string) (string, error) {
 		return RootWorkspace, nil
 	}
 	return "", nil
-}
-
-// CheckWorkspace is claw doctor's check of the workspace: it fails when
-// actions could not use it (missing, inside a forbidden path, or out of
-// the run_as user's reach).
-func CheckWorkspace(s DoctorState) DoctorResult {
-	if !s.HomeExists {
-		return DoctorNotInitialised(s)
-	}
-	if s.Cfg == nil {
-		return DoctorSkipped("the config could not be loaded")
-	}
-	if problem, fix := WorkspaceIssue(context.Background(), envOf(s.Home, s.Cfg), s.Cfg.WorkspaceDir); problem != "" {
-		return DoctorFailed(problem, fix)
-	}
-	detail := s.Cfg.WorkspaceDir
-	if _, _, ok, _ := RunAsIDs(s.Cfg.Sandbox.RunAs); ok {
-		detail += " (actions run as " + s.Cfg.Sandbox.RunAs + ")"
-	}
-	return DoctorPassed(detail)
-}
-
-// CheckToolPrograms is claw doctor's check that, when claw runs as root,
-// the run_as user its tools switch to can start claw and its helper.
-func CheckToolPrograms(s DoctorState) DoctorResult {
-	if s.Cfg == nil {
-		return DoctorSkipped("the config could not be loaded")
-	}
-	runAs := s.Cfg.Sandbox.RunAs
-	if _, _, ok, _ := RunAsIDs(runAs); !ok {
-		return DoctorSkipped("tools keep claw's own uid")
-	}
-	if problem, fix := ProgramsProblem(runAs, executor.Check().Helper); problem != "" {
-		return DoctorFailed(problem, fix)
-	}
-	return DoctorPassed("claw and its helper can be started by " + runAs)
 }

@@ -18,9 +18,8 @@ type TB interface {
 	Cleanup(func())
 }
 
-// NewLog opens (creating) the receipt log in dir, signed by a new key,
-// and closes it when the test ends.
-func NewLog(t TB, dir string) *broker.Log {
+// NewSigner is a receipt signer with a new Ed25519 key.
+func NewSigner(t TB) *receipts.Signer {
 	t.Helper()
 	priv, err := receipts.GenerateKey(receipts.Ed25519)
 	if err != nil {
@@ -30,7 +29,14 @@ func NewLog(t TB, dir string) *broker.Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := broker.OpenLog(dir, signer, broker.LogOptions{CheckpointInterval: -1})
+	return signer
+}
+
+// NewLog opens (creating) the receipt log in dir, signed by a new key,
+// and closes it when the test ends.
+func NewLog(t TB, dir string) *broker.Log {
+	t.Helper()
+	log, err := broker.OpenLog(dir, NewSigner(t), broker.LogOptions{CheckpointInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
