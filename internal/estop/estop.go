@@ -24,6 +24,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // FileName is the name of the emergency stop file in the claw home.
@@ -116,6 +118,20 @@ func Clear(file string) error {
 
 // printable replaces control characters with spaces, so a value stays on
 // its line.
+// MaxReason bounds a stop's reason, in bytes, where it is kept: the stop
+// file and the receipt.
+const MaxReason = 512
+
+// CleanReason is a stop's reason as it is kept: one line (runs of white
+// space become one space), every other character that does not print
+// escaped, the secrets redact finds removed, and at most MaxReason bytes
+// (then "…"), never cut inside a character. The CLI, the daemon and
+// Discord clean a reason through it.
+func CleanReason(s string, redact func(string) string) string {
+	s = textesc.String(strings.Join(strings.Fields(s), " "))
+	return textesc.Cut(redact(s), MaxReason+len("…"), "…")
+}
+
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {

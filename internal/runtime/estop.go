@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/clawsec/claw/internal/broker"
@@ -16,9 +15,6 @@ import (
 	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/receipts"
 )
-
-// maxEstopReason bounds the reason kept in the ESTOP file and receipt.
-const maxEstopReason = 512
 
 // StateLog is where the command line writes state-change receipts
 // (estop, grants): the receipt log of the claw home, or the directory
@@ -91,7 +87,7 @@ func (s Estop) Engage(ctx context.Context, by, reason string) (already bool, err
 	if fi, err := os.Stat(s.Home); err != nil || !fi.IsDir() {
 		return false, WithCode(ExitError, fmt.Errorf("no claw home at %s", s.Home), "create it with 'claw init'")
 	}
-	reason = cleanEstopReason(reason)
+	reason = estop.CleanReason(reason, broker.Redact)
 	file := s.File()
 	already, err = estop.Engage(file, by, reason, time.Now())
 	switch {
@@ -130,17 +126,6 @@ func (s Estop) Clear(ctx context.Context, by string) (engaged bool, err error) {
 		return true, WithCode(ExitError, err)
 	}
 	return true, nil
-}
-
-// cleanEstopReason makes the reason one line, bounded, without control
-// characters or secrets.
-func cleanEstopReason(s string) string {
-	s = strings.Join(strings.Fields(textesc.Clip(s, -1)), " ")
-	s = broker.Redact(s)
-	if len(s) > maxEstopReason {
-		s = strings.ToValidUTF8(s[:maxEstopReason], "") + "…"
-	}
-	return s
 }
 
 // CheckEstop fails while the emergency stop is engaged: no action runs.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/internal/estop"
@@ -100,24 +99,5 @@ func TestEstopNoHome(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Home); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("engage without a home made %s", s.Home)
-	}
-}
-
-// TestCleanEstopReason: the reason kept in the file and the receipt is
-// one line, bounded, valid UTF-8, without control characters or secrets.
-func TestCleanEstopReason(t *testing.T) {
-	secret := "sk-ant-api03-" + strings.Repeat("A", 40)
-	long := "a" + strings.Repeat("é", maxEstopReason) // two bytes each after one: the cut falls in a rune
-	for _, in := range []string{"line one\nline two\r\n\tthree", "bell\a and escape \x1b[31m", "key " + secret, long} {
-		out := cleanEstopReason(in)
-		if strings.ContainsAny(out, "\n\r\t\a\x1b") {
-			t.Errorf("cleanEstopReason(%q) = %q: a control character is left", in, out)
-		}
-		if strings.Contains(out, secret) {
-			t.Errorf("cleanEstopReason(%q) = %q: the secret is left", in, out)
-		}
-		if !utf8.ValidString(out) || len(out) > maxEstopReason+len("…") {
-			t.Errorf("cleanEstopReason(%q) = %q: not valid UTF-8 or longer than %d bytes", in, out, maxEstopReason)
-		}
 	}
 }

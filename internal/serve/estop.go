@@ -7,22 +7,15 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/internal/logx"
+	"github.com/clawsec/claw/internal/textesc"
 )
 
 // estopBy names the daemon in estop receipts and the ESTOP file.
 const estopBy = "serve:http"
-
-// cleanReason makes a reason one bounded line without control characters
-// or secrets.
-func cleanReason(s string) string {
-	s = strings.Join(strings.Fields(sanitize(s)), " ")
-	return broker.Redact(s)
-}
 
 // EstopFile is the name of the emergency stop file in the claw home.
 const EstopFile = estop.FileName
@@ -48,7 +41,7 @@ func (s *Server) handleEstop(w http.ResponseWriter, r *http.Request, on bool) {
 				return
 			}
 		}
-		_, err := s.cfg.Log.EngageEstop(ctx, s.estopPath(), estopBy, cleanReason(b.Reason))
+		_, err := s.cfg.Log.EngageEstop(ctx, s.estopPath(), estopBy, estop.CleanReason(b.Reason, broker.Redact))
 		switch {
 		case errors.Is(err, broker.ErrNoReceipt):
 			writeError(w, http.StatusInternalServerError, "receipt", "the stop is engaged, but its receipt could not be written")
@@ -139,9 +132,7 @@ func printable(s string) bool {
 }
 
 func sanitize(s string) string {
-	if len(s) > 256 {
-		s = s[:256]
-	}
+	s = textesc.Prefix(s, 256)
 	out := []rune{}
 	for _, c := range s {
 		if c < 0x20 || c == 0x7f {
