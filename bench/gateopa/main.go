@@ -19,17 +19,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
-	"github.com/clawsec/claw/internal/bypass"
-	"golang.org/x/sys/unix"
+	clawrt "github.com/clawsec/claw/internal/runtime"
 )
 
 const home = "/home/claw"
@@ -50,11 +50,11 @@ func run(out string, rounds, sample int) error {
 		return fmt.Errorf("-out is required")
 	}
 	ctx := context.Background()
-	cases, err := corpus()
+	cases, err := clawrt.BypassCorpus()
 	if err != nil {
 		return err
 	}
-	eng, err := gate.New(ctx, gate.Options{Policy: defaultPolicy(), Home: home})
+	eng, err := gate.New(ctx, gate.Options{Policy: clawrt.Policy(config.Default(home)), Home: home})
 	if err != nil {
 		return err
 	}
@@ -68,33 +68,8 @@ func run(out string, rounds, sample int) error {
 	return writeSample(ctx, eng, cases, out, sample)
 }
 
-// corpus loads every case of the embedded bypass corpus.
-func corpus() ([]gate.Case, error) {
-	names, err := fs.Glob(bypass.FS, "*.jsonl")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	var all []gate.Case
-	for _, n := range names {
-		b, err := bypass.FS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		cs, err := gate.ParseCases(bytes.NewReader(b), n)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, cs...)
-	}
-	return all, nil
-}
-
 func caseContext(c gate.Case) gate.Context {
 	ws := c.Workspace
-	if ws == "" {
-		ws = home + "/ws"
-	}
 	cwd := c.Cwd
 	if cwd == "" {
 		cwd = ws
@@ -173,16 +148,4 @@ func threadCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ts.Nano())
-}
-
-// defaultPolicy is the gate policy of the default configuration.
-func defaultPolicy() gate.Policy {
-	s := config.Default(home).Security
-	return gate.Policy{
-		WorkspaceOnly: s.WorkspaceOnly, ForbiddenPaths: s.ForbiddenPaths, ReadPaths: s.ReadPaths,
-		ForbiddenCommands: s.ForbiddenCommands, AllowedCommands: s.AllowedCommands, AllowedDomains: s.AllowedDomains,
-		AllowedRegistries: s.AllowedRegistries, AllowPrivateCIDRs: s.AllowPrivateCIDRs,
-		WorkspaceExecAllow: s.WorkspaceExecAllow, PassphraseFor: s.PassphraseFor,
-		AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
-	}
 }

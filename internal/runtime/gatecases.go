@@ -149,7 +149,7 @@ const (
 // in a fixed home, judged by the built-in policies and the user's of the
 // claw home.
 func RunBypassSuite(ctx context.Context, home, autonomy string) (*CaseReport, error) {
-	cases, err := bypassCorpus()
+	cases, err := BypassCorpus()
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +165,9 @@ func RunBypassSuite(ctx context.Context, home, autonomy string) (*CaseReport, er
 	return RunCases(ctx, e, cases, bypassWorkspace, autonomy)
 }
 
-// bypassCorpus reads the corpus embedded in claw.
-func bypassCorpus() ([]gate.Case, error) {
+// BypassCorpus reads the corpus embedded in claw, each case in its own
+// workspace or the corpus's.
+func BypassCorpus() ([]gate.Case, error) {
 	names, err := fs.Glob(bypass.FS, "*.jsonl")
 	if err != nil {
 		return nil, err
