@@ -70,13 +70,7 @@ func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
 
 // daemonApprover is runtime.DaemonApprover with the config of g.
 func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
-	return runtime.DaemonApprover(func() (*runtime.Env, error) {
-		e, err := loadEnv(g)
-		if err != nil {
-			return nil, err
-		}
-		return e.rt(), nil
-	}, target, tokenFile, requester)
+	return runtime.DaemonApprover(g.runtimeEnv, target, tokenFile, requester)
 }
 
 // quiet returns globals whose standard output is standard error: in the
