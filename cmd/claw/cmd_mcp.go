@@ -20,16 +20,10 @@ import (
 )
 
 func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
-}
-
-// checkMCPPins checks the pins file of claw mcp proxy (runtime.CheckMCPPins).
-func checkMCPPins(g *globals) doctorResult {
-	home, _, err := configPaths(g)
-	if err != nil {
-		return doctorResult{Skipped: true, Detail: err.Error()}
-	}
-	return runtime.CheckMCPPins(home)
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: func(g *globals) doctorResult {
+		home, _, err := configPaths(g)
+		return runtime.CheckMCPPins(home, err)
+	}})
 }
 
 func newMCPCommand(g *globals) *cobra.Command {
