@@ -49,17 +49,10 @@ func (o *mcpOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.tokenFile, "token-file", "", "the daemon's bearer token file (default [serve].token_file)")
 }
 
-// approver returns the approvals client when --approvals-from is given;
-// nil otherwise (an action that needs approval is then refused).
+// approver is the approvals client of --approvals-from; nil without it
+// (an action that needs approval is then refused).
 func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
-	if o.approvalsFrom == "" {
-		return nil, nil
-	}
-	cl, err := daemonApprover(g, o.approvalsFrom, o.tokenFile, "mcp")
-	if err != nil {
-		return nil, err
-	}
-	return cl, nil
+	return runtime.DaemonApproverIf(g.runtimeEnv, o.approvalsFrom, o.tokenFile, "mcp")
 }
 
 // daemonApprover is runtime.DaemonApprover with the config of g.
