@@ -174,11 +174,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			e, err := loadEnv(g)
-			if err != nil {
-				return err
-			}
-			v, err := runtime.AddGrant(c.Context(), e.rt(), sc, expires, estopBy(), time.Now(), receiptLog(g, &keys))
+			v, err := runtime.AddGrant(c.Context(), g.runtimeEnv, sc, expires, estopBy(), time.Now(), receiptLog(g, &keys))
 			if err != nil {
 				return err
 			}

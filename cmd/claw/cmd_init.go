@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -66,23 +64,17 @@ func runInit(ctx context.Context, g *globals, workspace string, workspaceSet boo
 	o := runtime.InitOptions{
 		Home: home, Path: path, KeyDir: keyDir,
 		Workspace: workspace, WorkspaceSet: workspaceSet,
-		Warnf: func(f string, a ...any) { warnf(g.stderr, f, a...) },
-		Infof: func(f string, a ...any) { infof(g.stderr, f, a...) },
+		Warnf:    func(f string, a ...any) { warnf(g.stderr, f, a...) },
+		Infof:    func(f string, a ...any) { infof(g.stderr, f, a...) },
+		Problems: problemLines(g),
 	}
 	if runtime.KeyPassphraseFile(passFile) != "" {
 		k := keyOptions{passphraseFile: passFile}
 		o.Passphrase = func() ([]byte, error) { return k.passphrase(g, false) }
 	}
 	res, err := runtime.Init(ctx, o)
-	var errs *config.Errors
-	var te *runtime.InitTemplateError
-	switch {
-	case errors.As(err, &te):
-		return usageErrorf("%v", err)
-	case errors.As(err, &errs):
-		return runtime.InvalidConfig(path, errs, problemLines(g), "fix it, or move it away and run 'claw init' again")
-	case err != nil:
-		return keyError(err)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return writeConfigJSON(g, res)

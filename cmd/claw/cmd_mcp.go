@@ -20,16 +20,10 @@ import (
 )
 
 func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: checkMCPPins})
-}
-
-// checkMCPPins checks the pins file of claw mcp proxy (runtime.CheckMCPPins).
-func checkMCPPins(g *globals) doctorResult {
-	home, _, err := configPaths(g)
-	if err != nil {
-		return doctorResult{Skipped: true, Detail: err.Error()}
-	}
-	return runtime.CheckMCPPins(home)
+	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: func(g *globals) doctorResult {
+		home, _, err := configPaths(g)
+		return runtime.CheckMCPPins(home, err)
+	}})
 }
 
 func newMCPCommand(g *globals) *cobra.Command {
@@ -55,28 +49,15 @@ func (o *mcpOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.tokenFile, "token-file", "", "the daemon's bearer token file (default [serve].token_file)")
 }
 
-// approver returns the approvals client when --approvals-from is given;
-// nil otherwise (an action that needs approval is then refused).
+// approver is the approvals client of --approvals-from; nil without it
+// (an action that needs approval is then refused).
 func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
-	if o.approvalsFrom == "" {
-		return nil, nil
-	}
-	cl, err := daemonApprover(g, o.approvalsFrom, o.tokenFile, "mcp")
-	if err != nil {
-		return nil, err
-	}
-	return cl, nil
+	return runtime.DaemonApproverIf(g.runtimeEnv, o.approvalsFrom, o.tokenFile, "mcp")
 }
 
 // daemonApprover is runtime.DaemonApprover with the config of g.
 func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
-	return runtime.DaemonApprover(func() (*runtime.Env, error) {
-		e, err := loadEnv(g)
-		if err != nil {
-			return nil, err
-		}
-		return e.rt(), nil
-	}, target, tokenFile, requester)
+	return runtime.DaemonApprover(g.runtimeEnv, target, tokenFile, requester)
 }
 
 // quiet returns globals whose standard output is standard error: in the

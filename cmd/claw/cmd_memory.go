@@ -42,11 +42,7 @@ EXIT STATUS
   0 ok (also when there are none), 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			e, err := loadEnv(g)
-			if err != nil {
-				return err
-			}
-			rows, err := runtime.MemoryConversations(c.Context(), e.rt(), limit)
+			rows, err := runtime.MemoryConversations(c.Context(), g.runtimeEnv, limit)
 			if err != nil {
 				return err
 			}
@@ -93,11 +89,7 @@ EXIT STATUS
 				return usageErrorf("--limit must be between 1 and %d", runtime.MaxMemoryResults)
 			}
 			query := strings.Join(args, " ")
-			e, err := loadEnv(g)
-			if err != nil {
-				return err
-			}
-			res, err := runtime.MemorySearch(c.Context(), e.rt(), query, limit)
+			res, err := runtime.MemorySearch(c.Context(), g.runtimeEnv, query, limit)
 			if err != nil {
 				return err
 			}
@@ -132,11 +124,7 @@ EXIT STATUS
   0 ok, 1 no such conversation or another error, 2 usage.`, runtime.MemoryIDPrefix),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			e, err := loadEnv(g)
-			if err != nil {
-				return err
-			}
-			conv, err := runtime.MemoryConversation(c.Context(), e.rt(), args[0])
+			conv, err := runtime.MemoryConversation(c.Context(), g.runtimeEnv, args[0])
 			if err != nil {
 				return err
 			}
@@ -195,11 +183,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			e, err := loadEnv(g)
-			if err != nil {
-				return err
-			}
-			n, path, err := runtime.ClearMemory(c.Context(), e.rt())
+			n, path, err := runtime.ClearMemory(c.Context(), g.runtimeEnv)
 			if errors.Is(err, runtime.ErrNoMemory) {
 				infof(g.stderr, "no memory file; nothing to clear")
 				return nil

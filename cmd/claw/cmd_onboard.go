@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -95,38 +94,8 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 		}
 		return "", withCode(exitUsage, fmt.Errorf("no valid answer to %q; nothing was written", question))
 	}
-	oneOf := func(opts ...string) func(string) error {
-		return func(v string) error {
-			for _, o := range opts {
-				if v == o {
-					return nil
-				}
-			}
-			return fmt.Errorf("choose one of: %s", strings.Join(opts, ", "))
-		}
-	}
-
-	var a runtime.OnboardAnswers
-	if a.Kind, err = ask("provider kind ("+strings.Join(runtime.OnboardKinds, ", ")+")", runtime.OnboardKinds[0],
-		oneOf(runtime.OnboardKinds...)); err != nil {
-		return err
-	}
-	def := runtime.OnboardDefaults[a.Kind]
-	if a.Name, err = ask("name of this provider", def.Name, runtime.CheckProviderName); err != nil {
-		return err
-	}
-	if runtime.OnboardRemote(a.Kind) {
-		if a.BaseURL, err = ask("base URL", def.BaseURL, runtime.CheckBaseURL); err != nil {
-			return err
-		}
-		if a.KeyEnv, err = ask("NAME of the environment variable holding the key (not the key; empty: none)", def.KeyEnv, runtime.CheckKeyEnv); err != nil {
-			return err
-		}
-	}
-	if a.Model, err = ask("model", def.Model, runtime.CheckModel); err != nil {
-		return err
-	}
-	if a.Autonomy, err = ask("autonomy (readonly, supervised, full)", current, oneOf(config.Autonomies...)); err != nil {
+	a, err := runtime.AskOnboard(ask, current)
+	if err != nil {
 		return err
 	}
 
@@ -138,7 +107,7 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 		fmt.Fprintf(out, "key       from $%s\n", a.KeyEnv)
 	}
 	fmt.Fprintf(out, "model     %s\nautonomy  %s\n", a.Model, a.Autonomy)
-	if yes, err := ask("write this to "+path+"? (y/n)", "y", oneOf("y", "n", "yes", "no")); err != nil {
+	if yes, err := ask("write this to "+path+"? (y/n)", "y", runtime.OneOf("y", "n", "yes", "no")); err != nil {
 		return err
 	} else if !strings.HasPrefix(yes, "y") {
 		return withCode(exitError, errOnboardCancelled)
@@ -152,13 +121,13 @@ func runOnboard(g *globals, in *bufio.Reader, out io.Writer) error {
 	if a.KeyEnv != "" && os.Getenv(a.KeyEnv) == "" {
 		warnf(g.stderr, "$%s is not set in this environment: export the key in it before 'claw agent'", a.KeyEnv)
 	}
-	return onboardPassphrase(g, ask, oneOf("y", "n", "yes", "no"))
+	return onboardPassphrase(g, ask, runtime.OneOf("y", "n", "yes", "no"))
 }
 
 // onboardPassphrase offers to set the passphrase that gates high-risk
 // actions, with claw passphrase set (typed twice without echo). It needs
 // standard input to be the terminal; otherwise it only says how.
-func onboardPassphrase(g *globals, ask func(q, def string, check func(string) error) (string, error), yesNo func(string) error) error {
+func onboardPassphrase(g *globals, ask runtime.OnboardAsk, yesNo func(string) error) error {
 	later := "to guard high-risk actions with a passphrase, run 'claw passphrase set'"
 	f, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {

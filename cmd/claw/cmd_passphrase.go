@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,45 +70,17 @@ func runPassphraseSet(_ context.Context, g *globals, fromStdin bool) error {
 // readNewPassphrase reads the new passphrase: twice without echo on a
 // terminal, or one line of standard input with --stdin.
 func readNewPassphrase(g *globals, fromStdin bool) (string, error) {
-	short := func() error {
-		return withCode(exitError, fmt.Errorf("the passphrase must be at least %d characters", broker.MinPassphraseLen))
-	}
 	if fromStdin {
-		r := bufio.NewReader(io.LimitReader(g.stdin, term.MaxPassphraseInput+2))
-		line, err := r.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", withCode(exitError, fmt.Errorf("reading standard input: %w", err))
-		}
-		if !strings.HasSuffix(line, "\n") && len(line) > term.MaxPassphraseInput {
-			return "", withCode(exitError, fmt.Errorf("the passphrase is longer than %d bytes", term.MaxPassphraseInput))
-		}
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		if len(line) < broker.MinPassphraseLen {
-			return "", short()
-		}
-		return line, nil
+		return runtime.PassphraseLine(g.stdin)
 	}
 	f, ok := g.stdin.(*os.File)
 	if !ok || !term.IsTerminal(f) {
 		return "", withCode(exitNeedsHuman, errors.New("standard input is not a terminal, so the passphrase cannot be typed without echo"),
 			"pipe it in with --stdin")
 	}
-	ctx := context.Background()
-	p1, err := term.ReadNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "New passphrase: ") })
-	fmt.Fprintln(g.stderr)
-	if err != nil {
-		return "", withCode(exitError, err)
-	}
-	if len(p1) < broker.MinPassphraseLen {
-		return "", short()
-	}
-	p2, err := term.ReadNoEcho(ctx, f, func() { fmt.Fprint(g.stderr, "Repeat passphrase: ") })
-	fmt.Fprintln(g.stderr)
-	if err != nil {
-		return "", withCode(exitError, err)
-	}
-	if subtle.ConstantTimeCompare([]byte(p1), []byte(p2)) != 1 {
-		return "", withCode(exitError, errors.New("the passphrases do not match"), "nothing was changed")
-	}
-	return p1, nil
+	return runtime.NewPassphrase(func(prompt string) (string, error) {
+		p, err := term.ReadNoEcho(context.Background(), f, func() { fmt.Fprint(g.stderr, prompt) })
+		fmt.Fprintln(g.stderr)
+		return p, err
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/internal/textesc"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -91,8 +92,9 @@ func orDash(s string) string {
 	return s
 }
 
-// oneLine squeezes s onto one line for a table; control characters (an
-// agent could put terminal escapes in a summary) become U+FFFD.
+// oneLine squeezes s onto one line for a table, cut to n bytes (see
+// textesc.Cut); control characters (an agent could put terminal escapes
+// in a summary) become U+FFFD.
 func oneLine(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\t' && r != '\n' {
@@ -100,11 +102,7 @@ func oneLine(s string, n int) string {
 		}
 		return r
 	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) > n {
-		return string([]rune(s)[:n-1]) + "…"
-	}
-	return s
+	return textesc.Cut(strings.Join(strings.Fields(s), " "), n, "…")
 }
 
 func receiptDetail(b *receipts.Body) string {

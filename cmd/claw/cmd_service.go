@@ -97,19 +97,7 @@ EXIT STATUS
   use --no-systemctl), 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			path, removed, err := runtime.UninstallService(c.Context(), unitDir, noSystemctl, g.stderr)
-			if err != nil {
-				return err
-			}
-			if !removed {
-				infof(g.stderr, "%s was not installed", path)
-			} else {
-				infof(g.stderr, "removed %s; the service's home is kept", path)
-			}
-			if noSystemctl {
-				return nil
-			}
-			return runtime.ReloadSystemd(c.Context(), g.stderr)
+			return runtime.UninstallService(c.Context(), unitDir, noSystemctl, g.stderr, func(f string, a ...any) { infof(g.stderr, f, a...) })
 		},
 	}
 	c.Flags().StringVar(&unitDir, "unit-dir", runtime.ServiceUnitDir, "directory claw.service was written to")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/serve"
 )
 
@@ -24,6 +25,19 @@ func DaemonTarget(e *Env, target string) (string, string, error) {
 		return "", "", WithCode(ExitError, err, "run 'claw init' to create the token file")
 	}
 	return target, token, nil
+}
+
+// DaemonApproverIf is [DaemonApprover] when target is given, and nil
+// without one: an action the policy asks about is then refused.
+func DaemonApproverIf(env func() (*Env, error), target, tokenFile, requester string) (broker.Approver, error) {
+	if target == "" {
+		return nil, nil
+	}
+	cl, err := DaemonApprover(env, target, tokenFile, requester)
+	if err != nil {
+		return nil, err // not a nil *approvals.Client in an Approver
+	}
+	return cl, nil
 }
 
 // DaemonApprover is the approvals client of the daemon at target

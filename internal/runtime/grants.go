@@ -76,10 +76,14 @@ func ParseGrantScope(words []string) (grant.Scope, error) {
 }
 
 // AddGrant grants sc from now for expires (0: the config's default) to
-// the claw home of e, on the command line's channel, by by: the
-// grant_added receipt is written first, through withLog, and the grant is
-// stored once it is durable.
-func AddGrant(ctx context.Context, e *Env, sc grant.Scope, expires time.Duration, by string, now time.Time, withLog WithLog) (GrantView, error) {
+// the claw home of the config load gives, on the command line's channel,
+// by by: the grant_added receipt is written first, through withLog, and
+// the grant is stored once it is durable.
+func AddGrant(ctx context.Context, load func() (*Env, error), sc grant.Scope, expires time.Duration, by string, now time.Time, withLog WithLog) (GrantView, error) {
+	e, err := load()
+	if err != nil {
+		return GrantView{}, err
+	}
 	exp, err := GrantExpiry(e.Config).For(now, expires)
 	if err != nil {
 		return GrantView{}, WithCode(ExitUsage, err)

@@ -88,21 +88,42 @@ type InitOptions struct {
 	WorkspaceSet bool
 	// Passphrase, when not nil, gives the passphrase of a new signing key.
 	Passphrase func() ([]byte, error)
-	// Warnf and Infof say what happens while it happens.
+	// Warnf and Infof say what happens while it happens; Problems shows
+	// the problems of an invalid existing config.
 	Warnf, Infof func(format string, args ...any)
+	Problems     func(line string)
 }
 
-// InitTemplateError is a --workspace the config template cannot take.
-type InitTemplateError struct{ Err error }
+// initTemplateError is a --workspace the config template cannot take.
+type initTemplateError struct{ Err error }
 
-func (e *InitTemplateError) Error() string { return e.Err.Error() }
-func (e *InitTemplateError) Unwrap() error { return e.Err }
+func (e *initTemplateError) Error() string { return e.Err.Error() }
+func (e *initTemplateError) Unwrap() error { return e.Err }
 
 // Init creates the claw home with its config file, policies/, keys/ with
 // the receipt signing key, receipts/, the serve token, the memory database
-// and the workspace, never overwriting anything. An invalid existing
-// config is returned as its *config.Errors.
+// and the workspace, never overwriting anything. A --workspace the config
+// cannot take is a usage error; the problems of an invalid existing
+// config go to o.Problems, one per line; a key that cannot be made has
+// the hint of its step (see [KeyHint]).
 func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
+	res, err := initHome(ctx, o)
+	var errs *config.Errors
+	var te *initTemplateError
+	switch {
+	case errors.As(err, &te):
+		return nil, Usagef("%v", err)
+	case errors.As(err, &errs):
+		return nil, InvalidConfig(o.Path, errs, o.Problems, "fix it, or move it away and run 'claw init' again")
+	case err != nil:
+		return nil, KeyHint(err)
+	}
+	return res, nil
+}
+
+// initHome is Init before its errors are given exit statuses; an invalid
+// existing config is returned as its *config.Errors.
+func initHome(ctx context.Context, o InitOptions) (*InitResult, error) {
 	home, path, workspace := o.Home, o.Path, o.Workspace
 	res := &InitResult{Home: home, Config: path, Created: []string{}, Existed: []string{}}
 	created, err := EnsureDir(home)
@@ -121,7 +142,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 	tmpl, err := initTemplate(workspace)
 	if err != nil {
-		return nil, &InitTemplateError{err}
+		return nil, &initTemplateError{err}
 	}
 	if _, err := EnsureDir(filepath.Dir(path)); err != nil {
 		return nil, err

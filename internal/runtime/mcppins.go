@@ -35,8 +35,12 @@ func MCPServerName(name, cmd string, given bool) (string, error) {
 }
 
 // CheckMCPPins checks the pins file of the claw home: private, readable,
-// and no tool disabled by a changed definition.
-func CheckMCPPins(home string) DoctorResult {
+// and no tool disabled by a changed definition. It is skipped when the
+// home could not be found (homeErr).
+func CheckMCPPins(home string, homeErr error) DoctorResult {
+	if homeErr != nil {
+		return DoctorSkipped(homeErr.Error())
+	}
 	path := MCPPinsPath(home)
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -35,11 +35,15 @@ func OpenMemory(path string, red func(string) string, mustExist bool) (*memory.S
 	return st, nil
 }
 
-// openMemoryOf opens the memory database of e, with the redactor applied
-// to everything read from it: every known secret form, and the values of
-// the configured providers' and channels' key variables. A missing file
-// is ErrNoMemory, not created.
-func openMemoryOf(e *Env) (*memory.Store, func(string) string, error) {
+// openMemoryOf loads the config with load and opens its memory database,
+// with the redactor applied to everything read from it: every known
+// secret form, and the values of the configured providers' and channels'
+// key variables. A missing file is ErrNoMemory, not created.
+func openMemoryOf(load func() (*Env, error)) (*memory.Store, func(string) string, error) {
+	e, err := load()
+	if err != nil {
+		return nil, nil, err
+	}
 	red := KeyRedactor(e)
 	st, err := OpenMemory(e.Config.Agent.MemoryDB, red, true)
 	if errors.Is(err, ErrNoMemory) {
@@ -57,12 +61,12 @@ type ConversationRow struct {
 	Title string `json:"title,omitempty"`
 }
 
-// MemoryConversations lists at most limit conversations (0: all) of e's
-// memory, most recent first, redacted, each with its title; none when
-// there is no memory file yet.
-func MemoryConversations(ctx context.Context, e *Env, limit int) ([]ConversationRow, error) {
+// MemoryConversations lists at most limit conversations (0: all) of the
+// memory of the config load gives, most recent first, redacted, each with
+// its title; none when there is no memory file yet.
+func MemoryConversations(ctx context.Context, load func() (*Env, error), limit int) ([]ConversationRow, error) {
 	rows := []ConversationRow{}
-	st, red, err := openMemoryOf(e)
+	st, red, err := openMemoryOf(load)
 	if errors.Is(err, ErrNoMemory) {
 		return rows, nil
 	}
@@ -102,12 +106,12 @@ type MemoryHits struct {
 	Hits  []memory.Hit `json:"hits"`
 }
 
-// MemorySearch searches every message stored in e's memory for query,
-// best match first, redacted; nothing when there is no memory file yet.
-// A query over the store's limits is a usage error.
-func MemorySearch(ctx context.Context, e *Env, query string, limit int) (MemoryHits, error) {
+// MemorySearch searches every message stored in the memory of the config
+// load gives for query, best match first, redacted; nothing when there is
+// no memory file yet. A query over the store's limits is a usage error.
+func MemorySearch(ctx context.Context, load func() (*Env, error), query string, limit int) (MemoryHits, error) {
 	res := MemoryHits{Query: query, Hits: []memory.Hit{}}
-	st, red, err := openMemoryOf(e)
+	st, red, err := openMemoryOf(load)
 	if errors.Is(err, ErrNoMemory) {
 		return res, nil
 	}
@@ -139,9 +143,10 @@ type Conversation struct {
 }
 
 // MemoryConversation is the conversation id (or an unambiguous prefix) of
-// e's memory with its messages, oldest first, redacted.
-func MemoryConversation(ctx context.Context, e *Env, id string) (Conversation, error) {
-	st, red, err := openMemoryOf(e)
+// the memory of the config load gives, with its messages, oldest first,
+// redacted.
+func MemoryConversation(ctx context.Context, load func() (*Env, error), id string) (Conversation, error) {
+	st, red, err := openMemoryOf(load)
 	if errors.Is(err, ErrNoMemory) {
 		return Conversation{}, WithCode(ExitError, fmt.Errorf("conversation %q: %w", id, memory.ErrNotFound), "see 'claw memory list'")
 	}
@@ -169,11 +174,11 @@ func MemoryConversation(ctx context.Context, e *Env, id string) (Conversation, e
 	return Conversation{Conversation: conv, Messages: msgs}, nil
 }
 
-// ClearMemory deletes every conversation of e's memory, vacuuming the
-// file, and says how many there were and which file it was. Without a
-// memory file it is ErrNoMemory.
-func ClearMemory(ctx context.Context, e *Env) (n int, path string, err error) {
-	st, _, err := openMemoryOf(e)
+// ClearMemory deletes every conversation of the memory of the config
+// load gives, vacuuming the file, and says how many there were and which
+// file it was. Without a memory file it is ErrNoMemory.
+func ClearMemory(ctx context.Context, load func() (*Env, error)) (n int, path string, err error) {
+	st, _, err := openMemoryOf(load)
 	if err != nil {
 		return 0, "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -305,4 +306,46 @@ func WriteOnboard(home, path string, existing []byte, a OnboardAnswers, init fun
 		return WithCode(ExitError, err, "run 'claw config validate' and fix the file by hand")
 	}
 	return err
+}
+
+// OnboardAsk asks one question of claw onboard: def is taken for an empty
+// answer, and an answer check refuses is asked again.
+type OnboardAsk func(question, def string, check func(string) error) (string, error)
+
+// OneOf accepts only the answers opts.
+func OneOf(opts ...string) func(string) error {
+	return func(v string) error {
+		if slices.Contains(opts, v) {
+			return nil
+		}
+		return fmt.Errorf("choose one of: %s", strings.Join(opts, ", "))
+	}
+}
+
+// AskOnboard asks the questions of claw onboard with ask: the provider's
+// kind and name, for a remote one its base URL and the variable holding
+// its key, the model, and the autonomy (autonomy by default).
+func AskOnboard(ask OnboardAsk, autonomy string) (OnboardAnswers, error) {
+	var a OnboardAnswers
+	var err error
+	if a.Kind, err = ask("provider kind ("+strings.Join(OnboardKinds, ", ")+")", OnboardKinds[0], OneOf(OnboardKinds...)); err != nil {
+		return a, err
+	}
+	def := OnboardDefaults[a.Kind]
+	if a.Name, err = ask("name of this provider", def.Name, CheckProviderName); err != nil {
+		return a, err
+	}
+	if OnboardRemote(a.Kind) {
+		if a.BaseURL, err = ask("base URL", def.BaseURL, CheckBaseURL); err != nil {
+			return a, err
+		}
+		if a.KeyEnv, err = ask("NAME of the environment variable holding the key (not the key; empty: none)", def.KeyEnv, CheckKeyEnv); err != nil {
+			return a, err
+		}
+	}
+	if a.Model, err = ask("model", def.Model, CheckModel); err != nil {
+		return a, err
+	}
+	a.Autonomy, err = ask("autonomy (readonly, supervised, full)", autonomy, OneOf(config.Autonomies...))
+	return a, err
 }

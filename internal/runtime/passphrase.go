@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"bufio"
+	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -10,8 +13,8 @@ import (
 
 	"github.com/clawsec/claw/internal/atomicfile"
 	"github.com/clawsec/claw/internal/broker"
-
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/term"
 )
 
 var (
@@ -117,4 +120,47 @@ func SetPassphrase(home, path string, read func() (string, error)) error {
 		return WithCode(ExitError, err, "see 'claw config validate'")
 	}
 	return err
+}
+
+// PassphraseLine reads a new passphrase as one line of in (claw
+// passphrase set --stdin), bounded to term.MaxPassphraseInput bytes and at
+// least broker.MinPassphraseLen long.
+func PassphraseLine(in io.Reader) (string, error) {
+	r := bufio.NewReader(io.LimitReader(in, term.MaxPassphraseInput+2))
+	line, err := r.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", WithCode(ExitError, fmt.Errorf("reading standard input: %w", err))
+	}
+	if !strings.HasSuffix(line, "\n") && len(line) > term.MaxPassphraseInput {
+		return "", WithCode(ExitError, fmt.Errorf("the passphrase is longer than %d bytes", term.MaxPassphraseInput))
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if len(line) < broker.MinPassphraseLen {
+		return "", errShortPassphrase()
+	}
+	return line, nil
+}
+
+// NewPassphrase asks for a new passphrase twice with ask (the terminal,
+// without echo): it must be long enough and the same both times.
+func NewPassphrase(ask func(prompt string) (string, error)) (string, error) {
+	p1, err := ask("New passphrase: ")
+	if err != nil {
+		return "", WithCode(ExitError, err)
+	}
+	if len(p1) < broker.MinPassphraseLen {
+		return "", errShortPassphrase()
+	}
+	p2, err := ask("Repeat passphrase: ")
+	if err != nil {
+		return "", WithCode(ExitError, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(p1), []byte(p2)) != 1 {
+		return "", WithCode(ExitError, errors.New("the passphrases do not match"), "nothing was changed")
+	}
+	return p1, nil
+}
+
+func errShortPassphrase() error {
+	return WithCode(ExitError, fmt.Errorf("the passphrase must be at least %d characters", broker.MinPassphraseLen))
 }

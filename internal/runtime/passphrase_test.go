@@ -1,6 +1,12 @@
 package runtime
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/clawsec/claw/internal/term"
+)
 
 func TestSetHashLine(t *testing.T) {
 	const h = "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAA"
@@ -38,5 +44,51 @@ func TestSetHashLine(t *testing.T) {
 				t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestPassphraseLine(t *testing.T) {
+	long := strings.Repeat("x", term.MaxPassphraseInput+1)
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"correct horse\n", "correct horse", true},
+		{"correct horse\r\nrest", "correct horse", true}, // one line only
+		{"no newline", "no newline", true},
+		{"short\n", "", false},
+		{long, "", false}, // over the bound with no end of line
+		{strings.Repeat("x", term.MaxPassphraseInput) + "\n", strings.Repeat("x", term.MaxPassphraseInput), true},
+	}
+	for _, tt := range tests {
+		got, err := PassphraseLine(strings.NewReader(tt.in))
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("PassphraseLine(%.20q) = %.20q, %v; want %.20q, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+		if err != nil && ExitCode(err) != ExitError {
+			t.Errorf("PassphraseLine(%.20q): exit status %d, want %d", tt.in, ExitCode(err), ExitError)
+		}
+	}
+}
+
+func TestNewPassphrase(t *testing.T) {
+	answers := func(a ...string) func(string) (string, error) {
+		return func(string) (string, error) {
+			if len(a) == 0 {
+				return "", errors.New("asked too often")
+			}
+			s := a[0]
+			a = a[1:]
+			return s, nil
+		}
+	}
+	if got, err := NewPassphrase(answers("correct horse", "correct horse")); err != nil || got != "correct horse" {
+		t.Errorf("the same twice: %q, %v", got, err)
+	}
+	if _, err := NewPassphrase(answers("correct horse", "correct horsf")); err == nil || !strings.Contains(err.Error(), "do not match") {
+		t.Errorf("different: %v, want a mismatch", err)
+	}
+	if _, err := NewPassphrase(answers("short")); err == nil || !strings.Contains(err.Error(), "at least") {
+		t.Errorf("short: %v, want too short before asking again", err)
 	}
 }

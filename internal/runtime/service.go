@@ -134,30 +134,33 @@ func setupServiceHome(ctx context.Context, o ServiceInstall, opts service.Option
 	return nil
 }
 
-// UninstallService stops and disables claw.service (unless noSystemctl)
-// and removes its unit from unitDir: the unit's path, and whether it was
-// there. What systemctl says goes to out.
-func UninstallService(ctx context.Context, unitDir string, noSystemctl bool, out io.Writer) (path string, removed bool, err error) {
-	path = filepath.Join(unitDir, service.UnitName)
+// UninstallService stops and disables claw.service (unless noSystemctl),
+// removes its unit from unitDir, says so with infof and reloads systemd
+// (unless noSystemctl). What systemctl says goes to out.
+func UninstallService(ctx context.Context, unitDir string, noSystemctl bool, out io.Writer, infof func(format string, args ...any)) error {
+	path := filepath.Join(unitDir, service.UnitName)
 	if !noSystemctl {
 		if !service.Running() {
-			return path, false, noSystemdError()
+			return noSystemdError()
 		}
 		if _, err := os.Stat(path); err == nil {
 			if err := systemctl(ctx, out, "disable", "--now", service.UnitName); err != nil {
-				return path, false, err
+				return err
 			}
 		}
 	}
-	removed, err = service.Uninstall(unitDir)
+	removed, err := service.Uninstall(unitDir)
 	if err != nil {
-		return path, false, WithCode(ExitError, err)
+		return WithCode(ExitError, err)
 	}
-	return path, removed, nil
-}
-
-// ReloadSystemd runs systemctl daemon-reload, its output to out.
-func ReloadSystemd(ctx context.Context, out io.Writer) error {
+	if !removed {
+		infof("%s was not installed", path)
+	} else {
+		infof("removed %s; the service's home is kept", path)
+	}
+	if noSystemctl {
+		return nil
+	}
 	return systemctl(ctx, out, "daemon-reload")
 }
 
