@@ -40,13 +40,6 @@ func receiptDir(g *globals) (string, error) {
 	return filepath.Join(h, "receipts"), nil
 }
 
-const (
-	receiptKeyName = runtime.ReceiptKeyName
-	receiptPubName = runtime.ReceiptPubName
-)
-
-var readSmall = runtime.ReadSmall
-
 // keyOptions are the flags that locate and unlock the receipt signing key.
 type keyOptions struct {
 	passphraseFile string

@@ -42,9 +42,6 @@ func sopDir(g *globals, o *actionOptions) (string, error) {
 	return runtime.SOPDir(g.runtimeEnv, o.workspace)
 }
 
-// loadSOP reads and validates WORKSPACE/sops/NAME/SOP.toml.
-var loadSOP = runtime.LoadSOP
-
 func newSOPListCommand(g *globals) *cobra.Command {
 	o := &sopOptions{}
 	c := &cobra.Command{

@@ -9,24 +9,11 @@ import (
 
 // Names in this package for what the runtime package now holds; each goes
 // when the code that calls it has moved into the runtime too.
-var (
-	providerSpecs = runtime.ProviderSpecs
-	runAsIDs      = runtime.RunAsIDs
-)
-
-type (
-	agentRuntime   = runtime.Agent
-	runtimeOptions = runtime.AgentOptions
-)
-
-var (
-	policySummary = runtime.PolicySummary
-	readBounded   = runtime.ReadBounded
-)
+var providerSpecs = runtime.ProviderSpecs
 
 // newAgentRuntime is runtime.NewAgent with the config of g and the flags
 // o.
-func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtimeOptions)) (*agentRuntime, error) {
+func newAgentRuntime(ctx context.Context, g *globals, o *actionOptions, channel string, approver broker.Approver, opts ...func(*runtime.AgentOptions)) (*runtime.Agent, error) {
 	return runtime.NewAgent(ctx, agentSetup(g, o), channel, approver, opts...)
 }
 
