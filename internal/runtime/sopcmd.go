@@ -131,9 +131,13 @@ func OpenSOPRuns(e *Env) (*sop.Store, error) {
 	return st, nil
 }
 
-// ClearSOPRuns deletes every run kept in the memory database of e's
+// ClearSOPRuns deletes every run kept in the memory database of env's
 // config (none when there is no database yet).
-func ClearSOPRuns(ctx context.Context, e *Env) (int, error) {
+func ClearSOPRuns(ctx context.Context, env func() (*Env, error)) (int, error) {
+	e, err := env()
+	if err != nil {
+		return 0, err
+	}
 	st, err := OpenSOPRuns(e)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -199,11 +203,27 @@ func CancelRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) 
 	return r, nil
 }
 
-// SOPDaemon is the approvals queue of the claw serve an SOP run asks: at
-// target, or else at the socket of e's config when a daemon answers there
-// (nil, with no error, when none does). daemon makes the client for a
-// target.
-func SOPDaemon(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error)) (*approvals.Client, string, error) {
+// SOPApprover is the approver of an SOP run: the approvals queue of the
+// claw serve at target, or else at the socket of env's config when a
+// daemon answers there; else tty() (nil when nobody can be asked). daemon
+// makes the client for a target; told hears the target when a daemon is
+// the approver.
+func SOPApprover(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error), tty func() broker.Approver, told func(target string)) (broker.Approver, error) {
+	cl, target, err := sopDaemon(ctx, env, target, daemon)
+	if err != nil {
+		return nil, err
+	}
+	if cl == nil {
+		return tty(), nil
+	}
+	told(target)
+	return cl, nil
+}
+
+// sopDaemon is the approvals queue of the claw serve an SOP run asks: at
+// target, or else at the socket of env's config when a daemon answers
+// there (nil, with no error, when none does).
+func sopDaemon(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error)) (*approvals.Client, string, error) {
 	given := target != ""
 	if !given {
 		e, err := env()
