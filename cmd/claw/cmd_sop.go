@@ -231,7 +231,7 @@ EXIT STATUS
   0 shown, 1 error (no such run), 2 usage.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, err := openSOPStore(g)
+			st, err := runtime.OpenSOPRuns(g.runtimeEnv)
 			if err != nil {
 				return err
 			}
@@ -283,7 +283,7 @@ EXIT STATUS
   0 cancelled, 1 error (no such run, or it already finished), 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, err := openSOPStore(g)
+			st, err := runtime.OpenSOPRuns(g.runtimeEnv)
 			if err != nil {
 				return err
 			}
@@ -297,15 +297,6 @@ EXIT STATUS
 		},
 	}
 	return c
-}
-
-// openSOPStore opens the run store in the configured memory database.
-func openSOPStore(g *globals) (*sop.Store, error) {
-	e, err := g.runtimeEnv()
-	if err != nil {
-		return nil, err
-	}
-	return runtime.OpenSOPRuns(e)
 }
 
 // clearSOPRuns deletes every run kept in the memory database (none when

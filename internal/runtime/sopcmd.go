@@ -119,8 +119,12 @@ func CheckSOP(dir, name string) ([]string, error) {
 	return []string{"claw: " + textesc.String(err.Error())}, nil
 }
 
-// OpenSOPRuns opens the run store in the memory database of e's config.
-func OpenSOPRuns(e *Env) (*sop.Store, error) {
+// OpenSOPRuns opens the run store in the memory database of env's config.
+func OpenSOPRuns(env func() (*Env, error)) (*sop.Store, error) {
+	e, err := env()
+	if err != nil {
+		return nil, err
+	}
 	st, err := OpenSOPStore(e.Config.Agent.MemoryDB)
 	if errors.Is(err, ErrNoSOPRuns) {
 		return nil, WithCode(ExitError, err, "start one with 'claw sop run NAME'")
@@ -134,11 +138,7 @@ func OpenSOPRuns(e *Env) (*sop.Store, error) {
 // ClearSOPRuns deletes every run kept in the memory database of env's
 // config (none when there is no database yet).
 func ClearSOPRuns(ctx context.Context, env func() (*Env, error)) (int, error) {
-	e, err := env()
-	if err != nil {
-		return 0, err
-	}
-	st, err := OpenSOPRuns(e)
+	st, err := OpenSOPRuns(env)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -281,7 +281,7 @@ func RunSOP(ctx context.Context, s Setup, approver broker.Approver, in SOPRun) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenSOPRuns(e)
+	st, err := OpenSOPRuns(func() (*Env, error) { return e, nil })
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
