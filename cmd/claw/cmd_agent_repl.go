@@ -21,7 +21,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	in := term.NewLineInput(g.stdin, g.stdout, g.stderr)
 	defer in.Close()
 	ap := term.PassphraseApprover{Approver: term.NewApprover(in, g.stderr)}
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", ap, func(ro *runtime.AgentOptions) {
+	rt, err := runtime.NewAgent(ctx, agentSetup(g, &o.actionOptions), "cli", ap, func(ro *runtime.AgentOptions) {
 		ro.AskUser = in.AskUser(g.stderr)
 		ro.Prestart = true
 	})
