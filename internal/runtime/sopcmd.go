@@ -125,6 +125,11 @@ func OpenSOPRuns(env func() (*Env, error)) (*sop.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openSOPRuns(e)
+}
+
+// openSOPRuns opens the run store in the memory database of e's config.
+func openSOPRuns(e *Env) (*sop.Store, error) {
 	st, err := OpenSOPStore(e.Config.Agent.MemoryDB)
 	if errors.Is(err, ErrNoSOPRuns) {
 		return nil, WithCode(ExitError, err, "start one with 'claw sop run NAME'")
@@ -138,7 +143,11 @@ func OpenSOPRuns(env func() (*Env, error)) (*sop.Store, error) {
 // ClearSOPRuns deletes every run kept in the memory database of env's
 // config (none when there is no database yet).
 func ClearSOPRuns(ctx context.Context, env func() (*Env, error)) (int, error) {
-	st, err := OpenSOPRuns(env)
+	e, err := env()
+	if err != nil {
+		return 0, err
+	}
+	st, err := openSOPRuns(e)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -281,7 +290,7 @@ func RunSOP(ctx context.Context, s Setup, approver broker.Approver, in SOPRun) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenSOPRuns(func() (*Env, error) { return e, nil })
+	st, err := openSOPRuns(e)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
