@@ -73,6 +73,14 @@ func brokerSetup(g *globals, o *actionOptions, e **env) runtime.Setup {
 	}
 }
 
+// agentSetup is the setup of an agent runtime from g and the flags o.
+func agentSetup(g *globals, o *actionOptions) runtime.Setup {
+	var e *env
+	s := brokerSetup(g, o, &e)
+	s.LogTo, s.Version = g.stderr, version
+	return s
+}
+
 // outcomeExit maps a broker outcome to claw's exit codes. Output of a
 // command that ran is written first.
 func outcomeExit(g *globals, out *broker.Outcome, err error, asJSON bool) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 type agentOptions struct {
@@ -94,7 +95,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 		ap = &term.PassphraseApprover{Approver: term.NewApprover(in, g.stderr)}
 		approver = ap
 	}
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", approver, func(ro *runtimeOptions) {
+	rt, err := runtime.NewAgent(ctx, agentSetup(g, &o.actionOptions), "cli", approver, func(ro *runtime.AgentOptions) {
 		if in != nil {
 			ro.AskUser = in.AskUser(g.stderr)
 		}

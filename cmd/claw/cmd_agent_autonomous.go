@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
 
@@ -19,7 +20,7 @@ import (
 // message of the person that preempts it. Nobody is asked for approval: an
 // action the policy would ask about is denied, and the model told why.
 func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", nil, func(ro *runtimeOptions) { ro.Autonomous = true })
+	rt, err := runtime.NewAgent(ctx, agentSetup(g, &o.actionOptions), "cli", nil, func(ro *runtime.AgentOptions) { ro.Autonomous = true })
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/clawsec/claw/agent"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
 
@@ -20,7 +21,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 	in := term.NewLineInput(g.stdin, g.stdout, g.stderr)
 	defer in.Close()
 	ap := term.PassphraseApprover{Approver: term.NewApprover(in, g.stderr)}
-	rt, err := newAgentRuntime(ctx, g, &o.actionOptions, "cli", ap, func(ro *runtimeOptions) {
+	rt, err := runtime.NewAgent(ctx, agentSetup(g, &o.actionOptions), "cli", ap, func(ro *runtime.AgentOptions) {
 		ro.AskUser = in.AskUser(g.stderr)
 		ro.Prestart = true
 	})
@@ -104,7 +105,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 }
 
 // replCommand runs a slash command; it reports whether to leave.
-func replCommand(ctx context.Context, g *globals, rt *agentRuntime, line string, conv *string, newConv *bool) (bool, error) {
+func replCommand(ctx context.Context, g *globals, rt *runtime.Agent, line string, conv *string, newConv *bool) (bool, error) {
 	cmd, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
 	w := g.stdout
@@ -124,7 +125,7 @@ func replCommand(ctx context.Context, g *globals, rt *agentRuntime, line string,
 			fmt.Fprintf(w, "%-14s %-7s %s\n", t.Name, t.Risk, t.Description)
 		}
 	case "/policy":
-		fmt.Fprintln(w, policySummary(rt.Autonomy, rt.Work))
+		fmt.Fprintln(w, runtime.PolicySummary(rt.Autonomy, rt.Work))
 		fmt.Fprintf(w, "Policy digest: %s\n", rt.Broker.PolicyDigest())
 		fmt.Fprintln(w, "Every tool call is decided by the gate and receipted; see 'claw gate test --explain'.")
 	case "/memory":

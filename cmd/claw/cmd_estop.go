@@ -115,14 +115,12 @@ func estopShow(g *globals, file string, asJSON bool) error {
 		fmt.Fprintln(g.stdout, "not engaged")
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "engaged since %s by %s\n", orUnknown(st.Since), orUnknown(st.By))
+	fmt.Fprintf(g.stdout, "engaged since %s by %s\n", runtime.OrUnknown(st.Since), runtime.OrUnknown(st.By))
 	if st.Reason != "" {
 		fmt.Fprintf(g.stdout, "reason: %s\n", st.Reason)
 	}
 	return nil
 }
-
-var orUnknown = runtime.OrUnknown
 
 // stateLog is where state-change receipts (estop, grants) go: the receipt
 // log of the claw home of g, signed with the key keys unlock.

@@ -137,7 +137,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 		rep, err := runtime.RunBypassSuite(ctx, e.home, o.autonomy)
 		return printCases(g, o, rep, err)
 	}
-	action, err := actionFromArgs(o.actionJSON, args)
+	action, err := runtime.DryRunAction(o.actionJSON, args)
 	if err != nil {
 		return withCode(exitUsage, err, "see 'claw gate test --help'")
 	}
@@ -151,7 +151,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 	if err != nil {
 		return err
 	}
-	eng, err := newEngine(ctx, e, policyFromConfig(e.cfg))
+	eng, err := runtime.NewEngine(ctx, e.rt(), runtime.Policy(e.cfg))
 	if err != nil {
 		return err
 	}
@@ -170,9 +170,6 @@ func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, e *env, o
 func gateContext(e *env, o *gateTestOptions) (gate.Context, error) {
 	return runtime.DryRunContext(e.rt(), o.workspace, o.cwd, o.autonomy)
 }
-
-// actionFromArgs builds the action from --action or TOOL ARG….
-var actionFromArgs = runtime.DryRunAction
 
 // printCases prints the report of a table of cases, and fails when a
 // case did.

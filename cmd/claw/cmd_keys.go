@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -16,36 +15,11 @@ import (
 
 // receiptHome is the claw home for the receipt commands: --home, then
 // $CLAW_HOME, then ~/.claw.
-func receiptHome(g *globals) (string, error) {
-	h, err := runtime.ReceiptHome(g.home)
-	if err != nil {
-		return "", withCode(exitError, err, "set CLAW_HOME or pass --home")
-	}
-	return h, nil
-}
+func receiptHome(g *globals) (string, error) { return runtime.ReceiptHome(g.home) }
 
-func receiptKeyDir(g *globals) (string, error) {
-	h, err := receiptHome(g)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(h, "keys"), nil
-}
+func receiptKeyDir(g *globals) (string, error) { return runtime.ReceiptKeyDir(g.home) }
 
-func receiptDir(g *globals) (string, error) {
-	h, err := receiptHome(g)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(h, "receipts"), nil
-}
-
-const (
-	receiptKeyName = runtime.ReceiptKeyName
-	receiptPubName = runtime.ReceiptPubName
-)
-
-var readSmall = runtime.ReadSmall
+func receiptDir(g *globals) (string, error) { return runtime.ReceiptLogDir(g.home) }
 
 // keyOptions are the flags that locate and unlock the receipt signing key.
 type keyOptions struct {

@@ -155,20 +155,14 @@ EXIT STATUS
 			if (len(args) == 1) == oldest {
 				return usageErrorf("give either the request id or --oldest")
 			}
-			decision := verb
-			switch {
-			case asGrant && forConv:
-				return usageErrorf("--grant and --conversation do not go together")
-			case asGrant:
-				decision = "approve_grant"
-			case forConv:
-				decision = "approve_conversation"
+			d := runtime.PendingDecision{Decision: verb, Grant: asGrant, Conversation: forConv, Approver: approver, Wait: wait}
+			if _, err := d.Name(); err != nil {
+				return err
 			}
 			cl, err := o.client(g)
 			if err != nil {
 				return err
 			}
-			d := runtime.PendingDecision{Decision: decision, Approver: approver, Wait: wait}
 			if !oldest {
 				d.ID = args[0]
 			}
@@ -247,17 +241,11 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Signer:         func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
 		QuietEnv:       func() (*runtime.Env, error) { return daemonEnv(g) },
 		GateTestDecide: gateTestDecide,
-		Estop:          discordEstop(g, &o.keys, e.home),
-		LogTo:          g.stderr,
-		Warn:           func(format string, args ...any) { warnf(g.stderr, format, args...) },
-		Info:           func(format string, args ...any) { infof(g.stderr, format, args...) },
+		Estop: func(ctx context.Context, by string) error { // Discord approvers engage it in their name
+			return estopEngage(ctx, g, &o.keys, e.home, by, "engaged from Discord")
+		},
+		LogTo: g.stderr,
+		Warn:  func(format string, args ...any) { warnf(g.stderr, format, args...) },
+		Info:  func(format string, args ...any) { infof(g.stderr, format, args...) },
 	})
-}
-
-// discordEstop lets Discord approvers engage the stop, receipted in their
-// name.
-func discordEstop(g *globals, keys *keyOptions, home string) func(ctx context.Context, by string) error {
-	return func(ctx context.Context, by string) error {
-		return estopEngage(ctx, g, keys, home, by, "engaged from Discord")
-	}
 }

@@ -37,14 +37,6 @@ Every action of a run is receipted with the run and step ids.`,
 	return c
 }
 
-// sopDir is WORKSPACE/sops of the config (or --workspace).
-func sopDir(g *globals, o *actionOptions) (string, error) {
-	return runtime.SOPDir(g.runtimeEnv, o.workspace)
-}
-
-// loadSOP reads and validates WORKSPACE/sops/NAME/SOP.toml.
-var loadSOP = runtime.LoadSOP
-
 func newSOPListCommand(g *globals) *cobra.Command {
 	o := &sopOptions{}
 	c := &cobra.Command{
@@ -57,7 +49,7 @@ EXIT STATUS
   0 listed, 1 error, 2 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			dir, err := sopDir(g, &o.actionOptions)
+			dir, err := runtime.SOPDir(g.runtimeEnv, o.workspace)
 			if err != nil {
 				return err
 			}
@@ -98,7 +90,7 @@ MESSAGE.
 EXIT STATUS
   0 valid, 1 invalid or missing, 2 usage.`,
 		RunE: func(c *cobra.Command, args []string) error {
-			dir, err := sopDir(g, &o.actionOptions)
+			dir, err := runtime.SOPDir(g.runtimeEnv, o.workspace)
 			if err != nil {
 				return err
 			}
@@ -154,7 +146,7 @@ the run's state is saved after every step.
 ` + sopRunExit,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir, err := sopDir(g, &o.actionOptions)
+			dir, err := runtime.SOPDir(g.runtimeEnv, o.workspace)
 			if err != nil {
 				return err
 			}
@@ -196,27 +188,13 @@ func (o *sopOptions) addRunFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.tokenFile, "token-file", "", "the daemon's bearer token file (default [serve].token_file)")
 }
 
-// sopApprover is the daemon's approvals queue (--approvals-from, or the
-// configured socket when a daemon answers on it), else the terminal, else
-// nobody.
-func sopApprover(ctx context.Context, g *globals, o *sopOptions) (broker.Approver, error) {
-	cl, target, err := runtime.SOPDaemon(ctx, g.runtimeEnv, o.approvalsFrom, func(target string) (*approvals.Client, error) {
-		return daemonApprover(g, target, o.tokenFile, "sop")
-	})
-	if err != nil {
-		return nil, err
-	}
-	if cl == nil {
-		return newTTYApprover(g), nil
-	}
-	infof(g.stderr, "approvals go to the daemon at %s", target)
-	return cl, nil
-}
-
 // runSOP runs the run in to its end or its next stop, printing its
 // steps as they end.
 func runSOP(ctx context.Context, g *globals, o *sopOptions, in runtime.SOPRun) error {
-	approver, err := sopApprover(ctx, g, o)
+	approver, err := runtime.SOPApprover(ctx, g.runtimeEnv, o.approvalsFrom,
+		func(target string) (*approvals.Client, error) { return daemonApprover(g, target, o.tokenFile, "sop") },
+		func() broker.Approver { return newTTYApprover(g) },
+		func(target string) { infof(g.stderr, "approvals go to the daemon at %s", target) })
 	if err != nil {
 		return err
 	}
@@ -253,7 +231,7 @@ EXIT STATUS
   0 shown, 1 error (no such run), 2 usage.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, err := openSOPStore(g)
+			st, err := runtime.OpenSOPRuns(g.runtimeEnv)
 			if err != nil {
 				return err
 			}
@@ -305,7 +283,7 @@ EXIT STATUS
   0 cancelled, 1 error (no such run, or it already finished), 2 usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			st, err := openSOPStore(g)
+			st, err := runtime.OpenSOPRuns(g.runtimeEnv)
 			if err != nil {
 				return err
 			}
@@ -321,21 +299,8 @@ EXIT STATUS
 	return c
 }
 
-// openSOPStore opens the run store in the configured memory database.
-func openSOPStore(g *globals) (*sop.Store, error) {
-	e, err := g.runtimeEnv()
-	if err != nil {
-		return nil, err
-	}
-	return runtime.OpenSOPRuns(e)
-}
-
 // clearSOPRuns deletes every run kept in the memory database (none when
 // there is no database yet).
 func clearSOPRuns(ctx context.Context, g *globals) (int, error) {
-	e, err := g.runtimeEnv()
-	if err != nil {
-		return 0, err
-	}
-	return runtime.ClearSOPRuns(ctx, e)
+	return runtime.ClearSOPRuns(ctx, g.runtimeEnv)
 }

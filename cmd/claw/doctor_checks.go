@@ -23,24 +23,13 @@ func init() {
 	)
 }
 
-// doctorState is what the checks share: the home, whether it exists, and
-// the config (nil when it could not be loaded).
-type doctorState = runtime.DoctorState
-
-func loadDoctorState(g *globals) doctorState {
+func loadDoctorState(g *globals) runtime.DoctorState {
 	home, path, err := configPaths(g)
 	if err != nil {
-		return doctorState{Err: err}
+		return runtime.DoctorState{Err: err}
 	}
 	return runtime.LoadDoctorState(home, path)
 }
-
-var (
-	skipped        = runtime.DoctorSkipped
-	passed         = runtime.DoctorPassed
-	failed         = runtime.DoctorFailed
-	notInitialised = runtime.DoctorNotInitialised
-)
 
 func checkConfig(g *globals) doctorResult { return runtime.CheckConfig(loadDoctorState(g)) }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/receipts"
 	"github.com/clawsec/claw/receipts/store"
 )
@@ -84,10 +85,10 @@ func TestDoctorConfig(t *testing.T) {
 
 func TestDoctorReceiptKey(t *testing.T) {
 	home, g := doctorHome(t, "")
-	key := filepath.Join(home, "keys", receiptKeyName)
+	key := filepath.Join(home, "keys", runtime.ReceiptKeyName)
 	checkResult(t, "made by init", checkReceiptKey(g), wantResult{ok: true, detail: key})
 	must(t, os.Remove(key))
-	must(t, os.Remove(filepath.Join(home, "keys", receiptPubName)))
+	must(t, os.Remove(filepath.Join(home, "keys", runtime.ReceiptPubName)))
 	checkResult(t, "missing", checkReceiptKey(g), wantResult{detail: "no receipt signing key", fix: "claw keys generate"})
 	generateKey(t, home)
 	checkResult(t, "present", checkReceiptKey(g), wantResult{ok: true, detail: key})

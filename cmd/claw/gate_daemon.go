@@ -30,7 +30,7 @@ func printAnswer(g *globals, a runtime.DaemonAnswer) error {
 func gateTestDecide(ctx context.Context, re *runtime.Env, eng *gate.Engine, r runtime.GateTestRequest, stdout, stderr io.Writer) error {
 	o := &gateTestOptions{autonomy: r.Autonomy, workspace: r.Workspace, cwd: r.Cwd, explain: r.Explain,
 		output: r.Output, actionJSON: r.Action}
-	action, err := actionFromArgs(o.actionJSON, r.Args)
+	action, err := runtime.DryRunAction(o.actionJSON, r.Args)
 	if err != nil {
 		return err
 	}

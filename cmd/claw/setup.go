@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"os"
 	"time"
 
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
 )
@@ -46,28 +44,10 @@ func (g *globals) runtimeEnv() (*runtime.Env, error) {
 	return e.rt(), nil
 }
 
-// policyFromConfig maps the config's security section to the gate's policy data.
-var policyFromConfig = runtime.Policy
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // rt is e as the runtime package takes it.
 func (e *env) rt() *runtime.Env {
 	return &runtime.Env{Home: e.home, Config: e.cfg, UserDir: e.userDir, DryRunTimeout: e.dryRunTimeout}
 }
-
-// newEngine compiles the built-in and user policies for cfg.
-func newEngine(ctx context.Context, e *env, pol gate.Policy) (*gate.Engine, error) {
-	return runtime.NewEngine(ctx, e.rt(), pol)
-}
-
-// canonicalDir returns dir absolute and with symlinks resolved.
-var canonicalDir = runtime.CanonicalDir
 
 // checkWorkspaceOwner warns when sandboxed actions, running as the run_as
 // user, will not be able to use the workspace.

@@ -58,9 +58,25 @@ func ReceiptHome(flag string) (string, error) {
 	}
 	u, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("cannot find the home directory: %w", err)
+		return "", WithCode(ExitError, fmt.Errorf("cannot find the home directory: %w", err), "set CLAW_HOME or pass --home")
 	}
 	return filepath.Join(u, ".claw"), nil
+}
+
+// ReceiptKeyDir is the keys directory of the claw home ReceiptHome(flag)
+// finds.
+func ReceiptKeyDir(flag string) (string, error) { return inReceiptHome(flag, "keys") }
+
+// ReceiptLogDir is the receipts directory of the claw home
+// ReceiptHome(flag) finds.
+func ReceiptLogDir(flag string) (string, error) { return inReceiptHome(flag, "receipts") }
+
+func inReceiptHome(flag, dir string) (string, error) {
+	h, err := ReceiptHome(flag)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(h, dir), nil
 }
 
 // ReadSmall reads the file at path, which must not be larger than limit.

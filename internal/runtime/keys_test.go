@@ -111,3 +111,33 @@ func TestNewReceiptKeyAsksLast(t *testing.T) {
 		t.Fatalf("kms: %v (exit %d)", err, ExitCode(err))
 	}
 }
+
+// TestReceiptDirs: --home wins over $CLAW_HOME, which wins over ~/.claw;
+// with none of them, the error says how to name the home.
+func TestReceiptDirs(t *testing.T) {
+	t.Setenv("CLAW_HOME", "/env/home")
+	t.Setenv("HOME", "/user")
+	for _, c := range []struct {
+		flag, keys, logs string
+	}{
+		{"/flag/home", "/flag/home/keys", "/flag/home/receipts"},
+		{"", "/env/home/keys", "/env/home/receipts"},
+	} {
+		if k, err := ReceiptKeyDir(c.flag); err != nil || k != c.keys {
+			t.Errorf("ReceiptKeyDir(%q) = %q, %v, want %q", c.flag, k, err, c.keys)
+		}
+		if l, err := ReceiptLogDir(c.flag); err != nil || l != c.logs {
+			t.Errorf("ReceiptLogDir(%q) = %q, %v, want %q", c.flag, l, err, c.logs)
+		}
+	}
+	t.Setenv("CLAW_HOME", "")
+	if h, err := ReceiptHome(""); err != nil || h != "/user/.claw" {
+		t.Errorf("ReceiptHome with $HOME only = %q, %v, want /user/.claw", h, err)
+	}
+	t.Setenv("HOME", "")
+	_, err := ReceiptKeyDir("")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ExitError || len(e.Hints) != 1 || e.Hints[0] != "set CLAW_HOME or pass --home" {
+		t.Errorf("no home at all: %#v, want exit 1 with the CLAW_HOME hint", err)
+	}
+}

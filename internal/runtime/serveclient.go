@@ -47,16 +47,36 @@ func PendingActions(ctx context.Context, cl *approvals.Client) ([]approvals.Pend
 // PendingDecision is the answer of claw serve approve or reject to one
 // pending action.
 type PendingDecision struct {
-	ID       string        // the request; "" the oldest
-	Decision string        // approve, reject, approve_grant, approve_conversation
-	Approver string        // who decides; "" cli:$USER
-	Wait     time.Duration // how long the request may take to appear
+	ID           string        // the request; "" the oldest
+	Decision     string        // approve or reject
+	Grant        bool          // approve, accepting the grant the request offers
+	Conversation bool          // approve, accepting the offered grant for the conversation only
+	Approver     string        // who decides; "" cli:$USER
+	Wait         time.Duration // how long the request may take to appear
+}
+
+// Name is the daemon's name of d's decision; a usage error when d
+// accepts the grant both outright and for the conversation only.
+func (d PendingDecision) Name() (string, error) {
+	switch {
+	case d.Grant && d.Conversation:
+		return "", Usagef("--grant and --conversation do not go together")
+	case d.Grant:
+		return "approve_grant", nil
+	case d.Conversation:
+		return "approve_conversation", nil
+	}
+	return d.Decision, nil
 }
 
 // DecidePending decides the pending action d names, quoting the digest
 // of the action that was listed, and returns the daemon's result and the
 // action decided.
 func DecidePending(ctx context.Context, cl *approvals.Client, d PendingDecision) (string, approvals.Pending, error) {
+	decision, err := d.Name()
+	if err != nil {
+		return "", approvals.Pending{}, err
+	}
 	p, err := findPending(ctx, cl, d.ID, d.Wait)
 	if err != nil {
 		return "", approvals.Pending{}, err
@@ -68,7 +88,7 @@ func DecidePending(ctx context.Context, cl *approvals.Client, d PendingDecision)
 			approver = "cli:" + u
 		}
 	}
-	res, err := cl.Decide(ctx, p.ID, d.Decision, approver, p.ActionSHA256)
+	res, err := cl.Decide(ctx, p.ID, decision, approver, p.ActionSHA256)
 	if err != nil {
 		return "", approvals.Pending{}, WithCode(ExitError, err)
 	}

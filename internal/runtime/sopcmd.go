@@ -119,8 +119,17 @@ func CheckSOP(dir, name string) ([]string, error) {
 	return []string{"claw: " + textesc.String(err.Error())}, nil
 }
 
-// OpenSOPRuns opens the run store in the memory database of e's config.
-func OpenSOPRuns(e *Env) (*sop.Store, error) {
+// OpenSOPRuns opens the run store in the memory database of env's config.
+func OpenSOPRuns(env func() (*Env, error)) (*sop.Store, error) {
+	e, err := env()
+	if err != nil {
+		return nil, err
+	}
+	return openSOPRuns(e)
+}
+
+// openSOPRuns opens the run store in the memory database of e's config.
+func openSOPRuns(e *Env) (*sop.Store, error) {
 	st, err := OpenSOPStore(e.Config.Agent.MemoryDB)
 	if errors.Is(err, ErrNoSOPRuns) {
 		return nil, WithCode(ExitError, err, "start one with 'claw sop run NAME'")
@@ -131,10 +140,14 @@ func OpenSOPRuns(e *Env) (*sop.Store, error) {
 	return st, nil
 }
 
-// ClearSOPRuns deletes every run kept in the memory database of e's
+// ClearSOPRuns deletes every run kept in the memory database of env's
 // config (none when there is no database yet).
-func ClearSOPRuns(ctx context.Context, e *Env) (int, error) {
-	st, err := OpenSOPRuns(e)
+func ClearSOPRuns(ctx context.Context, env func() (*Env, error)) (int, error) {
+	e, err := env()
+	if err != nil {
+		return 0, err
+	}
+	st, err := openSOPRuns(e)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -199,11 +212,27 @@ func CancelRun(ctx context.Context, st *sop.Store, id string) (*sop.Run, error) 
 	return r, nil
 }
 
-// SOPDaemon is the approvals queue of the claw serve an SOP run asks: at
-// target, or else at the socket of e's config when a daemon answers there
-// (nil, with no error, when none does). daemon makes the client for a
-// target.
-func SOPDaemon(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error)) (*approvals.Client, string, error) {
+// SOPApprover is the approver of an SOP run: the approvals queue of the
+// claw serve at target, or else at the socket of env's config when a
+// daemon answers there; else tty() (nil when nobody can be asked). daemon
+// makes the client for a target; told hears the target when a daemon is
+// the approver.
+func SOPApprover(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error), tty func() broker.Approver, told func(target string)) (broker.Approver, error) {
+	cl, target, err := sopDaemon(ctx, env, target, daemon)
+	if err != nil {
+		return nil, err
+	}
+	if cl == nil {
+		return tty(), nil
+	}
+	told(target)
+	return cl, nil
+}
+
+// sopDaemon is the approvals queue of the claw serve an SOP run asks: at
+// target, or else at the socket of env's config when a daemon answers
+// there (nil, with no error, when none does).
+func sopDaemon(ctx context.Context, env func() (*Env, error), target string, daemon func(target string) (*approvals.Client, error)) (*approvals.Client, string, error) {
 	given := target != ""
 	if !given {
 		e, err := env()
@@ -261,7 +290,7 @@ func RunSOP(ctx context.Context, s Setup, approver broker.Approver, in SOPRun) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenSOPRuns(e)
+	st, err := openSOPRuns(e)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
