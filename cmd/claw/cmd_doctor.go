@@ -45,8 +45,6 @@ type doctorCheck struct {
 // doctorResult is what a check found: OK, or a problem and how to fix it.
 type doctorResult = runtime.DoctorResult
 
-var doctorChecks []doctorCheck
-
 func runDoctor(g *globals, asJSON bool) error {
 	s := runtime.ProbeSandbox(loadDoctorState(g).Cfg)
 	s.Checks = make([]doctorResult, 0, len(doctorChecks))

@@ -12,10 +12,6 @@ import (
 	"github.com/clawsec/claw/receipts"
 )
 
-func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "emergency stop", Run: checkEstop})
-}
-
 // checkEstop fails while the emergency stop is engaged: no action runs.
 func checkEstop(g *globals) doctorResult { return runtime.CheckEstop(loadDoctorState(g)) }
 

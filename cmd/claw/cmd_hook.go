@@ -11,10 +11,6 @@ import (
 	"github.com/clawsec/claw/internal/runtime"
 )
 
-func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "agent hooks", Run: checkAgentHooks})
-}
-
 func newHookCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook",

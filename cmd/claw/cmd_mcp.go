@@ -19,13 +19,6 @@ import (
 	"github.com/clawsec/claw/internal/runtime"
 )
 
-func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "mcp pins", Run: func(g *globals) doctorResult {
-		home, _, err := configPaths(g)
-		return runtime.CheckMCPPins(home, err)
-	}})
-}
-
 func newMCPCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mcp",

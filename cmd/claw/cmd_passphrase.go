@@ -13,10 +13,6 @@ import (
 	"github.com/clawsec/claw/internal/term"
 )
 
-func init() {
-	doctorChecks = append(doctorChecks, doctorCheck{Name: "passphrase", Run: func(g *globals) doctorResult { return runtime.CheckPassphrase(loadDoctorState(g)) }})
-}
-
 func newPassphraseCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "passphrase",

@@ -10,17 +10,25 @@ import (
 // network.
 var doctorOffline bool
 
-func init() {
-	doctorChecks = append(doctorChecks,
-		doctorCheck{Name: "config", Run: checkConfig},
-		doctorCheck{Name: "receipt key", Run: checkReceiptKey},
-		doctorCheck{Name: "receipt log", Run: checkReceiptLog},
-		doctorCheck{Name: "provider", Run: checkProvider},
-		doctorCheck{Name: "provider reachable", Run: checkProviderReachable},
-		doctorCheck{Name: "memory", Run: checkMemory},
-		doctorCheck{Name: "workspace", Run: checkWorkspace},
-		doctorCheck{Name: "tool programs", Run: checkToolPrograms},
-	)
+// doctorChecks are claw doctor's checks, in the order it prints them.
+var doctorChecks = []doctorCheck{
+	{Name: "emergency stop", Run: checkEstop},
+	{Name: "agent hooks", Run: checkAgentHooks},
+	{Name: "mcp pins", Run: func(g *globals) doctorResult {
+		home, _, err := configPaths(g)
+		return runtime.CheckMCPPins(home, err)
+	}},
+	{Name: "passphrase", Run: func(g *globals) doctorResult { return runtime.CheckPassphrase(loadDoctorState(g)) }},
+	{Name: "config", Run: checkConfig},
+	{Name: "receipt key", Run: checkReceiptKey},
+	{Name: "receipt log", Run: checkReceiptLog},
+	{Name: "provider", Run: checkProvider},
+	{Name: "provider reachable", Run: checkProviderReachable},
+	{Name: "memory", Run: checkMemory},
+	{Name: "workspace", Run: checkWorkspace},
+	{Name: "tool programs", Run: checkToolPrograms},
+	{Name: "service unit", Run: func(*globals) doctorResult { return runtime.CheckServiceUnit() }},
+	{Name: "serve token", Run: func(g *globals) doctorResult { return runtime.CheckServeToken(loadDoctorState(g)) }},
 }
 
 func loadDoctorState(g *globals) runtime.DoctorState {
