@@ -132,6 +132,18 @@ func hasBrace(w *syntax.Word) bool {
 	return false
 }
 
+// tildeHome is the directory ~user names (~ alone: the home the analysis
+// runs for), or "" when it names none the analysis can tell.
+func (a *analyzer) tildeHome(user string) string {
+	switch {
+	case user == "":
+		return a.opts.Home
+	case validName(user):
+		return userHome(user, a.opts.Home)
+	}
+	return ""
+}
+
 // braceTilde expands ~ and ~user at the start of a word made by brace
 // expansion, as bash does after it.
 func (a *analyzer) braceTilde(s string) string {
@@ -139,13 +151,7 @@ func (a *analyzer) braceTilde(s string) string {
 		return s
 	}
 	user, rest, slash := strings.Cut(s[1:], "/")
-	var home string
-	switch {
-	case user == "":
-		home = a.opts.Home
-	case validName(user):
-		home = userHome(user, a.opts.Home)
-	}
+	home := a.tildeHome(user)
 	if home == "" {
 		return s
 	}
@@ -317,13 +323,7 @@ func (a *analyzer) assignTilde(w *syntax.Word) *syntax.Word {
 	if !slash && len(w.Parts) > 1 {
 		return w
 	}
-	var home string
-	switch {
-	case user == "":
-		home = a.opts.Home
-	case validName(user):
-		home = userHome(user, a.opts.Home)
-	}
+	home := a.tildeHome(user)
 	if home == "" {
 		return w
 	}
