@@ -17,6 +17,20 @@
 // could not be written, the sandbox is unavailable); the action did not
 // run then either.
 //
+// # The one recorder
+//
+// The broker writes every receipt of the log; no other package imports
+// the writer (receipts/store), which [OpenLog] wraps as a [Log]. Its
+// decision, approval and outcome writes are the broker's own; the state
+// changes other entries record are methods of [Log] (EngageEstop,
+// ClearEstop, AddGrant, RevokeGrant, PolicyLoaded, RotateKey,
+// Checkpoint). An action another program runs after claw's answer (a
+// hook's: Claude Code, Codex, an external agent of the delegate tool) is
+// decided and recorded by [Broker.Hand] and closed by [Handoff.Close]; a
+// call refused before the gate (input that does not decode, a disabled
+// MCP tool) by [Broker.Refuse]. Every decision's action_sha256 is the
+// one receipts/doc.go defines.
+//
 // # Grants
 //
 // With Config.Grants set, the broker gives the gate the store's active
