@@ -6,7 +6,6 @@ import (
 
 	"github.com/clawsec/claw/internal/term"
 
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -32,12 +31,12 @@ func (o *actionOptions) addFlags(fs interface {
 // openBroker returns a broker for one-shot CLI actions (runtime.OpenBroker)
 // with the config of g and the flags o. The default approver asks on the
 // terminal when standard input is one, and so does the passphrase gate.
-func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*broker.Config, *env)) (b *broker.Broker, close func(), err error) {
+func openBroker(ctx context.Context, g *globals, o *actionOptions, configure ...func(*runtime.BrokerConfig, *env)) (b *runtime.Broker, close func(), err error) {
 	var e *env
 	s := ttySetup(g, o, &e)
-	fs := make([]func(*broker.Config, *runtime.Env), 0, len(configure))
+	fs := make([]func(*runtime.BrokerConfig, *runtime.Env), 0, len(configure))
 	for _, f := range configure {
-		fs = append(fs, func(c *broker.Config, _ *runtime.Env) { f(c, e) })
+		fs = append(fs, func(c *runtime.BrokerConfig, _ *runtime.Env) { f(c, e) })
 	}
 	return runtime.OpenBroker(ctx, s, fs...)
 }
@@ -83,7 +82,7 @@ func agentSetup(g *globals, o *actionOptions) runtime.Setup {
 
 // outcomeExit maps a broker outcome to claw's exit codes. Output of a
 // command that ran is written first.
-func outcomeExit(g *globals, out *broker.Outcome, err error, asJSON bool) error {
+func outcomeExit(g *globals, out *runtime.Outcome, err error, asJSON bool) error {
 	if out == nil {
 		return err
 	}

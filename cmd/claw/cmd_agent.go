@@ -13,8 +13,6 @@ import (
 
 	"github.com/clawsec/claw/internal/term"
 
-	"github.com/clawsec/claw/agent"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -86,7 +84,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	if strings.TrimSpace(o.message) == "" {
 		return usageErrorf("-m needs a message")
 	}
-	var approver broker.Approver
+	var approver runtime.Approver
 	var in *term.LineInput
 	var ap *term.PassphraseApprover
 	if term.IsTerminal(g.stdin) {
@@ -115,7 +113,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 	if ap != nil {
 		ap.Printing(pr)
 	}
-	req := agent.TurnRequest{
+	req := runtime.TurnRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Message:         o.message,
@@ -147,7 +145,7 @@ func runAgentOnce(ctx context.Context, g *globals, o *agentOptions) error {
 // agentError maps a turn's error to a claw error with a hint.
 func agentError(err error) error {
 	switch {
-	case errors.Is(err, agent.ErrEmptyMessage):
+	case errors.Is(err, runtime.ErrEmptyMessage):
 		return usageErrorf("the message is empty")
 	default:
 		return withCode(exitError, err, "check the provider with 'claw provider test NAME'; the conversation is saved")

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
@@ -32,13 +31,13 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		c.MaxTurns = o.maxTurns
 	}
 	show := term.ShowTool(g.stderr)
-	res := rt.Agent.RunAutonomous(ctx, c, agent.RunRequest{
+	res := rt.Agent.RunAutonomous(ctx, c, runtime.RunRequest{
 		Conversation:    o.conversation,
 		NewConversation: o.newConv,
 		Task:            o.message,
 		User:            term.Messages(ctx, g.stdin, g.stderr),
 		OnTool:          show,
-		OnTurn: func(t agent.RunTurn) {
+		OnTurn: func(t runtime.RunTurn) {
 			how := "autonomous"
 			if t.ByUser {
 				how = "your message"
@@ -62,9 +61,9 @@ func runAutonomous(ctx context.Context, g *globals, o *agentOptions) error {
 		}
 	}
 	switch res.Stop {
-	case agent.StopCancelled:
+	case runtime.StopCancelled:
 		return withCode(exitInterrupted, errors.New("interrupted"))
-	case agent.StopErrors:
+	case runtime.StopErrors:
 		return withCode(exitError, errors.New("the run stopped after failed turns in a row"), "see the log (CLAW_LOG=json) for why they failed")
 	}
 	return nil

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/clawsec/claw/agent"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
@@ -82,7 +81,7 @@ func runREPL(ctx context.Context, g *globals, o *agentOptions) error {
 		tctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 		pr := term.NewPrinter(g.stdout, "claw> ", sp, rt.Redact)
 		ap.Printing(pr)
-		res, err := rt.Agent.Turn(tctx, agent.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
+		res, err := rt.Agent.Turn(tctx, runtime.TurnRequest{Conversation: conv, NewConversation: newConv, Message: line,
 			OnStatus: sp.Set, OnTool: pr.Tool(term.ShowTool(g.stderr)), OnDelta: pr.Delta})
 		sp.Set("")
 		afterTurn = true

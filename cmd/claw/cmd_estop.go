@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 )
 
 // checkEstop fails while the emergency stop is engaged: no action runs.
@@ -122,7 +120,7 @@ func estopShow(g *globals, file string, asJSON bool) error {
 // log of the claw home of g, signed with the key keys unlock.
 func stateLog(g *globals, keys *keyOptions) runtime.StateLog {
 	return runtime.StateLog{
-		Signer: func() (*receipts.Signer, error) { return loadReceiptSigner(g, keys) },
+		Signer: func() (*runtime.Signer, error) { return loadReceiptSigner(g, keys) },
 		Dir:    func() (string, error) { return receiptDir(g) },
 		Config: func() (string, string, error) { return configPaths(g) },
 	}
@@ -130,6 +128,6 @@ func stateLog(g *globals, keys *keyOptions) runtime.StateLog {
 
 // withReceiptLog opens the receipt log for a state-change receipt, lets
 // fn append to it, and closes it.
-func withReceiptLog(g *globals, keys *keyOptions, fn func(*broker.Log) error) error {
+func withReceiptLog(g *globals, keys *keyOptions, fn func(*runtime.ReceiptLog) error) error {
 	return stateLog(g, keys).Write(fn)
 }

@@ -6,8 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 const execLong = `Run one shell command through the whole path: the gate decides, the
@@ -33,12 +32,12 @@ func newExecCommand(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var path []string
-			b, closeLog, err := openBroker(c.Context(), g, o, func(bc *broker.Config, _ *env) { path = bc.Sandbox.Path })
+			b, closeLog, err := openBroker(c.Context(), g, o, func(bc *runtime.BrokerConfig, _ *env) { path = bc.Sandbox.Path })
 			if err != nil {
 				return err
 			}
 			defer closeLog()
-			a := gate.Action{Tool: "shell", Args: map[string]any{"command": strings.Join(args, " ")}}
+			a := runtime.Action{Tool: "shell", Args: map[string]any{"command": strings.Join(args, " ")}}
 			out, err := b.Invoke(c.Context(), a, "")
 			if out != nil && out.Result != nil && bytes.Contains(out.Result.Stderr, []byte(": command not found")) {
 				defer infof(g.stderr, "hint: commands are looked up on the sandbox's PATH %s; [sandbox] path in the config sets it (README: How PATH is built)", strings.Join(path, ":"))

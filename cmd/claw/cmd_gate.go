@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/textesc"
 )
@@ -146,7 +145,7 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 			return printAnswer(g, a)
 		}
 	}
-	gate.Prefetch()
+	runtime.Prefetch()
 	gctx, err := gateContext(e, o)
 	if err != nil {
 		return err
@@ -162,12 +161,12 @@ func runGateTest(ctx context.Context, g *globals, o *gateTestOptions, args []str
 // decideAndPrint decides one action in gctx and prints the decision as
 // claw gate test does (runtime.DecideDryRun); its error is the decision's
 // exit status.
-func decideAndPrint(ctx context.Context, g *globals, eng *gate.Engine, e *env, o *gateTestOptions, action gate.Action, gctx gate.Context) error {
+func decideAndPrint(ctx context.Context, g *globals, eng *runtime.Engine, e *env, o *gateTestOptions, action runtime.Action, gctx runtime.GateContext) error {
 	return runtime.DecideDryRun(ctx, eng, e.rt(), runtime.DryRun{Explain: o.explain, Output: o.output}, action, gctx, g.stdout, g.stderr)
 }
 
 // gateContext builds the context the action is judged in.
-func gateContext(e *env, o *gateTestOptions) (gate.Context, error) {
+func gateContext(e *env, o *gateTestOptions) (runtime.GateContext, error) {
 	return runtime.DryRunContext(e.rt(), o.workspace, o.cwd, o.autonomy)
 }
 

@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -222,13 +220,13 @@ EXIT STATUS
 // receiptLog is withReceiptLog with the key flags o, as the runtime
 // takes it.
 func receiptLog(g *globals, o *keyOptions) runtime.WithLog {
-	return func(fn func(*broker.Log) error) error { return withReceiptLog(g, o, fn) }
+	return func(fn func(*runtime.ReceiptLog) error) error { return withReceiptLog(g, o, fn) }
 }
 
 // applyGrants gives eng the active grants of the claw home, so a dry run
 // decides as the broker would. An unreadable store is a warning: no grant
 // applies.
-func applyGrants(g *globals, e *env, eng *gate.Engine) {
+func applyGrants(g *globals, e *env, eng *runtime.Engine) {
 	if err := runtime.ApplyGrants(e.home, eng); err != nil {
 		warnf(g.stderr, "grants not applied: %v", err)
 	}

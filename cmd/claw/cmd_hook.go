@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -52,7 +51,7 @@ func wireHook(g *globals, h *runtime.Hook) *runtime.Hook {
 		return e.rt(), nil
 	}
 	h.QuietEnv = func() (*runtime.Env, error) { return daemonEnv(g) }
-	h.Grants = func(eng *gate.Engine) { applyGrants(&quiet, e, eng) }
+	h.Grants = func(eng *runtime.Engine) { applyGrants(&quiet, e, eng) }
 	h.KeyDir = func() (string, error) { return receiptKeyDir(g) }
 	h.ReceiptDir = func() (string, error) { return receiptDir(g) }
 	h.Stdin, h.Stdout, h.Stderr = g.stdin, g.stdout, g.stderr

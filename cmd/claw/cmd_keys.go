@@ -10,7 +10,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/receipts"
 )
 
 // receiptHome is the claw home for the receipt commands: --home, then
@@ -76,15 +75,15 @@ func (o *keyOptions) passphrase(g *globals, confirm bool) ([]byte, error) {
 var keyError = runtime.KeyHint
 
 // loadReceiptSigner reads the private signing key from the keys directory.
-func loadReceiptSigner(g *globals, o *keyOptions) (*receipts.Signer, error) {
+func loadReceiptSigner(g *globals, o *keyOptions) (*runtime.Signer, error) {
 	return runtime.ReceiptSigner(o.kms, func() (string, error) { return receiptKeyDir(g) },
 		func() ([]byte, error) { return o.passphrase(g, false) })
 }
 
 // signerOf is loadReceiptSigner as a function to call once the key is
 // needed.
-func signerOf(g *globals, o *keyOptions) func() (*receipts.Signer, error) {
-	return func() (*receipts.Signer, error) { return loadReceiptSigner(g, o) }
+func signerOf(g *globals, o *keyOptions) func() (*runtime.Signer, error) {
+	return func() (*runtime.Signer, error) { return loadReceiptSigner(g, o) }
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
@@ -120,7 +119,7 @@ func newKeysGenerateCommand(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.kms != "" {
-				return withCode(exitUsage, receipts.CheckKMS(o.kms), "use a local key for now")
+				return withCode(exitUsage, runtime.CheckKMS(o.kms), "use a local key for now")
 			}
 			if unencrypted && o.passphraseFile != "" {
 				return usageErrorf("--unencrypted and --passphrase-file cannot be used together")
@@ -200,7 +199,7 @@ same passphrase as the old one (or left unencrypted if the old one was).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.kms != "" {
-				return withCode(exitUsage, receipts.CheckKMS(o.kms))
+				return withCode(exitUsage, runtime.CheckKMS(o.kms))
 			}
 			dir, err := receiptKeyDir(g)
 			if err != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/clawsec/claw/internal/approvals"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -44,12 +42,12 @@ func (o *mcpOptions) addFlags(c *cobra.Command) {
 
 // approver is the approvals client of --approvals-from; nil without it
 // (an action that needs approval is then refused).
-func (o *mcpOptions) approver(g *globals) (broker.Approver, error) {
+func (o *mcpOptions) approver(g *globals) (runtime.Approver, error) {
 	return runtime.DaemonApproverIf(g.runtimeEnv, o.approvalsFrom, o.tokenFile, "mcp")
 }
 
 // daemonApprover is runtime.DaemonApprover with the config of g.
-func daemonApprover(g *globals, target, tokenFile, requester string) (*approvals.Client, error) {
+func daemonApprover(g *globals, target, tokenFile, requester string) (*runtime.ApprovalsClient, error) {
 	return runtime.DaemonApprover(g.runtimeEnv, target, tokenFile, requester)
 }
 

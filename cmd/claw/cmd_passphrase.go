@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
@@ -59,7 +58,7 @@ func runPassphraseSet(_ context.Context, g *globals, fromStdin bool) error {
 		return err
 	}
 	infof(g.stderr, "passphrase set in %s (argon2id, m=%d KiB, t=%d, p=%d)", path,
-		broker.DefaultArgon2id.Memory, broker.DefaultArgon2id.Time, broker.DefaultArgon2id.Threads)
+		runtime.DefaultArgon2id.Memory, runtime.DefaultArgon2id.Time, runtime.DefaultArgon2id.Threads)
 	return nil
 }
 

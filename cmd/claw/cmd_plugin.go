@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -20,10 +19,10 @@ func newPluginCommand(g *globals) *cobra.Command {
 }
 
 // pluginStore is the plugins directory of the configured claw home.
-func pluginStore(g *globals) (plugin.Store, error) {
+func pluginStore(g *globals) (runtime.PluginDir, error) {
 	e, err := loadEnv(g)
 	if err != nil {
-		return plugin.Store{}, err
+		return runtime.PluginDir{}, err
 	}
 	return runtime.PluginStore(e.home), nil
 }
@@ -112,8 +111,8 @@ func newPluginListCommand(g *globals, use, short string) *cobra.Command {
 	return c
 }
 
-func pluginLine(p plugin.Installed) string {
-	if p.Status != plugin.StatusOK {
+func pluginLine(p runtime.InstalledPlugin) string {
+	if p.Status != runtime.PluginOK {
 		return "DISABLED " + p.Status + ": " + strings.Join(p.Changed, ", ")
 	}
 	var tools []string

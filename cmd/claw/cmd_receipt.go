@@ -11,7 +11,6 @@ import (
 
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/textesc"
-	"github.com/clawsec/claw/receipts"
 )
 
 func newReceiptCommand(g *globals) *cobra.Command {
@@ -53,7 +52,7 @@ show all receipts of those actions. Listing does not verify; run
 			if !asJSON {
 				fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tACTION\tDETAIL")
 			}
-			bad, err := runtime.WalkReceipts(c.Context(), dir, filter, func(r receipts.Record) error {
+			bad, err := runtime.WalkReceipts(c.Context(), dir, filter, func(r runtime.ReceiptRecord) error {
 				b := &r.Line.Decoded
 				if asJSON {
 					if _, err := g.stdout.Write(r.Line.Body); err != nil {
@@ -105,9 +104,9 @@ func oneLine(s string, n int) string {
 	return textesc.Cut(strings.Join(strings.Fields(s), " "), n, "…")
 }
 
-func receiptDetail(b *receipts.Body) string {
+func receiptDetail(b *runtime.ReceiptBody) string {
 	switch b.Type {
-	case receipts.TypeDecision:
+	case runtime.ReceiptDecision:
 		var parts []string
 		if d := b.Decision; d != nil {
 			parts = append(parts, d.Result)
@@ -122,11 +121,11 @@ func receiptDetail(b *receipts.Body) string {
 			parts = append(parts, "["+strings.Join(d.Reasons, ",")+"]")
 		}
 		return strings.Join(parts, " ")
-	case receipts.TypeApproval:
+	case runtime.ReceiptApproval:
 		if a := b.Approval; a != nil {
 			return a.Result + " by " + oneLine(a.By, 40)
 		}
-	case receipts.TypeOutcome:
+	case runtime.ReceiptOutcome:
 		if o := b.Outcome; o != nil {
 			s := o.Status
 			if o.Exit != nil {
@@ -134,30 +133,30 @@ func receiptDetail(b *receipts.Body) string {
 			}
 			return s + fmt.Sprintf(" %dms", o.MS)
 		}
-	case receipts.TypeCheckpoint:
+	case runtime.ReceiptCheckpoint:
 		if c := b.Checkpoint; c != nil {
 			return fmt.Sprintf("size=%d root=%s", c.Size, c.Root)
 		}
-	case receipts.TypeKeyRotated:
+	case runtime.ReceiptKeyRotated:
 		if k := b.Key; k != nil {
 			return k.OldKID + " -> " + k.NewKID
 		}
-	case receipts.TypeRecovery:
+	case runtime.ReceiptRecovery:
 		if r := b.Recovery; r != nil {
 			return fmt.Sprintf("removed %d torn bytes at %s:%d", r.Bytes, r.Segment, r.Offset)
 		}
-	case receipts.TypeEstop:
+	case runtime.ReceiptEstop:
 		if e := b.Estop; e != nil {
 			if e.Active {
 				return "engaged " + oneLine(e.Reason, 60)
 			}
 			return "cleared"
 		}
-	case receipts.TypePolicyLoaded:
+	case runtime.ReceiptPolicyLoaded:
 		if p := b.Policy; p != nil {
 			return p.Digest
 		}
-	case receipts.TypeGrantAdded, receipts.TypeGrantRevoked:
+	case runtime.ReceiptGrantAdded, runtime.ReceiptGrantRevoked:
 		if g := b.Grant; g != nil {
 			return oneLine(g.ID, 20) + " by " + oneLine(g.By, 40) + " until " + g.Expires + " " + oneLine(g.Scope, 80)
 		}

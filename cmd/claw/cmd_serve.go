@@ -10,7 +10,6 @@ import (
 
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
-	"github.com/clawsec/claw/receipts"
 )
 
 type serveOptions struct {
@@ -238,7 +237,7 @@ func runServe(ctx context.Context, g *globals, o *serveOptions) error {
 		Env:    e.rt(),
 		Setup:  func() runtime.Setup { return agentSetup(g, &o.actionOptions) },
 		Socket: o.socket, Listen: o.listen,
-		Signer:         func() (*receipts.Signer, error) { return loadReceiptSigner(g, &o.keys) },
+		Signer:         func() (*runtime.Signer, error) { return loadReceiptSigner(g, &o.keys) },
 		QuietEnv:       func() (*runtime.Env, error) { return daemonEnv(g) },
 		GateTestDecide: gateTestDecide,
 		Estop: func(ctx context.Context, by string) error { // Discord approvers engage it in their name

@@ -7,10 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/approvals"
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
-	"github.com/clawsec/claw/internal/sop"
 )
 
 // sopOptions are the flags of the sop commands.
@@ -192,14 +189,16 @@ func (o *sopOptions) addRunFlags(c *cobra.Command) {
 // steps as they end.
 func runSOP(ctx context.Context, g *globals, o *sopOptions, in runtime.SOPRun) error {
 	approver, err := runtime.SOPApprover(ctx, g.runtimeEnv, o.approvalsFrom,
-		func(target string) (*approvals.Client, error) { return daemonApprover(g, target, o.tokenFile, "sop") },
-		func() broker.Approver { return newTTYApprover(g) },
+		func(target string) (*runtime.ApprovalsClient, error) {
+			return daemonApprover(g, target, o.tokenFile, "sop")
+		},
+		func() runtime.Approver { return newTTYApprover(g) },
 		func(target string) { infof(g.stderr, "approvals go to the daemon at %s", target) })
 	if err != nil {
 		return err
 	}
-	in.Started = func(r *sop.Run) { fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP) }
-	in.OnStep = func(r *sop.Run, i int) {
+	in.Started = func(r *runtime.SOPRunState) { fmt.Fprintf(g.stderr, "run %s of %s\n", r.ID, r.SOP) }
+	in.OnStep = func(r *runtime.SOPRunState, i int) {
 		s := r.Steps[i]
 		fmt.Fprintf(g.stderr, "  step %d/%d %s: %s%s\n", i+1, len(r.Steps), s.ID, s.Status, sanitizeSuffix(s.Error))
 	}
@@ -292,7 +291,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s %s\n", r.ID, sop.StateCancelled)
+			fmt.Fprintf(g.stdout, "%s %s\n", r.ID, runtime.SOPCancelled)
 			return nil
 		},
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -86,7 +85,7 @@ EXIT STATUS
 			if err := enc.Encode(result); err != nil {
 				return err
 			}
-			if out.Status != broker.StatusOK {
+			if out.Status != runtime.StatusOK {
 				return silentExit(exitError)
 			}
 			return nil

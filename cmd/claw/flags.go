@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/runtime"
 )
 
 // The flag conventions of every command:
@@ -82,7 +82,7 @@ func flagValues(g *globals) map[string]func() []string {
 		"output":   func() []string { return []string{"text", "json"} },
 		"format":   func() []string { return []string{"jsonl", "csv"} },
 		"kind":     func() []string { return []string{"ed25519", "ecdsa-p256"} },
-		"tool":     tool.Names,
+		"tool":     runtime.ToolNames,
 		"provider": func() []string { return providerNames(g) },
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/runtime"
 )
 
@@ -27,7 +26,7 @@ func printAnswer(g *globals, a runtime.DaemonAnswer) error {
 
 // gateTestDecide decides a dry run of claw serve's gate test service as
 // claw gate test does in process.
-func gateTestDecide(ctx context.Context, re *runtime.Env, eng *gate.Engine, r runtime.GateTestRequest, stdout, stderr io.Writer) error {
+func gateTestDecide(ctx context.Context, re *runtime.Env, eng *runtime.Engine, r runtime.GateTestRequest, stdout, stderr io.Writer) error {
 	o := &gateTestOptions{autonomy: r.Autonomy, workspace: r.Workspace, cwd: r.Cwd, explain: r.Explain,
 		output: r.Output, actionJSON: r.Action}
 	action, err := runtime.DryRunAction(o.actionJSON, r.Args)

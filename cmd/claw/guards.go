@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/term"
 )
 
@@ -9,7 +9,7 @@ import (
 // output carries data (claw exec, claw tool run, claw sop): it asks on
 // standard error and reads plain lines. nil when standard input is not a
 // terminal: piped input can never approve.
-func newTTYApprover(g *globals) broker.Approver {
+func newTTYApprover(g *globals) runtime.Approver {
 	if !term.IsTerminal(g.stdin) {
 		return nil
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -36,10 +34,6 @@ type rule struct {
 	// importsWhy says why; it is part of every violation.
 	imports    []string
 	importsWhy string
-	// exceptions are imports outside imports that the package still has
-	// and is to lose, each with what still uses it. An exception nothing
-	// imports any more is a violation too, so the list only shrinks.
-	exceptions map[string]string
 }
 
 // leaves are claw packages every package may use, as it may use the
@@ -128,7 +122,6 @@ var rules = map[string]rule{
 			"github.com/spf13/cobra", "github.com/spf13/pflag", // the CLI library
 		},
 		importsWhy: "the command line keeps flags, prompts and output; internal/runtime builds and runs the rest",
-		exceptions: cmdClawPending,
 	},
 	"internal/runtime": {never: map[string]string{
 		module + "/cmd/...": "the runtime is a library of the CLI, not the other way round",
@@ -177,20 +170,6 @@ var rules = map[string]rule{
 		module + "/agent":    "the hook guards other agents, not claw's",
 	}},
 }
-
-// cmdClawPending are the packages cmd/claw still imports though the
-// runtime should build what it uses; each goes when that code has moved.
-var cmdClawPending = func() map[string]string {
-	const logic = "command logic still in cmd/claw, to move to internal/runtime"
-	m := map[string]string{}
-	for _, p := range []string{
-		"agent", "agent/tool", "gate", "receipts",
-		"internal/approvals", "internal/broker", "internal/plugin", "internal/sop",
-	} {
-		m[p] = logic
-	}
-	return m
-}()
 
 // forbidden returns why imp is in never, if it is.
 func forbidden(never map[string]string, imp string) (string, bool) {
@@ -269,16 +248,12 @@ func importName(imp string) string {
 }
 
 // mayImport reports whether r lets a package import imp: r has no
-// imports list, imp is standard, under an entry of the list, or an
-// exception.
+// imports list, imp is standard, a leaf, or under an entry of the list.
 func mayImport(r rule, imp string) bool {
 	if r.imports == nil || standard(imp) {
 		return true
 	}
 	name := importName(imp)
-	if _, ok := r.exceptions[name]; ok {
-		return true
-	}
 	if _, ok := leaves[name]; ok {
 		return true
 	}
@@ -288,33 +263,6 @@ func mayImport(r rule, imp string) bool {
 		}
 	}
 	return false
-}
-
-// staleExceptions returns the exceptions no package under their rule's
-// owner imports any more.
-func staleExceptions(pkgs []pkg) []string {
-	var stale []string
-	for owner, r := range rules {
-		for exc := range r.exceptions {
-			used := false
-			for _, p := range pkgs {
-				me, _ := rel(p.ImportPath)
-				if !under(me, owner) {
-					continue
-				}
-				for _, imp := range p.Imports {
-					if importName(imp) == exc {
-						used = true
-					}
-				}
-			}
-			if !used {
-				stale = append(stale, owner+" no longer imports "+exc+": remove it from the rule's exceptions")
-			}
-		}
-	}
-	sort.Strings(stale)
-	return stale
 }
 
 // violations returns every broken rule among pkgs, and how many packages
@@ -393,9 +341,6 @@ func TestDependencyRules(t *testing.T) {
 	for _, b := range bad {
 		t.Error(b)
 	}
-	for _, s := range staleExceptions(pkgs) {
-		t.Error(s)
-	}
 }
 
 // TestViolationsAreFound proves the checker is not vacuous.
@@ -446,6 +391,7 @@ func TestViolationsAreFound(t *testing.T) {
 		{name: "estop imports the broker", pkg: pkg{ImportPath: module + "/internal/estop", Deps: []string{module + "/internal/broker"}}, want: "internal/broker"},
 		{name: "runtime imports the CLI", pkg: pkg{ImportPath: module + "/internal/runtime", Imports: []string{module + "/cmd/claw"}}, want: "cmd/claw"},
 		{name: "claw imports gate/shell", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/gate/shell"}}, want: "may only import"},
+		{name: "claw imports the broker", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{module + "/internal/broker"}}, want: "may only import"},
 		{name: "claw imports a library", pkg: pkg{ImportPath: module + "/cmd/claw", Imports: []string{"github.com/BurntSushi/toml"}}, want: "BurntSushi"},
 	}
 	for _, tt := range tests {
@@ -520,34 +466,5 @@ func TestEveryPackageHasARule(t *testing.T) {
 	}
 	if _, ok := ruleFor("internal/newpkg"); ok {
 		t.Error("a package without a rule was found covered: the check cannot fail")
-	}
-}
-
-// TestStaleExceptionsAreFound proves an exception cannot outlive the
-// import it excuses.
-func TestStaleExceptionsAreFound(t *testing.T) {
-	imports := []string{}
-	for exc := range rules["cmd/claw"].exceptions {
-		if standard(exc) { // a claw package, relative to the module
-			exc = module + "/" + exc
-		}
-		imports = append(imports, exc)
-	}
-	all := []pkg{{ImportPath: module + "/cmd/claw", Imports: imports}}
-	for _, s := range staleExceptions(all) {
-		if strings.HasPrefix(s, "cmd/claw ") {
-			t.Fatalf("an exception in use reported stale: %s", s)
-		}
-	}
-	drop := "internal/broker"
-	var fewer []string
-	for _, imp := range imports {
-		if imp != module+"/"+drop {
-			fewer = append(fewer, imp)
-		}
-	}
-	stale := staleExceptions([]pkg{{ImportPath: module + "/cmd/claw", Imports: fewer}})
-	if !slices.Contains(stale, "cmd/claw no longer imports "+drop+": remove it from the rule's exceptions") {
-		t.Fatalf("stale = %q, want %s named", stale, drop)
 	}
 }
