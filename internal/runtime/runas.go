@@ -16,8 +16,8 @@ import (
 // RootWorkspace is the workspace claw init names for a claw that runs as
 // root and hands its actions to run_as, when that user cannot reach
 // ~/claw-workspace (root's home is 0700) or it lies in a forbidden path
-// (/root is one). It is not below /var/lib, /usr or /etc, where the
-// policies take every write for a change to the system.
+// (/root is one). Every root claw home whose workspace falls back to it
+// shares it.
 var RootWorkspace = "/srv/claw/workspace" // a variable for the tests
 
 // RunAsIDs resolves the run_as user, or ok=false when actions keep claw's
