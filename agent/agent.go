@@ -299,8 +299,8 @@ func (t *turnState) begin(ctx context.Context, msg string) error {
 	t.schemas = make([]provider.ToolSchema, 0, len(a.cfg.Tools))
 	t.active = map[string]bool{}
 	for _, s := range a.cfg.Tools {
-		t.schemas = append(t.schemas, provider.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Schema()})
-		t.active[s.Name] = true
+		t.schemas = append(t.schemas, provider.ToolSchema{Name: string(s.Name), Description: s.Description, Parameters: s.Schema()})
+		t.active[string(s.Name)] = true
 	}
 	t.seen = map[string]bool{}
 	for _, m := range t.history {
@@ -809,7 +809,7 @@ func resultMetadata(out tool.Result) map[string]string {
 func activeNames(tools []tool.Spec) []string {
 	out := make([]string, len(tools))
 	for i, t := range tools {
-		out[i] = t.Name
+		out[i] = string(t.Name)
 	}
 	return out
 }

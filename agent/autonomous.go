@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/agent/tool"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // State is the state of an autonomous run.
@@ -392,7 +393,7 @@ func tally(calls []ToolRecord) (sent int, had, yielded, estopped bool) {
 		switch {
 		case t.Status == "estop":
 			estopped = true
-		case t.Name == tool.YieldToUser.Name:
+		case toolkind.Kind(t.Name) == tool.YieldToUser.Name:
 			yielded = yielded || t.Status == "ok"
 			continue
 		}

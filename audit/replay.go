@@ -121,7 +121,7 @@ func Replay(ctx context.Context, dir string, opts ReplayOptions) (*ReplayReport,
 			rep.Unchanged++
 			return nil
 		}
-		ch := ReplayChange{Seq: b.Seq, TS: b.TS, ActionID: b.ActionID, Tool: a.Tool, Summary: b.Action.Summary,
+		ch := ReplayChange{Seq: b.Seq, TS: b.TS, ActionID: b.ActionID, Tool: string(a.Tool), Summary: b.Action.Summary,
 			Before: b.Decision.Result, After: d.Decision, BeforeRules: b.Decision.Reasons, AfterRules: d.RuleIDs()}
 		rep.Changes = append(rep.Changes, ch)
 		rep.Counts[ch.Key()]++

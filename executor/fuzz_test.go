@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clawsec/claw/executor/internal/child"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // sameJSON reports whether a and b hold the same JSON value: encoding a
@@ -377,12 +378,12 @@ func FuzzToolArgs(f *testing.F) {
 	fixture := f.TempDir()
 	makeToolTree(f, fixture)
 	f.Fuzz(func(t *testing.T, name string, args []byte) {
-		if name == child.ToolHTTP {
+		if toolkind.Kind(name) == child.ToolHTTP {
 			return // the network; its decoder is the same StrictJSON
 		}
 		var path string
 		var decoded any
-		switch name {
+		switch toolkind.Kind(name) {
 		case child.ToolFileRead:
 			var a child.FileReadArgs
 			decoded, path = &a, strictPath(args, &a, &a.Path)
@@ -407,7 +408,7 @@ func FuzzToolArgs(f *testing.F) {
 			t.Fatalf("%s accepted arguments %q: not one JSON value", name, args)
 		}
 		root := fixture
-		if name == child.ToolFileWrite || name == child.ToolEditFile {
+		if k := toolkind.Kind(name); k == child.ToolFileWrite || k == child.ToolEditFile {
 			root = t.TempDir()
 			makeToolTree(t, root)
 		}
@@ -424,7 +425,7 @@ func FuzzToolArgs(f *testing.F) {
 		before := snapshot(t, root)
 		out, err := child.RunTool(name, args)
 		again, err2 := child.RunTool(name, args)
-		if name == child.ToolFileRead || name == child.ToolFileList {
+		if toolkind.Kind(name) == child.ToolFileRead || toolkind.Kind(name) == child.ToolFileList {
 			if (err == nil) != (err2 == nil) || !reflect.DeepEqual(out, again) {
 				t.Fatalf("%s %s is not deterministic: %v, %v then %v, %v", name, args, out, err, again, err2)
 			}
@@ -436,7 +437,7 @@ func FuzzToolArgs(f *testing.F) {
 			if !isNil(out) {
 				t.Fatalf("%s %s: payload %v with error %v", name, args, out, err)
 			}
-			if name == child.ToolFileWrite || name == child.ToolEditFile {
+			if k := toolkind.Kind(name); k == child.ToolFileWrite || k == child.ToolEditFile {
 				if after := snapshot(t, root); !reflect.DeepEqual(before, after) {
 					t.Fatalf("failed %s %s changed the tree: %v", name, args, err)
 				}

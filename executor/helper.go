@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawsec/claw/executor/internal/child"
 	_ "github.com/clawsec/claw/executor/internal/httptool" // the http tool runs in this program
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // HelperName is the file name of the small sandbox helper binary that is
@@ -126,7 +127,7 @@ func checkHelper(p string) error {
 // toolLauncher is the program a tool runs as inside the sandbox: the helper
 // has the file tools; the http tool (net/http, TLS) only exists in the
 // program that embeds the executor, which must then allow self-exec.
-func toolLauncher(l launcher, tool string) (launcher, error) {
+func toolLauncher(l launcher, tool toolkind.Kind) (launcher, error) {
 	if tool != ToolHTTP || l.self {
 		return l, nil
 	}

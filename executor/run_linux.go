@@ -255,7 +255,7 @@ func actionConfig(s *Spec, sup Support, l launcher, min int, std *stdio) (*child
 		if err != nil {
 			return nil, err
 		}
-		cfg.Argv = []string{t.argv0, child.EntryTool, s.Tool}
+		cfg.Argv = []string{t.argv0, child.EntryTool, string(s.Tool)}
 		cfg.Exe = t.path
 		std.in = bytes.NewReader(s.Args)
 		// The cgo-free helper can confine every one of its threads and

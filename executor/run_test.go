@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 func bash(script string) []string { return []string{"bash", "-c", script} }
@@ -506,7 +508,7 @@ func TestRootRunAs(t *testing.T) {
 func TestTools(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
-	tool := func(name string, args any, write ...string) Result {
+	tool := func(name toolkind.Kind, args any, write ...string) Result {
 		t.Helper()
 		b, _ := json.Marshal(args)
 		res := run(t, Spec{Tool: name, Args: b, Read: []string{f.ws}, Write: write})

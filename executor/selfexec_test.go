@@ -95,7 +95,7 @@ type outcome struct {
 // test: this program run through ToolEntry, a grandchild of the test
 // process (the sandbox's init is between them).
 func toolProcess(done <-chan outcome) (int, error) {
-	want := strings.Join([]string{os.Args[0], ToolEntry, ToolFileRead}, "\x00") + "\x00"
+	want := strings.Join([]string{os.Args[0], ToolEntry, string(ToolFileRead)}, "\x00") + "\x00"
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
 		case o := <-done:

@@ -49,7 +49,7 @@ const (
 type Spec struct {
 	// Tool is "shell" (run Argv) or an in-sandbox tool (Args). Empty means
 	// shell.
-	Tool string `json:"tool,omitempty"`
+	Tool toolkind.Kind `json:"tool,omitempty"`
 	// Argv is the command for shell; the integrator passes
 	// ["bash", "-c", command]. It is looked up in the sandbox's PATH.
 	Argv []string `json:"argv,omitempty"`

@@ -132,7 +132,7 @@ func BenchmarkDecideEach(b *testing.B) {
 }
 
 func benchName(a Action) string {
-	s := a.Tool
+	s := string(a.Tool)
 	for _, k := range []string{"command", "path", "url"} {
 		if v, ok := a.Args[k].(string); ok {
 			s += "_" + v

@@ -13,8 +13,8 @@ import (
 )
 
 // Kinds lists the action kinds the gate knows, with the arguments each takes
-// (required first). Any other tool is the kind "unknown" and is denied.
-var Kinds = map[string]struct{ Required, Optional []string }{
+// (required first). Any other tool is the kind toolkind.Unknown and is denied.
+var Kinds = map[toolkind.Kind]struct{ Required, Optional []string }{
 	toolkind.Shell:        {Required: []string{"command"}},
 	toolkind.FileRead:     {Required: []string{"path"}},
 	toolkind.FileWrite:    {Required: []string{"path", "content"}},
@@ -34,7 +34,7 @@ var Kinds = map[string]struct{ Required, Optional []string }{
 func KindNames() []string {
 	out := make([]string, 0, len(Kinds))
 	for k := range Kinds {
-		out = append(out, k)
+		out = append(out, string(k))
 	}
 	sort.Strings(out)
 	return out
@@ -53,7 +53,7 @@ func BuildInput(a Action, c Context) *Input {
 	}
 	spec, known := Kinds[a.Tool]
 	if !known {
-		in.Kind = "unknown"
+		in.Kind = toolkind.Unknown
 		return in
 	}
 	in.Kind = a.Tool
@@ -304,7 +304,7 @@ func Summary(a Action) string {
 		s, _ = a.Args["command"].(string)
 	case toolkind.FileRead, toolkind.FileList, toolkind.FileWrite, toolkind.EditFile:
 		p, _ := a.Args["path"].(string)
-		s = a.Tool + " " + p
+		s = string(a.Tool) + " " + p
 	case toolkind.HTTP:
 		u, _ := a.Args["url"].(string)
 		m, _ := a.Args["method"].(string)
@@ -314,7 +314,7 @@ func Summary(a Action) string {
 		s = strings.ToUpper(m) + " " + u
 	default:
 		b, _ := json.Marshal(a.Args)
-		s = a.Tool + " " + string(b)
+		s = string(a.Tool) + " " + string(b)
 	}
 	return truncate(s, 512)
 }

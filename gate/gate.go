@@ -21,6 +21,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/policies"
 )
 
@@ -661,8 +662,8 @@ func enforceInvariants(d Decision, in *Input) Decision {
 	switch {
 	case in.Context.Estop && d.Decision != Deny:
 		return denyDecision(d.PolicyDigest, reasonEstop, "emergency stop is engaged")
-	case in.Kind == "unknown" && d.Decision != Deny:
-		return denyDecision(d.PolicyDigest, reasonGateInvariant, "unknown tool "+in.Action.Tool+" was not denied by the policy")
+	case in.Kind == toolkind.Unknown && d.Decision != Deny:
+		return denyDecision(d.PolicyDigest, reasonGateInvariant, "unknown tool "+string(in.Action.Tool)+" was not denied by the policy")
 	case len(in.Errors) > 0 && d.Decision != Deny:
 		return denyDecision(d.PolicyDigest, reasonGateInvariant, "invalid input was not denied by the policy: "+in.Errors[0])
 	case in.Parsed != nil && in.Parsed.Error != "" && d.Decision != Deny:

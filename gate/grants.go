@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/storage"
+
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // A Grant is an approver's answer that covers a scoped family of actions
@@ -41,7 +43,7 @@ type Grant struct {
 // reading stdin), dynamic or unparseable commands and invalid input are
 // never covered.
 type GrantScope struct {
-	Tool         string         `json:"tool"`
+	Tool         toolkind.Kind  `json:"tool"`
 	Commands     []GrantCommand `json:"commands,omitempty"`
 	Args         string         `json:"args,omitempty"`
 	Paths        []string       `json:"paths,omitempty"`

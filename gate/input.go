@@ -1,6 +1,9 @@
 package gate
 
-import "github.com/clawsec/claw/gate/shell"
+import (
+	"github.com/clawsec/claw/gate/shell"
+	"github.com/clawsec/claw/internal/toolkind"
+)
 
 // InputVersion is the version of the input document the policies see.
 const InputVersion = 1
@@ -8,7 +11,7 @@ const InputVersion = 1
 // Action is one proposed action: a tool and its arguments, as a model or a
 // user proposed it.
 type Action struct {
-	Tool string         `json:"tool"`
+	Tool toolkind.Kind  `json:"tool"`
 	Args map[string]any `json:"args"`
 }
 
@@ -51,7 +54,7 @@ type Input struct {
 	// Kind is the action kind the gate recognised ("shell", "file_read",
 	// "file_write", "edit_file", "file_list", "http", "time",
 	// "memory_search", "tool", "plugin") or "unknown".
-	Kind string `json:"kind"`
+	Kind toolkind.Kind `json:"kind"`
 	// Parsed is the shell analysis; empty for other kinds.
 	Parsed *shell.Analysis `json:"parsed"`
 	// Paths are the canonical paths the action touches (symlinks resolved,

@@ -42,8 +42,8 @@ func inputValue(in *Input) (ast.Value, error) {
 	c := in.Context
 	return ast.NewObject(
 		kv("version", ast.IntNumberTerm(in.Version)),
-		kv("action", obj(kv("tool", ast.StringTerm(in.Action.Tool)), kv("args", ast.NewTerm(args)))),
-		kv("kind", ast.StringTerm(in.Kind)),
+		kv("action", obj(kv("tool", ast.StringTerm(string(in.Action.Tool))), kv("args", ast.NewTerm(args)))),
+		kv("kind", ast.StringTerm(string(in.Kind))),
 		kv("parsed", parsed),
 		kv("paths", strs(in.Paths)),
 		kv("writes", strs(in.Writes)),

@@ -58,13 +58,13 @@ type Prop struct {
 
 // Spec describes one tool.
 type Spec struct {
-	Name        string
+	Name        toolkind.Kind
 	Description string
 	Risk        string // low, medium, high: nominal, for listings
 	Props       []Prop
 	// Kind is the timeout class the loop applies: "shell", "http" or ""
 	// (every other tool).
-	Kind string
+	Kind toolkind.Kind
 }
 
 var specs = []Spec{
@@ -120,7 +120,7 @@ func All() []Spec { return append([]Spec(nil), specs...) }
 func Names() []string {
 	out := make([]string, len(specs))
 	for i, s := range specs {
-		out[i] = s.Name
+		out[i] = string(s.Name)
 	}
 	sort.Strings(out)
 	return out
@@ -129,7 +129,7 @@ func Names() []string {
 // Lookup returns the tool called name.
 func Lookup(name string) (Spec, bool) {
 	for _, s := range specs {
-		if s.Name == name {
+		if s.Name == toolkind.Kind(name) {
 			return s, true
 		}
 	}
@@ -156,7 +156,7 @@ func Select(allow []string) ([]Spec, error) {
 	}
 	var out []Spec
 	for _, s := range specs {
-		if want[s.Name] {
+		if want[string(s.Name)] {
 			out = append(out, s)
 		}
 	}
@@ -235,7 +235,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 // Integers come back as int64, objects as map[string]any.
 func Decode(name string, raw json.RawMessage) (map[string]any, error) {
 	s, ok := Lookup(name)
-	if !ok && name == YieldToUser.Name {
+	if !ok && toolkind.Kind(name) == YieldToUser.Name {
 		s, ok = YieldToUser, true
 	}
 	if !ok {

@@ -1,9 +1,11 @@
 package main
 
+import "github.com/clawsec/claw/internal/toolkind"
+
 // step is one action of the session, in one of the projects.
 type step struct {
 	project string
-	tool    string
+	tool    toolkind.Kind
 	args    map[string]any
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/broker/brokertest"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -31,7 +32,7 @@ func TestBrokerThroughQueue(t *testing.T) {
 	ran := false
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: root,
 		Home: filepath.Join(root, "home"), Channel: "serve",
-		InProcess: map[string]broker.ToolFunc{"tool": func(context.Context, map[string]any) (json.RawMessage, error) {
+		InProcess: map[toolkind.Kind]broker.ToolFunc{"tool": func(context.Context, map[string]any) (json.RawMessage, error) {
 			ran = true
 			return json.RawMessage(`{"ok":true}`), nil
 		}}})

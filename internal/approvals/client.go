@@ -86,7 +86,7 @@ func isLoopback(host string) bool {
 // daemon's body limit ([serve].max_body_bytes) are replaced by a note
 // that says so, and the request is submitted again.
 func (c *Client) Approve(ctx context.Context, r broker.Request) (broker.Answer, error) {
-	b := RequestBody{Tool: r.Tool, Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk, ActionSHA256: r.ActionSHA256, Requester: c.Requester}
+	b := RequestBody{Tool: string(r.Tool), Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk, ActionSHA256: r.ActionSHA256, Requester: c.Requester}
 	for _, rs := range r.Decision.Reasons {
 		b.Reasons = append(b.Reasons, Reason{ID: rs.ID, Msg: rs.Msg})
 	}

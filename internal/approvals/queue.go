@@ -141,7 +141,7 @@ func (c channelApprover) Approve(ctx context.Context, r broker.Request) (broker.
 
 func (q *Queue) approve(ctx context.Context, r broker.Request, requester string, approvers []string) (broker.Answer, error) {
 	p := Pending{RequestBody: RequestBody{
-		Tool:         r.Tool,
+		Tool:         string(r.Tool),
 		Summary:      r.Summary,
 		Args:         r.Args,
 		Risk:         r.Decision.Risk,

@@ -34,8 +34,8 @@ func (ai agentInvoker) Invoke(ctx context.Context, conv string, call tool.Call) 
 	if derr != nil {
 		// Record the attempt: the gate denies an unknown tool and
 		// arguments that are missing or unknown.
-		a := gate.Action{Tool: call.Name, Args: map[string]any{"invalid_arguments": clip(derr.Error(), 512)}}
-		if !utf8.ValidString(a.Tool) || len(a.Tool) > 128 {
+		a := gate.Action{Tool: toolkind.Kind(call.Name), Args: map[string]any{"invalid_arguments": clip(derr.Error(), 512)}}
+		if !utf8.ValidString(string(a.Tool)) || len(a.Tool) > 128 {
 			a.Tool = "invalid"
 		}
 		out, err := ai.b.Invoke(ctx, a, conv)
@@ -48,7 +48,7 @@ func (ai agentInvoker) Invoke(ctx context.Context, conv string, call tool.Call) 
 		}
 		return r
 	}
-	out, err := ai.b.Invoke(ctx, gate.Action{Tool: call.Name, Args: args}, conv)
+	out, err := ai.b.Invoke(ctx, gate.Action{Tool: toolkind.Kind(call.Name), Args: args}, conv)
 	if out == nil {
 		return tool.Result{IsError: true, Status: StatusError, Content: "error: " + redact(errString(err))}
 	}
@@ -66,7 +66,7 @@ func (ai agentInvoker) Invoke(ctx context.Context, conv string, call tool.Call) 
 	res := out.Result
 	switch out.Status {
 	case StatusOK:
-		r.Content = okContent(call.Name, res)
+		r.Content = okContent(toolkind.Kind(call.Name), res)
 	case StatusDenied:
 		r.IsError, r.Content, r.Rules = true, "error: denied by policy"+reasons(), out.Decision.RuleIDs()
 	case StatusRejected:
@@ -86,7 +86,7 @@ func (ai agentInvoker) Invoke(ctx context.Context, conv string, call tool.Call) 
 	return r
 }
 
-func okContent(name string, res *executor.Result) string {
+func okContent(name toolkind.Kind, res *executor.Result) string {
 	if res == nil {
 		return "ok"
 	}

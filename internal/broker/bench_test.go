@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // BenchmarkFileRead is the broker's whole overhead for one file_read:
@@ -76,7 +77,7 @@ func benchActionWith(b *testing.B, prestart bool, pause time.Duration, pol func(
 		defer executor.StopPrestart()
 	}
 	r := newRigWith(b, "supervised", pol, func(c *Config) {
-		c.InProcess = map[string]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{"t":1}`), nil }}
+		c.InProcess = map[toolkind.Kind]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{"t":1}`), nil }}
 	})
 	a := setup(r)
 	ctx := context.Background()

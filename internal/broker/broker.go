@@ -125,7 +125,7 @@ const (
 // Request is what an Approver is shown.
 type Request struct {
 	ActionID string
-	Tool     string
+	Tool     toolkind.Kind
 	Summary  string // sanitised, secrets redacted
 	// Args is the action's arguments for a person to read: compact JSON
 	// with sorted keys, secrets redacted by Config.Redact as in Summary
@@ -223,7 +223,7 @@ type Config struct {
 	// every other action: gate, decision receipt, approval, outcome
 	// receipt. A tool with neither a runner here nor an executor is an
 	// error, and does not run.
-	InProcess map[string]ToolFunc
+	InProcess map[toolkind.Kind]ToolFunc
 	// ToolsAllow, when not nil, lists the only tools the channel may
 	// use: any other is denied (rule channel.tool_not_allowed) whatever
 	// the gate decided, with its receipts like any denial.
@@ -349,7 +349,7 @@ func (b *Broker) relayDecision(estop bool, reason gate.Reason) gate.Decision {
 }
 
 // notAllowed turns d into a denial of a tool the channel does not allow.
-func notAllowed(d gate.Decision, tool string) gate.Decision {
+func notAllowed(d gate.Decision, tool toolkind.Kind) gate.Decision {
 	d.Decision = gate.Deny
 	d.Reasons = append(append([]gate.Reason(nil), d.Reasons...), gate.Reason{ID: RuleToolNotAllowed, Severity: "high",
 		Msg: fmt.Sprintf("tool %q is not in this channel's tools_allow", tool)})
@@ -439,7 +439,7 @@ func (x *invocation) decide(ctx context.Context) {
 	if c.OnDecision != nil {
 		c.OnDecision(time.Since(decideStart))
 	}
-	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, a.Tool) {
+	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, string(a.Tool)) {
 		d = notAllowed(d, a.Tool)
 	}
 	if delegated && x.in.Kind == toolkind.Delegate && del.depth >= MaxDelegationDepth {
@@ -461,7 +461,7 @@ func (x *invocation) record(ctx context.Context) error {
 		degraded = []string{"sandbox.unsafe_degraded"}
 	}
 	ra := receipts.Action{
-		Tool:         a.Tool,
+		Tool:         string(a.Tool),
 		ArgsSHA256:   receipts.Digest(x.argsJSON),
 		ActionSHA256: x.actionSHA,
 		Summary:      x.summary,
@@ -481,7 +481,7 @@ func (x *invocation) record(ctx context.Context) error {
 		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 		return x.out.Err
 	}
-	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", a.Tool), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
+	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", string(a.Tool)), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
 	return nil
 }
 
@@ -832,8 +832,8 @@ func (b *Broker) logReceipt(actionID, typ string, e receipts.Entry, attrs ...slo
 }
 
 // timeoutFor is the wall timeout of a tool.
-func (s Sandbox) timeoutFor(tool string) time.Duration {
-	if d, ok := s.ToolTimeouts[tool]; ok && d > 0 {
+func (s Sandbox) timeoutFor(tool toolkind.Kind) time.Duration {
+	if d, ok := s.ToolTimeouts[string(tool)]; ok && d > 0 {
 		return d
 	}
 	return s.Timeout
@@ -891,7 +891,7 @@ func (b *Broker) spec(a gate.Action, in *gate.Input, d gate.Decision) (executor.
 
 // baseSpec is the part of a Spec every sandboxed tool shares: the
 // decision's sandbox plan and the configured limits.
-func (b *Broker) baseSpec(tool string, in *gate.Input, d gate.Decision) executor.Spec {
+func (b *Broker) baseSpec(tool toolkind.Kind, in *gate.Input, d gate.Decision) executor.Spec {
 	s := b.cfg.Sandbox
 	spec := executor.Spec{
 		Cwd:            in.Context.Cwd,
@@ -941,7 +941,7 @@ func httpPorts(cfg []uint16, in *gate.Input) []uint16 {
 // the sandbox plan it will run with.
 func actionDigest(a gate.Action, d gate.Decision) string {
 	b, _ := json.Marshal(struct {
-		Tool    string           `json:"tool"`
+		Tool    toolkind.Kind    `json:"tool"`
 		Args    map[string]any   `json:"args"`
 		Sandbox gate.SandboxPlan `json:"sandbox"`
 	}{a.Tool, a.Args, d.Sandbox})

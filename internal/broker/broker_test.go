@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -322,7 +323,7 @@ func FuzzRedact(f *testing.F) {
 func TestInProcessTools(t *testing.T) {
 	r := newRig(t, "supervised", nil)
 	calls := 0
-	r.b.cfg.InProcess = map[string]ToolFunc{
+	r.b.cfg.InProcess = map[toolkind.Kind]ToolFunc{
 		"time": func(context.Context, map[string]any) (json.RawMessage, error) {
 			calls++
 			return json.RawMessage(`{"now":"2026-11-22T10:00:00Z"}`), nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -52,7 +53,7 @@ func TestDelegationNeverWidens(t *testing.T) {
 		body   receipts.Body
 	}
 	got := map[string]seen{}
-	r.b.cfg.InProcess = map[string]ToolFunc{
+	r.b.cfg.InProcess = map[toolkind.Kind]ToolFunc{
 		"time": func(context.Context, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil },
 		"delegate": delegating(Delegation{Autonomy: "full", ToolsAllow: []string{"time", "delegate"}}, func(ctx context.Context) {
 			parent = ActionIDFrom(ctx)
@@ -65,7 +66,7 @@ func TestDelegationNeverWidens(t *testing.T) {
 				{Tool: "delegate", Args: map[string]any{"task": "deeper"}},
 			} {
 				s, b := childOutcome(t, r, ctx, a, parent)
-				got[a.Tool] = seen{s, b}
+				got[string(a.Tool)] = seen{s, b}
 			}
 		}),
 	}
@@ -106,7 +107,7 @@ func TestDelegationNarrowerAutonomyDenies(t *testing.T) {
 	}
 	var status string
 	var body receipts.Body
-	r.b.cfg.InProcess = map[string]ToolFunc{"delegate": delegating(Delegation{Autonomy: "readonly"}, func(ctx context.Context) {
+	r.b.cfg.InProcess = map[toolkind.Kind]ToolFunc{"delegate": delegating(Delegation{Autonomy: "readonly"}, func(ctx context.Context) {
 		status, body = childOutcome(t, r, ctx, write, ActionIDFrom(ctx))
 	})}
 	out, err := r.b.Invoke(context.Background(), gate.Action{Tool: "delegate", Args: map[string]any{"task": "write", "autonomy": "readonly"}}, "")
@@ -149,7 +150,7 @@ func TestDelegationEstop(t *testing.T) {
 		cause  error
 		status string
 	)
-	r.b.cfg.InProcess = map[string]ToolFunc{
+	r.b.cfg.InProcess = map[toolkind.Kind]ToolFunc{
 		// the sub-agent's long action: the stop is engaged while it runs
 		"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
 			if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // procsWith returns the pids whose command line contains marker.
@@ -164,7 +165,7 @@ func BenchmarkEstopCancel(b *testing.B) {
 			cancelled := make(chan time.Time, 1)
 			started := make(chan struct{}, 1)
 			r := newRigWith(b, "full", nil, func(c *Config) {
-				c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+				c.InProcess = map[toolkind.Kind]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
 					started <- struct{}{}
 					<-ctx.Done()
 					cancelled <- time.Now()
@@ -202,7 +203,7 @@ func stopInFlight(t *testing.T, n int, cfg func(*Config)) *rig {
 	t.Helper()
 	started := make(chan struct{}, n)
 	r := newRigWith(t, "full", nil, func(c *Config) {
-		c.InProcess = map[string]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
+		c.InProcess = map[toolkind.Kind]ToolFunc{"time": func(ctx context.Context, _ map[string]any) (json.RawMessage, error) {
 			started <- struct{}{}
 			<-ctx.Done()
 			return json.RawMessage(`{}`), nil

@@ -81,7 +81,7 @@ func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 	default:
 		d.Decision = gate.Deny
 	}
-	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, x.Action.Tool) {
+	if c.ToolsAllow != nil && !slices.Contains(c.ToolsAllow, string(x.Action.Tool)) {
 		d = notAllowed(d, x.Action.Tool)
 	}
 	summary := x.Summary
@@ -91,7 +91,7 @@ func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 	argsJSON, _ := json.Marshal(x.Action.Args)
 	h := &Handoff{ActionID: receipts.NewActionID(), Decision: d, b: b}
 	h.ref = receipts.Ref{ActionID: h.ActionID, Conversation: x.Conversation, Channel: c.Channel, ParentAction: x.ParentAction}
-	ra := receipts.Action{Tool: x.Action.Tool, ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
+	ra := receipts.Action{Tool: string(x.Action.Tool), ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
 	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy,
 		PolicyDigest: d.PolicyDigest, Degraded: degraded, Grant: d.Grant}
 	if _, err := c.Log.decision(ctx, h.ref, ra, rd); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -13,10 +14,12 @@ import (
 func TestRecordedArgs(t *testing.T) {
 	red := func(s string) string { return strings.ReplaceAll(s, "hunter2", "[REDACTED]") }
 	tests := []struct {
-		name, tool, in string
-		want           string
-		redacted       bool
-		omitted        string
+		name     string
+		tool     toolkind.Kind
+		in       string
+		want     string
+		redacted bool
+		omitted  string
 	}{
 		{"canonical", "shell", `{"command":"ls","b":1}`, `{"b":1,"command":"ls"}`, false, ""},
 		{"secret", "shell", `{"command":"echo hunter2"}`, `{"command":"echo [REDACTED]"}`, true, ""},

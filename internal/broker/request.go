@@ -171,7 +171,7 @@ const maxRecordedArgs = 64 << 10
 // receipt keeps their SHA-256 ("sha256:<hex>") instead of the data: the
 // policies decide on paths and hosts, and the log is no place for file
 // contents.
-var payloadArgs = map[string][]string{
+var payloadArgs = map[toolkind.Kind][]string{
 	toolkind.FileWrite: {"content"},
 	toolkind.EditFile:  {"old", "new"},
 	toolkind.HTTP:      {"body"},
@@ -182,7 +182,7 @@ var payloadArgs = map[string][]string{
 // every string passed through red and values under secret-named keys
 // replaced, as [shownArgs] does but never cut. redacted says whether
 // redaction changed anything; omitted why there is nothing.
-func recordedArgs(tool string, argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
+func recordedArgs(tool toolkind.Kind, argsJSON []byte, red func(string) string) (args string, redacted bool, omitted string) {
 	dec := json.NewDecoder(bytes.NewReader(argsJSON))
 	dec.UseNumber()
 	var v any

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // TestRunStepRecorded: an action taken with WithRunStep has the run and
@@ -15,7 +16,7 @@ import (
 // neither.
 func TestRunStepRecorded(t *testing.T) {
 	r := newRig(t, "supervised", &fixedApprover{answer: Answer{Result: "approved", By: "alice"}})
-	r.b.cfg.InProcess = map[string]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) {
+	r.b.cfg.InProcess = map[toolkind.Kind]ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
 	}}
 	ctx := WithRunStep(context.Background(), "run-1", "list")

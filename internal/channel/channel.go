@@ -52,6 +52,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Channel is one channel claw serve runs.
@@ -128,7 +129,7 @@ func (e *Env) Permission(ctx context.Context, user, conversation string, p Permi
 	if p.Rationale != "" {
 		args["rationale"] = p.Rationale
 	}
-	out, err := e.Broker.Relay(broker.WithUser(ctx, user), gate.Action{Tool: "permission:" + p.Tool, Args: args}, conversation)
+	out, err := e.Broker.Relay(broker.WithUser(ctx, user), gate.Action{Tool: toolkind.Kind("permission:" + p.Tool), Args: args}, conversation)
 	if out == nil {
 		return false, nil, err
 	}
@@ -154,7 +155,7 @@ func ClaudeTools(tools []tool.Spec) json.RawMessage {
 	}
 	out := make([]t, 0, len(tools))
 	for _, s := range tools {
-		out = append(out, t{s.Name, s.Description, s.Schema()})
+		out = append(out, t{string(s.Name), s.Description, s.Schema()})
 	}
 	b, _ := json.Marshal(out)
 	return b

@@ -19,6 +19,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/broker/brokertest"
 	"github.com/clawsec/claw/internal/channel"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -104,7 +105,7 @@ func New(t TB, name string, o Options) *Rig {
 	estop := filepath.Join(root, "ESTOP")
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: approver, Autonomy: o.Autonomy, Workspace: ws, Home: home,
 		Channel: name, EstopFile: estop, ApprovalTimeout: o.ApprovalTimeout, ToolsAllow: o.ToolsAllow,
-		InProcess: map[string]broker.ToolFunc{"time": func(context.Context, map[string]any) (json.RawMessage, error) {
+		InProcess: map[toolkind.Kind]broker.ToolFunc{toolkind.Time: func(context.Context, map[string]any) (json.RawMessage, error) {
 			return json.RawMessage(`{"utc":"2026-11-27T00:00:00Z"}`), nil
 		}}})
 	tools, err := tool.Select(o.ToolsAllow)

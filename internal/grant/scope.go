@@ -35,7 +35,7 @@ func Format(sc Scope) string {
 		}
 		terms = append(terms, k+"="+quoteValue(v))
 	}
-	add("tool", sc.Tool)
+	add("tool", string(sc.Tool))
 	for _, c := range sc.Commands {
 		v := c.Program
 		if c.Subcommand != "" {
@@ -88,13 +88,6 @@ func Parse(s string) (Scope, error) {
 	terms, err := splitTerms(s)
 	if err != nil {
 		return sc, err
-	}
-	single := func(dst *string, k, v string) error {
-		if *dst != "" {
-			return fmt.Errorf("scope: %s given twice", k)
-		}
-		*dst = v
-		return nil
 	}
 	for _, t := range terms {
 		k, v, ok := strings.Cut(t, "=")
@@ -338,4 +331,14 @@ func Propose(in *gate.Input) (Scope, bool) {
 		return sc, false
 	}
 	return sc, true
+}
+
+// single sets the single-valued key k of a scope to v, and fails when it
+// was given already.
+func single[T ~string](dst *T, k, v string) error {
+	if *dst != "" {
+		return fmt.Errorf("scope: %s given twice", k)
+	}
+	*dst = T(v)
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -465,25 +466,25 @@ func TestMap(t *testing.T) {
 		tool     string
 		cwd      string
 		input    map[string]any
-		wantTool []string
+		wantTool []toolkind.Kind
 		wantPath []any
 	}{
-		{name: "glob relative", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "src/**/*.go"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/src"}},
-		{name: "glob absolute", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/etc/*.conf"}, wantTool: []string{"file_list"}, wantPath: []any{"/etc"}},
-		{name: "glob root", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/**"}, wantTool: []string{"file_list"}, wantPath: []any{"/"}},
-		{name: "glob dotdot kept", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "../../x/*"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/../../x"}},
-		{name: "glob with path", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "*.md", "path": "/docs"}, wantTool: []string{"file_list"}, wantPath: []any{"/docs"}},
-		{name: "glob climbs after a wildcard", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "src/*/../../../etc/passwd"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/src/../../.."}},
-		{name: "glob brace absolute", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "{src,/etc}/*"}, wantTool: []string{"file_list"}, wantPath: []any{"/"}},
-		{name: "glob tilde", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "~/.ssh/*"}, wantTool: []string{"file_list"}, wantPath: []any{"~/.ssh"}},
-		{name: "glob root climb", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/*/../x"}, wantTool: []string{"file_list"}, wantPath: []any{"/.."}},
-		{name: "glob file", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "a/b.txt"}, wantTool: []string{"file_list"}, wantPath: []any{"/w/a"}},
-		{name: "grep cwd", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x"}, wantTool: []string{"file_read"}, wantPath: []any{"/w"}},
-		{name: "grep path", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x", "path": "sub"}, wantTool: []string{"file_read"}, wantPath: []any{"sub"}},
-		{name: "mcp", tool: "mcp__srv__do_it", input: map[string]any{"a": 1.0}, wantTool: []string{"tool"}},
-		{name: "mcp malformed", tool: "mcp__srv", input: map[string]any{}, wantTool: []string{"unknown"}},
+		{name: "glob relative", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "src/**/*.go"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/w/src"}},
+		{name: "glob absolute", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/etc/*.conf"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/etc"}},
+		{name: "glob root", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/**"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/"}},
+		{name: "glob dotdot kept", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "../../x/*"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/w/../../x"}},
+		{name: "glob with path", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "*.md", "path": "/docs"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/docs"}},
+		{name: "glob climbs after a wildcard", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "src/*/../../../etc/passwd"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/w/src/../../.."}},
+		{name: "glob brace absolute", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "{src,/etc}/*"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/"}},
+		{name: "glob tilde", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "~/.ssh/*"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"~/.ssh"}},
+		{name: "glob root climb", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "/*/../x"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/.."}},
+		{name: "glob file", tool: "Glob", cwd: "/w", input: map[string]any{"pattern": "a/b.txt"}, wantTool: []toolkind.Kind{"file_list"}, wantPath: []any{"/w/a"}},
+		{name: "grep cwd", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x"}, wantTool: []toolkind.Kind{"file_read"}, wantPath: []any{"/w"}},
+		{name: "grep path", tool: "Grep", cwd: "/w", input: map[string]any{"pattern": "x", "path": "sub"}, wantTool: []toolkind.Kind{"file_read"}, wantPath: []any{"sub"}},
+		{name: "mcp", tool: "mcp__srv__do_it", input: map[string]any{"a": 1.0}, wantTool: []toolkind.Kind{"tool"}},
+		{name: "mcp malformed", tool: "mcp__srv", input: map[string]any{}, wantTool: []toolkind.Kind{"unknown"}},
 		{name: "patch two files", tool: "apply_patch", input: map[string]any{"command": "*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** Delete File: c\n*** End Patch"},
-			wantTool: []string{"file_write", "file_write", "file_write"}, wantPath: []any{"a", "b", "c"}},
+			wantTool: []toolkind.Kind{"file_write", "file_write", "file_write"}, wantPath: []any{"a", "b", "c"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -794,7 +795,7 @@ func TestActionDigestIsTheBrokers(t *testing.T) {
 		t.Fatalf("decision %+v, %v; want one with a sandbox plan", d, err)
 	}
 	b, err := json.Marshal(struct {
-		Tool    string           `json:"tool"`
+		Tool    toolkind.Kind    `json:"tool"`
 		Args    map[string]any   `json:"args"`
 		Sandbox gate.SandboxPlan `json:"sandbox"`
 	}{a.Tool, a.Args, d.Sandbox})

@@ -37,7 +37,7 @@ type Call struct {
 // against the event's cwd. Any other tool is an unknown call.
 func Map(ev *Event) []Call {
 	in := ev.ToolInput
-	one := func(tool string, args map[string]any) []Call {
+	one := func(tool toolkind.Kind, args map[string]any) []Call {
 		return []Call{{Action: gate.Action{Tool: tool, Args: args}}}
 	}
 	base := func() any {

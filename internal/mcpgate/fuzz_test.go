@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // FuzzDecodePins: an accepted pins file is one JSON value of at most
@@ -112,7 +113,7 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		var name string
 		b, _ := json.Marshal(tool)
-		if json.Unmarshal(b, &name) != nil || a.Tool != name || name == "" {
+		if json.Unmarshal(b, &name) != nil || a.Tool != toolkind.Kind(name) || name == "" {
 			t.Fatalf("tool %q became %q", tool, a.Tool)
 		}
 		doc := bytes.TrimSpace(raw)

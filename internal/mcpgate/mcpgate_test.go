@@ -14,6 +14,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/broker/brokertest"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -77,7 +78,7 @@ func newRig(t testing.TB, autonomy string) *rig {
 	log := brokertest.NewLog(t, dir)
 	return &rig{
 		cfg: broker.Config{Gate: eng, Log: log, Autonomy: autonomy, Workspace: ws, Home: home, Channel: "mcp",
-			EstopFile: filepath.Join(root, "ESTOP"), InProcess: map[string]broker.ToolFunc{"time": TimeTool}},
+			EstopFile: filepath.Join(root, "ESTOP"), InProcess: map[toolkind.Kind]broker.ToolFunc{"time": TimeTool}},
 		dir: dir, ws: ws, root: root,
 	}
 }
@@ -160,7 +161,7 @@ func TestServeListsToolsWithSchemas(t *testing.T) {
 		if !strings.Contains(string(schema), `"type":"object"`) {
 			t.Errorf("%s: schema %s", name, schema)
 		}
-		spec := gate.Kinds[name]
+		spec := gate.Kinds[toolkind.Kind(name)]
 		for _, req := range spec.Required {
 			if !strings.Contains(string(schema), `"`+req+`"`) {
 				t.Errorf("%s: schema lacks %s: %s", name, req, schema)

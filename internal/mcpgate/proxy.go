@@ -28,7 +28,7 @@ const (
 // Proxy re-exports the tools of one upstream MCP server through claw.
 //
 //	p := mcpgate.NewProxy("fs", upstreamSession, pins)
-//	b := broker.New(broker.Config{..., InProcess: map[string]broker.ToolFunc{"tool": p.Forward}})
+//	b := broker.New(broker.Config{..., InProcess: map[toolkind.Kind]broker.ToolFunc{"tool": p.Forward}})
 //	srv, err := p.Server(ctx, b, mcpgate.Options{})
 type Proxy struct {
 	// Refuser, when set, records every call of a disabled tool, which

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -66,7 +67,7 @@ func proxied(t testing.TB, r *rig, pins *Pins, echoDesc string) (*mcp.ClientSess
 	up, upSS := upstream(t, echoDesc)
 	p := NewProxy("up", up, pins)
 	cfg := r.cfg
-	cfg.InProcess = map[string]broker.ToolFunc{"tool": p.Forward}
+	cfg.InProcess = map[toolkind.Kind]broker.ToolFunc{"tool": p.Forward}
 	b := broker.New(cfg)
 	p.Refuser = b
 	srv, err := p.Server(context.Background(), b, Options{})

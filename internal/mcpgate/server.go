@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/textesc"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Invoker takes one action through claw's path; *broker.Broker is one.
@@ -156,7 +157,7 @@ func unknownTools(inv Invoker, o Options, known map[string]bool) mcp.Middleware 
 			}
 			a, err := parseArgs(name, call.Params.Arguments)
 			if err != nil {
-				a = gate.Action{Tool: name, Args: map[string]any{}}
+				a = gate.Action{Tool: toolkind.Kind(name), Args: map[string]any{}}
 			}
 			out, err := inv.Invoke(ctx, a, o.Conversation)
 			o.Logger.Info("tool call", "tool", name, "status", status(out), "action_id", actionID(out))

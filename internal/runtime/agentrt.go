@@ -22,6 +22,7 @@ import (
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/plugin"
 	"github.com/clawsec/claw/internal/redact"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Agent is everything one channel's agent needs: the broker (the
@@ -119,10 +120,10 @@ func NewAgent(ctx context.Context, s Setup, channel string, approver broker.Appr
 		rt.Autonomy, rt.Work = c.Autonomy, c.Workspace
 		c.Sandbox.ToolTimeouts = toolTimeouts(e.Config, s.Actions.Timeout)
 		if c.InProcess == nil {
-			c.InProcess = map[string]broker.ToolFunc{}
+			c.InProcess = map[toolkind.Kind]broker.ToolFunc{}
 		}
-		c.InProcess["time"] = timeTool
-		c.InProcess["memory_search"] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
+		c.InProcess[toolkind.Time] = timeTool
+		c.InProcess[toolkind.MemorySearch] = func(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 			if store == nil {
 				return nil, errors.New("memory is not open")
 			}
@@ -288,7 +289,7 @@ func KeyRedactor(e *Env) func(string) string {
 	}
 }
 
-func withoutTool(tools []tool.Spec, name string) []tool.Spec {
+func withoutTool(tools []tool.Spec, name toolkind.Kind) []tool.Spec {
 	out := tools[:0:0]
 	for _, t := range tools {
 		if t.Name != name {

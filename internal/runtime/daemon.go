@@ -193,7 +193,7 @@ func Serve(ctx context.Context, d Daemon) error {
 			defer ref.wg.Done()
 			var out []serve.Tool
 			for _, t := range ref.rt.Agent.Tools() {
-				out = append(out, serve.Tool{Name: t.Name, Description: t.Description})
+				out = append(out, serve.Tool{Name: string(t.Name), Description: t.Description})
 			}
 			return out
 		},

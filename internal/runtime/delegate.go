@@ -17,6 +17,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/delegate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // The sub-agent's budget: one turn of at most delegateRounds rounds of
@@ -57,7 +58,7 @@ func delegateTool(rt *Agent, c *broker.Config, log *slog.Logger) broker.ToolFunc
 		tools := withoutTool(rt.Agent.Tools(), tool.YieldToUser.Name)
 		if s := str("tools"); s != "" {
 			d.ToolsAllow = splitList(s)
-			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, t.Name) })
+			tools = slices.DeleteFunc(tools, func(t tool.Spec) bool { return !slices.Contains(d.ToolsAllow, string(t.Name)) })
 		}
 		if name := str("agent"); name != "" {
 			if str("provider") != "" {
@@ -67,7 +68,7 @@ func delegateTool(rt *Agent, c *broker.Config, log *slog.Logger) broker.ToolFunc
 		}
 		ctx = broker.WithDelegation(ctx, d)
 		if del, _ := broker.DelegationFrom(ctx); del.Depth() >= broker.MaxDelegationDepth {
-			tools = withoutTool(tools, "delegate")
+			tools = withoutTool(tools, toolkind.Delegate)
 		}
 		p, model := rt.Provider, rt.model
 		if name := str("provider"); name != "" {

@@ -134,7 +134,7 @@ func DryRunAction(js string, args []string) (gate.Action, error) {
 	if js != "" {
 		return gate.ParseAction([]byte(js))
 	}
-	tool, rest := args[0], args[1:]
+	tool, rest := toolkind.Kind(args[0]), args[1:]
 	a := gate.Action{Tool: tool, Args: map[string]any{}}
 	spec, known := gate.Kinds[tool]
 	if !known {
@@ -152,7 +152,7 @@ func DryRunAction(js string, args []string) (gate.Action, error) {
 		a.Args["command"] = strings.Join(rest, " ")
 		return a, nil
 	case "tool", "plugin":
-		keys := map[string][2]string{"tool": {"server", "name"}, "plugin": {"plugin", "tool"}}[tool]
+		keys := map[string][2]string{"tool": {"server", "name"}, "plugin": {"plugin", "tool"}}[string(tool)]
 		if len(rest) < 2 || len(rest) > 3 {
 			return a, fmt.Errorf("%s needs %s %s [ARGS-JSON]", tool, strings.ToUpper(keys[0]), strings.ToUpper(keys[1]))
 		}

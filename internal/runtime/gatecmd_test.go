@@ -7,6 +7,7 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // TestDryRunAction: positional arguments map to the tool's arguments in
@@ -47,7 +48,7 @@ func TestDryRunAction(t *testing.T) {
 			t.Errorf("%q: %v", tt.args, err)
 			continue
 		}
-		if a.Tool != tt.args[0] || !reflect.DeepEqual(a.Args, tt.want) {
+		if a.Tool != toolkind.Kind(tt.args[0]) || !reflect.DeepEqual(a.Args, tt.want) {
 			t.Errorf("%q: %s %v, want %s %v", tt.args, a.Tool, a.Args, tt.args[0], tt.want)
 		}
 	}

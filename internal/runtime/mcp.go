@@ -19,6 +19,7 @@ import (
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/logx"
 	"github.com/clawsec/claw/internal/mcpgate"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // MCPIO is where an MCP command speaks the protocol (In, Out), logs and
@@ -39,9 +40,9 @@ func MCPServe(ctx context.Context, s Setup, approver broker.Approver, o MCPIO) e
 		cfg.Channel = "mcp"
 		cfg.Approver = approver
 		if cfg.InProcess == nil {
-			cfg.InProcess = map[string]broker.ToolFunc{}
+			cfg.InProcess = map[toolkind.Kind]broker.ToolFunc{}
 		}
-		cfg.InProcess["time"] = mcpgate.TimeTool
+		cfg.InProcess[toolkind.Time] = mcpgate.TimeTool
 	})
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func MCPProxy(ctx context.Context, s Setup, approver broker.Approver, u Upstream
 		cfg.Channel = "mcp"
 		cfg.Approver = approver
 		forward := func(ctx context.Context, a map[string]any) (json.RawMessage, error) { return p.Forward(ctx, a) }
-		cfg.InProcess = map[string]broker.ToolFunc{"tool": forward, "time": mcpgate.TimeTool}
+		cfg.InProcess = map[toolkind.Kind]broker.ToolFunc{toolkind.MCP: forward, toolkind.Time: mcpgate.TimeTool}
 		sb, ws = cfg.Sandbox, cfg.Workspace
 	})
 	if err != nil {

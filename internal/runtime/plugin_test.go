@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/plugin"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // TestWithPlugins: the model's catalog lists an installed plugin's tools
@@ -49,7 +50,7 @@ func TestWithPlugins(t *testing.T) {
 	}
 }
 
-func hasTool(tools []tool.Spec, name string) bool {
+func hasTool(tools []tool.Spec, name toolkind.Kind) bool {
 	for _, t := range tools {
 		if t.Name == name {
 			return true

@@ -14,6 +14,7 @@ import (
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/sop"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // Runnable reports whether claw tool run can execute the tool kind (the
@@ -110,7 +111,7 @@ type SOPSteps struct {
 func NewSOPSteps(b *broker.Broker, a *agent.Agent) *SOPSteps { return &SOPSteps{broker: b, agent: a} }
 
 func (s *SOPSteps) Tool(ctx context.Context, run, step, tool string, args map[string]any) (sop.Outcome, error) {
-	out, err := s.broker.Invoke(broker.WithRunStep(ctx, run, step), gate.Action{Tool: tool, Args: args}, "")
+	out, err := s.broker.Invoke(broker.WithRunStep(ctx, run, step), gate.Action{Tool: toolkind.Kind(tool), Args: args}, "")
 	return sopOutcome(out, err, func(res *sop.Outcome) {
 		if r := out.Result; r != nil {
 			res.Output = string(r.Stdout)

@@ -7,6 +7,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/toolkind"
 )
 
 // toolDocs describe the tools an agent can call.
@@ -40,7 +41,7 @@ type ToolEntry struct {
 func ToolList(home string) []ToolEntry {
 	var list []ToolEntry
 	for _, k := range gate.KindNames() {
-		spec := gate.Kinds[k]
+		spec := gate.Kinds[toolkind.Kind(k)]
 		// The nominal risk; the gate computes each call's own.
 		risk := "varies"
 		if t, ok := tool.Lookup(k); ok {
@@ -68,7 +69,7 @@ func ToolAction(name, argsJSON string) (gate.Action, error) {
 	if err != nil {
 		return a, WithCode(ExitUsage, fmt.Errorf("--args: %w", err))
 	}
-	if _, known := gate.Kinds[name]; known && !Runnable(name) {
+	if _, known := gate.Kinds[toolkind.Kind(name)]; known && !Runnable(name) {
 		return a, Usagef("%s is carried out by the agent runtime, not by claw tool run", name)
 	}
 	return a, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/broker/brokertest"
+	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -61,7 +62,7 @@ func newRig(t *testing.T, mutate func(*Config)) *rig {
 	q := approvals.NewQueue(time.Minute)
 	b := broker.New(broker.Config{Gate: eng, Log: log, Approver: q, Autonomy: "supervised", Workspace: home,
 		Home: filepath.Join(home, "user"), Channel: "serve", EstopFile: filepath.Join(home, EstopFile),
-		InProcess: map[string]broker.ToolFunc{"tool": func(context.Context, map[string]any) (json.RawMessage, error) {
+		InProcess: map[toolkind.Kind]broker.ToolFunc{"tool": func(context.Context, map[string]any) (json.RawMessage, error) {
 			return json.RawMessage(`{"ok":true}`), nil
 		}}})
 	r := &rig{home: home, rdir: rdir, sock: filepath.Join(home, "serve", "claw.sock"), queue: q, log: log, broker: b}

@@ -100,7 +100,7 @@ func (a PassphraseApprover) AskPassphrase(ctx context.Context, r broker.Request)
 func WriteRequest(w io.Writer, title string, r broker.Request) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:\n", title)
-	fmt.Fprintf(&b, "  tool: %s\n", textesc.String(r.Tool))
+	fmt.Fprintf(&b, "  tool: %s\n", textesc.String(string(r.Tool)))
 	fmt.Fprintf(&b, "  risk: %s\n", textesc.String(r.Decision.Risk))
 	for _, rs := range r.Decision.Reasons {
 		fmt.Fprintf(&b, "  reason: %s (rule %s)\n", textesc.String(rs.Msg), textesc.String(rs.ID))

@@ -86,7 +86,7 @@ func writeTool(payload any, err error) int {
 // RunTool runs the named tool on its JSON arguments in this process. It is
 // meant to be called inside the sandbox.
 func RunTool(name string, args []byte) (any, error) {
-	switch name {
+	switch toolkind.Kind(name) {
 	case ToolFileRead:
 		var a FileReadArgs
 		if err := StrictJSON(args, &a); err != nil {
@@ -112,17 +112,17 @@ func RunTool(name string, args []byte) (any, error) {
 		}
 		return FileList(a)
 	}
-	if f, ok := extraTools[name]; ok {
+	if f, ok := extraTools[toolkind.Kind(name)]; ok {
 		return f(args)
 	}
 	return nil, fmt.Errorf("tool %q is not available in this program", name)
 }
 
-var extraTools = map[string]func(args []byte) (any, error){}
+var extraTools = map[toolkind.Kind]func(args []byte) (any, error){}
 
 // RegisterTool adds a tool implemented in another package (in an init
 // function), so that only programs importing it carry its dependencies.
-func RegisterTool(name string, f func(args []byte) (any, error)) { extraTools[name] = f }
+func RegisterTool(name toolkind.Kind, f func(args []byte) (any, error)) { extraTools[name] = f }
 
 // StrictJSON decodes exactly one JSON value with no unknown fields.
 func StrictJSON(data []byte, v any) error {

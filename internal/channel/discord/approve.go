@@ -229,7 +229,7 @@ func renderPrompt(r broker.Request, code string, expires time.Time) string {
 	var b strings.Builder
 	esc := func(s string) string { return strings.ReplaceAll(s, "`", `\x60`) }
 	fmt.Fprintf(&b, "Approval needed (code %s):\n```text\n", code)
-	fmt.Fprintf(&b, "tool: %s\n", esc(textesc.String(r.Tool)))
+	fmt.Fprintf(&b, "tool: %s\n", esc(textesc.String(string(r.Tool))))
 	fmt.Fprintf(&b, "risk: %s\n", esc(textesc.String(r.Decision.Risk)))
 	for _, rs := range r.Decision.Reasons {
 		fmt.Fprintf(&b, "reason: %s (rule %s)\n", esc(textesc.String(rs.Msg)), esc(textesc.String(rs.ID)))

@@ -324,7 +324,7 @@ func (b *Bot) Ask(ctx context.Context, channelID string, r broker.Request) (brok
 func (b *Bot) ask(ctx context.Context, channelID, requester string, r broker.Request) (broker.Answer, error) {
 	none := broker.Answer{Result: approvals.StatusTimeout, By: "none"}
 	p := approvals.Pending{RequestBody: approvals.RequestBody{
-		Tool: r.Tool, Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk,
+		Tool: string(r.Tool), Summary: r.Summary, Args: r.Args, Risk: r.Decision.Risk,
 		ActionSHA256: r.ActionSHA256, Requester: requester,
 	}}
 	// only this channel's approvers decide it, here or through the queue
