@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/internal/termtest"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -92,7 +93,7 @@ func TestAgentAutonomousRun(t *testing.T) {
 	requireSandboxForTest(t)
 	home, ws := autonomousHome(t, "max_turns = 8\n")
 	stdin, typed := io.Pipe()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr termtest.LockedBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runClaw(&globals{stdin: stdin, stdout: &stdout, stderr: &stderr}, home,

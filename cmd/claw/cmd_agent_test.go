@@ -15,6 +15,7 @@ import (
 	"github.com/clawsec/claw/agent/tool"
 	"github.com/clawsec/claw/internal/config"
 	"github.com/clawsec/claw/internal/runtime"
+	"github.com/clawsec/claw/internal/termtest"
 )
 
 // agentHome makes a claw home with a signing key, a workspace and cfg
@@ -235,7 +236,7 @@ func TestAgentSpinnerOnTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := agentHome(t, "default_provider = \"local\"\n[providers.local]\nkind = \"mock\"\nscript = \""+script+"\"\n")
-	m, s := openPTY(t)
+	m, s := termtest.OpenPTY(t)
 	shown := make(chan string, 1)
 	go func() {
 		var b strings.Builder

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawsec/claw/internal/termtest"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -344,7 +345,7 @@ command = ["`+fakeAgent(t)+`"]
 settings_flag = "--settings"
 `)
 	ws := workspaceOf(t, home)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr termtest.LockedBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runClaw(&globals{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, home, "agent", "--autonomy", "full", "-m", "delegate a long command")

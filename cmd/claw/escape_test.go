@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/termtest"
 	"github.com/clawsec/claw/internal/textesc"
 )
 
@@ -57,9 +56,9 @@ func TestSanitizeClip(t *testing.T) {
 func TestWritePending(t *testing.T) {
 	spoof := "x\napr_0  shell  risk=low\r\x1b[2K\u202e"
 	ps := []approvals.Pending{
-		{ID: "apr_1", RequestBody: approvals.RequestBody{Tool: "shell", Risk: "medium", Summary: "echo " + spoof, Args: json.RawMessage(promptJSON(t, map[string]any{"command": "echo " + spoof})),
+		{ID: "apr_1", RequestBody: approvals.RequestBody{Tool: "shell", Risk: "medium", Summary: "echo " + spoof, Args: json.RawMessage(termtest.PromptJSON(t, map[string]any{"command": "echo " + spoof})),
 			Reasons: []approvals.Reason{{ID: "r1", Msg: "m"}}}},
-		{ID: "apr_2", RequestBody: approvals.RequestBody{Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(promptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))}},
+		{ID: "apr_2", RequestBody: approvals.RequestBody{Tool: "file_write", Risk: "medium", Summary: "file_write big", Args: json.RawMessage(termtest.PromptJSON(t, map[string]any{"content": strings.Repeat("z", 5000)}))}},
 		{ID: "apr_3", RequestBody: approvals.RequestBody{Tool: "tool", Risk: "medium", Summary: "tool x"}},
 		{ID: "apr_4\nfake", RequestBody: approvals.RequestBody{Tool: "sh\x1b[2K", Risk: "low\u202e", Summary: "s", Reasons: []approvals.Reason{{ID: "r\n2", Msg: "m"}}}},
 	}
@@ -87,30 +86,9 @@ func TestWritePending(t *testing.T) {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], w)
 		}
-		requirePrintable(t, lines[i])
+		termtest.RequirePrintable(t, lines[i])
 	}
 	if !strings.HasSuffix(lines[6], "… (3014 more bytes not shown)") || len(lines[6]) > len("  args: ")+textesc.MaxArgs+len("… (3014 more bytes not shown)") {
 		t.Errorf("long args line = %.80s…%s", lines[6], lines[6][len(lines[6])-40:])
 	}
-}
-
-// requirePrintable fails unless every rune of s prints as itself.
-func requirePrintable(t *testing.T, s string) {
-	t.Helper()
-	for _, r := range s {
-		if !unicode.IsPrint(r) || textesc.Invisible(r) {
-			t.Errorf("%q holds %U", s, r)
-		}
-	}
-}
-
-func promptJSON(t *testing.T, v any) string {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
 }

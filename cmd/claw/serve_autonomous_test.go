@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawsec/claw/internal/runtime"
 	"github.com/clawsec/claw/internal/serve"
+	"github.com/clawsec/claw/internal/termtest"
 	"github.com/clawsec/claw/receipts"
 )
 
@@ -21,7 +22,7 @@ type autoDaemon struct {
 	target, tok string
 	stop        func()
 	code        chan int
-	stderr      *lockedBuffer
+	stderr      *termtest.LockedBuffer
 }
 
 func startAutoDaemon(t *testing.T, home string) *autoDaemon {
@@ -32,9 +33,9 @@ func startAutoDaemon(t *testing.T, home string) *autoDaemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &autoDaemon{t: t, target: "unix:" + filepath.Join(home, "run", "claw.sock"), tok: tok, stop: cancel,
-		code: make(chan int, 1), stderr: &lockedBuffer{}}
+		code: make(chan int, 1), stderr: &termtest.LockedBuffer{}}
 	go func() {
-		d.code <- runClawContext(ctx, &globals{stdin: strings.NewReader(""), stdout: &lockedBuffer{}, stderr: d.stderr},
+		d.code <- runClawContext(ctx, &globals{stdin: strings.NewReader(""), stdout: &termtest.LockedBuffer{}, stderr: d.stderr},
 			home, "serve", "--autonomy", "full")
 	}()
 	t.Cleanup(cancel)

@@ -83,6 +83,10 @@ var rules = map[string]rule{
 	"internal/logx": {mayUse: []string{"internal/logx", "internal/redact"}, why: "logging must not reach the broker or the gate",
 		stdOnly: "every package logs through it; it adds no third-party code to any of them"},
 	"internal/config": {mayUse: []string{"internal/config"}, why: "every package reads config; config reads none of them"},
+	"internal/termtest": {mayUse: []string{"internal/termtest", "internal/textesc"},
+		why: "helpers of the terminal tests: a pseudo-terminal and printable checks; only tests import it", never: map[string]string{
+			"testing": "it takes the test as an interface, so that importing it links no test code into a non-test package",
+		}},
 	"internal/bypass": {mayUse: []string{}, why: "the bypass corpus is data claw gate test --bypass-suite ships; it decides nothing itself",
 		stdOnly: "claw links it; it is embedded files only", never: map[string]string{"os": "the corpus is embedded, never read from disk"}},
 	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
@@ -115,6 +119,7 @@ var rules = map[string]rule{
 	}, why: "the binary holds production packages only, no test fakes or benchmarks", never: map[string]string{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",
+		module + "/internal/termtest":                        "terminal test helpers are for tests, never in the binary",
 	},
 		imports: []string{
 			"internal/runtime", "internal/config", // what runs, and what it is configured by

@@ -1,15 +1,14 @@
 package term
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/termtest"
 	"github.com/clawsec/claw/internal/textesc"
 )
 
@@ -41,7 +40,7 @@ func TestPromptArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PromptArgs(promptJSON(t, tt.args))
+			got := PromptArgs(termtest.PromptJSON(t, tt.args))
 			if tt.want != "" && got != tt.want {
 				t.Errorf("promptArgs = %s, want %s", got, tt.want)
 			}
@@ -57,13 +56,13 @@ func TestPromptArgs(t *testing.T) {
 			if len(body) > textesc.MaxArgs {
 				t.Errorf("promptArgs shows %d bytes, more than %d", len(body), textesc.MaxArgs)
 			}
-			if full := len(textesc.String(promptJSON(t, tt.args))); full > textesc.MaxArgs {
+			if full := len(textesc.String(termtest.PromptJSON(t, tt.args))); full > textesc.MaxArgs {
 				want := fmt.Sprintf("%d more bytes not shown)", full-len(body))
 				if !cut || note != want {
 					t.Errorf("a cut args line ends in %q, want … (%s", note, want)
 				}
 			}
-			requirePrintable(t, got)
+			termtest.RequirePrintable(t, got)
 		})
 	}
 }
@@ -72,7 +71,7 @@ func TestPromptArgs(t *testing.T) {
 // exactly one line per field.
 func TestWriteRequestSpoof(t *testing.T) {
 	spoof := "x\n  risk: low\r\x1b[2KApprove? [y/N] y\u202e\x00"
-	args := promptJSON(t, map[string]any{"path": spoof, "content": strings.Repeat("z", 5000)})
+	args := termtest.PromptJSON(t, map[string]any{"path": spoof, "content": strings.Repeat("z", 5000)})
 	base := broker.Request{
 		Tool:    "file_write",
 		Summary: "file_write " + spoof,
@@ -107,29 +106,8 @@ func TestWriteRequestSpoof(t *testing.T) {
 				}
 			}
 			for _, l := range lines {
-				requirePrintable(t, l)
+				termtest.RequirePrintable(t, l)
 			}
 		})
 	}
-}
-
-// requirePrintable fails unless every rune of s prints as itself.
-func requirePrintable(t *testing.T, s string) {
-	t.Helper()
-	for _, r := range s {
-		if !unicode.IsPrint(r) || textesc.Invisible(r) {
-			t.Errorf("%q holds %U", s, r)
-		}
-	}
-}
-
-func promptJSON(t *testing.T, v any) string {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
 }

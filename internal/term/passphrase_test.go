@@ -5,35 +5,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// openPTY returns the two ends of a new pseudo-terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
-}
+	"github.com/clawsec/claw/internal/termtest"
+)
 
 func termState(t *testing.T, f *os.File) (lflag uint32, nonblock bool) {
 	t.Helper()
@@ -51,7 +29,7 @@ func termState(t *testing.T, f *os.File) (lflag uint32, nonblock bool) {
 // TestReadNoEcho types a passphrase into a pseudo-terminal: it is read,
 // never echoed, and the terminal is left as it was.
 func TestReadNoEcho(t *testing.T) {
-	m, s := openPTY(t)
+	m, s := termtest.OpenPTY(t)
 	lflag, nb := termState(t, s)
 	if lflag&unix.ECHO == 0 {
 		t.Fatal("the new terminal does not echo")
@@ -94,7 +72,7 @@ func TestReadNoEcho(t *testing.T) {
 // TestReadNoEchoDeadline: nobody types; the read ends with the context
 // and the terminal is restored.
 func TestReadNoEchoDeadline(t *testing.T) {
-	m, s := openPTY(t)
+	m, s := termtest.OpenPTY(t)
 	lflag, nb := termState(t, s)
 	m.Write([]byte("half a line")) // never finished
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -122,7 +100,7 @@ const plantedTTYPass = "sk-test-PLANTED-0123456789abcdef"
 // TestReadNoEchoPromptsWithEchoOff: the question shows only once the echo
 // is off, so a passphrase typed the instant it appears is never shown.
 func TestReadNoEchoPromptsWithEchoOff(t *testing.T) {
-	m, s := openPTY(t)
+	m, s := termtest.OpenPTY(t)
 	echoOff := false
 	done := make(chan struct{})
 	go func() {

@@ -1,36 +1,18 @@
 package term
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/clawsec/claw/internal/broker"
 	"golang.org/x/sys/unix"
+
+	"github.com/clawsec/claw/internal/broker"
+	"github.com/clawsec/claw/internal/termtest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // waitFor polls cond for up to five seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -62,13 +44,13 @@ func TestApproveDiscardsTypeahead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, s := openPTY(t)
+			m, s := termtest.OpenPTY(t)
 			io.WriteString(m, "y\n") // typed ahead
 			waitFor(t, "the typed line to reach the terminal", func() bool {
 				n, err := unix.IoctlGetInt(int(s.Fd()), unix.TIOCINQ)
 				return err == nil && n == 2
 			})
-			out := &lockedBuffer{}
+			out := &termtest.LockedBuffer{}
 			ap := tt.approver(s, out)
 			type result struct {
 				ans broker.Answer
