@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,9 +73,21 @@ func readFrame(t *testing.T, fifo, end string) string {
 		}
 		var buf bytes.Buffer
 		b := make([]byte, 4096)
+		reopened := 0
 		for !strings.HasSuffix(buf.String(), end) {
 			n, err := f.Read(b)
 			buf.Write(b[:n])
+			if errors.Is(err, io.EOF) && buf.Len() == 0 && reopened < 3 {
+				// Opened while claw was closing a write end whose reader
+				// had gone: claw opens it again and writes the line
+				// again, and a reader opens again too, as a shell loop
+				// reading the FIFO does.
+				reopened++
+				f.Close()
+				if f, err = os.OpenFile(fifo, os.O_RDONLY, 0); err == nil {
+					continue
+				}
+			}
 			if err != nil {
 				f.Close()
 				ch <- res{buf.String(), err}
