@@ -404,21 +404,12 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if err := e.syncGrants(ctx, c); err != nil {
 		return fail(fmt.Errorf("loading grants: %w", err))
 	}
-	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
-	defer done()
 	evalOpts := []rego.EvalOption{rego.EvalParsedInput(val)}
 	if tracer != nil {
 		evalOpts = append(evalOpts, rego.EvalQueryTracer(tracer))
 	}
-	if ctx.Err() != nil {
-		return fail(fmt.Errorf("evaluating policy: %w", context.Cause(ctx)))
-	}
-	rs, err := c.pq.Eval(ctx, evalOpts...)
-	if ctx.Err() != nil {
-		// A decision that arrives after its deadline is not one, and
-		// the cause says which bound it crossed.
-		err = context.Cause(ctx)
-	}
+	var rs rego.ResultSet
+	onWarmStack(func() { rs, err = e.eval(ctx, c, evalOpts) })
 	if err != nil {
 		return fail(fmt.Errorf("evaluating policy: %w", err))
 	}
@@ -432,6 +423,23 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	d.PolicyDigest = c.digest
 	d.Sandbox.Protect = underWorkspace(in.Context.Workspace, d.Sandbox.Protect)
 	return enforceInvariants(d, in), c, nil
+}
+
+// eval evaluates the prepared query within the decision's CPU budget
+// (workBudget), on the calling goroutine's thread.
+func (e *Engine) eval(ctx context.Context, c *compiled, opts []rego.EvalOption) (rego.ResultSet, error) {
+	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
+	defer done()
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	rs, err := c.pq.Eval(ctx, opts...)
+	if ctx.Err() != nil {
+		// A decision that arrives after its deadline is not one, and
+		// the cause says which bound it crossed.
+		err = context.Cause(ctx)
+	}
+	return rs, err
 }
 
 func denyDecision(digest, id, msg string) Decision {

@@ -1,0 +1,52 @@
+package gate
+
+import "time"
+
+// An evaluation recurses deeply: its goroutine's stack grows from Go's
+// 8 KiB start to hundreds of KiB, copied at every doubling. A decision
+// made on a fresh goroutine (each request of claw serve, each hook call
+// it answers) paid that copying every time, about a tenth of the
+// daemon's CPU time per hook call. onWarmStack runs the evaluation on a
+// goroutine kept from an earlier one, whose stack has already grown.
+// Nothing else is kept: the goroutine holds no data between calls.
+
+// warmIdle is how long an idle warm goroutine waits for the next
+// evaluation before it exits.
+const warmIdle = 30 * time.Second
+
+var warmJobs = make(chan func())
+
+// onWarmStack runs f on a warm goroutine and returns when f has; a panic
+// in f is raised again in the caller, as if f had run there.
+func onWarmStack(f func()) {
+	done := make(chan any, 1)
+	job := func() {
+		defer func() { done <- recover() }()
+		f()
+	}
+	select {
+	case warmJobs <- job:
+	default:
+		go warmLoop(job)
+	}
+	if p := <-done; p != nil {
+		panic(p)
+	}
+}
+
+// warmLoop runs job, then the jobs it is handed, until it has waited
+// warmIdle for one.
+func warmLoop(job func()) {
+	job()
+	t := time.NewTimer(warmIdle)
+	defer t.Stop()
+	for {
+		select {
+		case j := <-warmJobs:
+			j()
+			t.Reset(warmIdle)
+		case <-t.C:
+			return
+		}
+	}
+}
