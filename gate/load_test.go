@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/clawsec/claw/internal/busytest"
 	"github.com/clawsec/claw/internal/bypass"
 )
 
@@ -30,7 +31,7 @@ func TestBenignCorpusUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	engines := corpusEngines(t, cases)
-	stop := spin(16 * runtime.NumCPU())
+	stop := busytest.Spin(16 * runtime.NumCPU())
 	defer stop()
 	const rounds = 4
 	var (
@@ -117,26 +118,4 @@ func hasReason(d Decision, id string) bool {
 		}
 	}
 	return false
-}
-
-// spin keeps n threads busy until the returned function is called.
-func spin(n int) (stop func()) {
-	prev := runtime.GOMAXPROCS(n + runtime.NumCPU())
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			for !done.Load() {
-			}
-		}()
-	}
-	return func() {
-		done.Store(true)
-		wg.Wait()
-		runtime.GOMAXPROCS(prev)
-	}
 }

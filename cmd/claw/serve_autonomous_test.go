@@ -27,6 +27,12 @@ type autoDaemon struct {
 
 func startAutoDaemon(t *testing.T, home string) *autoDaemon {
 	t.Helper()
+	return startDaemon(t, home, "--autonomy", "full")
+}
+
+// startDaemon starts claw serve on home, with args, in process.
+func startDaemon(t *testing.T, home string, args ...string) *autoDaemon {
+	t.Helper()
 	tok := strings.Repeat("ab", 20)
 	if err := os.WriteFile(filepath.Join(home, "token"), []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -36,7 +42,7 @@ func startAutoDaemon(t *testing.T, home string) *autoDaemon {
 		code: make(chan int, 1), stderr: &termtest.LockedBuffer{}}
 	go func() {
 		d.code <- runClawContext(ctx, &globals{stdin: strings.NewReader(""), stdout: &termtest.LockedBuffer{}, stderr: d.stderr},
-			home, "serve", "--autonomy", "full")
+			home, append([]string{"serve"}, args...)...)
 	}()
 	t.Cleanup(cancel)
 	waitUntil(t, "the daemon", func() bool {

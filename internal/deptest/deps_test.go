@@ -87,6 +87,8 @@ var rules = map[string]rule{
 		why: "helpers of the terminal tests: a pseudo-terminal and printable checks; only tests import it", never: map[string]string{
 			"testing": "it takes the test as an interface, so that importing it links no test code into a non-test package",
 		}},
+	"internal/busytest": {mayUse: []string{}, why: "keeps the CPUs busy for the tests that check answers under load; only tests import it",
+		never: map[string]string{"testing": "importing it must link no test code into a non-test package"}},
 	"internal/bypass": {mayUse: []string{}, why: "the bypass corpus is data claw gate test --bypass-suite ships; it decides nothing itself",
 		stdOnly: "claw links it; it is embedded files only", never: map[string]string{"os": "the corpus is embedded, never read from disk"}},
 	"internal/netclass": {mayUse: []string{}, why: "the gate and the executor's egress proxy class addresses with it: a leaf both may use",
@@ -120,6 +122,7 @@ var rules = map[string]rule{
 		module + "/internal/channel/discord/discordtest/...": "a fake Discord is for tests, never in the binary",
 		module + "/internal/broker/brokertest":               "receipt fixtures are for tests, never in the binary",
 		module + "/internal/termtest":                        "terminal test helpers are for tests, never in the binary",
+		module + "/internal/busytest":                        "the load of the under-load tests is for tests, never in the binary",
 	},
 		imports: []string{
 			"internal/runtime", "internal/config", // what runs, and what it is configured by
