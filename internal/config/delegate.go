@@ -73,7 +73,7 @@ func (s *source) validateDelegate(d *Delegate) {
 func (s *source) validateExternal(name string, x External) {
 	base := joinKey(joinKey("delegate", "external"), name)
 	key := func(k string) string { return joinKey(base, k) }
-	if !providerNameRe().MatchString(name) {
+	if !providerShape.MatchString(name) {
 		s.errAtKey(base, "agent name %q must be letters, digits, - and _", name)
 	}
 	if len(x.Command) == 0 || strings.TrimSpace(x.Command[0]) == "" {
@@ -115,13 +115,13 @@ func (s *source) validateExternal(name string, x External) {
 	}
 	for i, e := range x.Env {
 		name, _, _ := strings.Cut(e, "=")
-		if !envNameRe().MatchString(name) {
+		if !envNameShape.MatchString(name) {
 			p := fmt.Sprintf("%s[%d]", key("env"), i)
 			s.errAtVal(p, "%s is not NAME or NAME=value", show(p, name))
 		}
 	}
 	for i, n := range x.Secrets {
-		if !envNameRe().MatchString(n) {
+		if !envNameShape.MatchString(n) {
 			// Never echo it: a pasted key is the usual mistake.
 			s.errAtVal(fmt.Sprintf("%s[%d]", key("secrets"), i), "must name an environment variable (like \"ANTHROPIC_API_KEY\"), not hold the key itself")
 		}

@@ -59,7 +59,7 @@ func FuzzParse(f *testing.F) {
 		for sess, src := range c.Channels[ChannelBridge].Sources {
 			_, discord := c.Channels[ChannelDiscord]
 			id, ok := strings.CutPrefix(src, "discord:")
-			if !slices.Contains(c.Channels[ChannelBridge].Sessions, sess) || !ok || !discordIDRe().MatchString(id) || !discord {
+			if !slices.Contains(c.Channels[ChannelBridge].Sessions, sess) || !ok || !discordIDRe.MatchString(id) || !discord {
 				t.Fatalf("source %q = %q accepted", sess, src)
 			}
 		}

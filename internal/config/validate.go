@@ -33,13 +33,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-var (
-	ruleIDRe  = lazyRegexp(`^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
-	runAsRe   = lazyRegexp(`^([a-z_][a-z0-9_-]{0,30}\$?|[0-9]{1,10})$`)
-	sizeRe    = lazyRegexp(`^([0-9]{1,19})([KMGT]?)$`)
-	labelRe   = lazyRegexp(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	commandRe = lazyRegexp(`^[A-Za-z0-9._+-][A-Za-z0-9._+@:-]*$`)
-)
+var ruleIDRe = lazyRegexp(`^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
 
 // validate checks the values of every key present in the file. Defaults
 // are valid by construction and are not reported.
@@ -86,7 +80,7 @@ func (s *source) validate(c *Config) {
 	s.checkDuration("security.gate_timeout", sec.GateTimeout, maxGateTimeout)
 
 	s.checkRange("sandbox.min_landlock_abi", sb.MinLandlockABI, 1, maxLandlockABI)
-	if s.has("sandbox.run_as") && sb.RunAs != "" && !runAsRe().MatchString(sb.RunAs) {
+	if s.has("sandbox.run_as") && sb.RunAs != "" && !runAsName(sb.RunAs) {
 		s.errAtVal("sandbox.run_as", "%s is not a user name or uid (\"\" stays the current user)", show("sandbox.run_as", sb.RunAs))
 	}
 	s.checkDuration("sandbox.timeout", sb.Timeout, maxShellTimeout)
@@ -147,12 +141,6 @@ func (s *source) validate(c *Config) {
 	s.checkDuration("serve.request_timeout", sv.RequestTimeout, maxShellTimeout)
 }
 
-var (
-	providerNameRe = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
-	envNameRe      = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	headerNameRe   = lazyRegexp("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
-)
-
 // hideUserinfo replaces the credentials of a URL, so an error never
 // echoes a password.
 func hideUserinfo(s string) string {
@@ -196,7 +184,7 @@ func (s *source) validateProviders(c *Config) {
 		}
 		pv := c.Providers[n]
 		key := func(k string) string { return joinKey(base, k) }
-		if !providerNameRe().MatchString(n) {
+		if !providerShape.MatchString(n) {
 			s.errAtKey(base, "provider name %q must be letters, digits, - and _", n)
 		}
 		switch {
@@ -212,7 +200,7 @@ func (s *source) validateProviders(c *Config) {
 				s.errAtVal(key("base_url"), "%s is not an http(s) URL without credentials", show(key("base_url"), hideUserinfo(pv.BaseURL)))
 			}
 		}
-		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameRe().MatchString(pv.APIKeyEnv) {
+		if s.has(key("api_key_env")) && pv.APIKeyEnv != "" && !envNameShape.MatchString(pv.APIKeyEnv) {
 			// Never echo it: a pasted key is the usual mistake.
 			s.errAtVal(key("api_key_env"), "must name an environment variable (like \"OPENAI_API_KEY\"), not hold the key itself")
 		}
@@ -256,7 +244,7 @@ func (s *source) checkHeaders() {
 		base := joinKey(joinKey("providers", n), "headers")
 		for _, h := range slices.Sorted(maps.Keys(headers)) {
 			hk := joinKey(base, h)
-			if !headerNameRe().MatchString(h) {
+			if !headerShape.MatchString(h) {
 				s.errAtKey(hk, "%q is not an HTTP header name", h)
 			}
 			if credentialHeader(h) {
@@ -398,7 +386,7 @@ func (s *source) checkCommands(path string, vs []string) {
 			s.errAtVal(p, "must not be empty")
 		case strings.Contains(v, "/"):
 			s.errAtVal(p, "%s is a path; write the command name only, like \"git\"", show(p, v))
-		case !commandRe().MatchString(v):
+		case !commandShape.MatchString(v):
 			s.errAtVal(p, "%s is not a command name (letters, digits, and . _ + - @ :)", show(p, v))
 		}
 	}
@@ -491,7 +479,7 @@ func checkDomain(d string) string {
 		return "is longer than 253 characters"
 	}
 	for _, l := range strings.Split(host, ".") {
-		if !labelRe().MatchString(l) {
+		if !labelShape.MatchString(l) {
 			return "is not a valid host name (labels of letters, digits and inner hyphens, separated by dots)"
 		}
 	}
@@ -541,15 +529,15 @@ func checkPHC(h string) string {
 // ParseSize parses a byte count with an optional K, M, G or T suffix (powers
 // of 1024), as sandbox.memory_max is written.
 func ParseSize(v string) (int64, error) {
-	m := sizeRe().FindStringSubmatch(v)
-	if m == nil {
+	digits, unit, ok := splitSize(v)
+	if !ok {
 		return 0, fmt.Errorf("is not a size: write bytes with an optional K, M, G or T suffix, like \"512M\"")
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
+	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("is too large")
 	}
-	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m[2]]
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
 	if n > math.MaxInt64>>shift {
 		return 0, fmt.Errorf("is too large")
 	}
@@ -559,12 +547,6 @@ func ParseSize(v string) (int64, error) {
 	}
 	return n, nil
 }
-
-var (
-	discordIDRe = lazyRegexp(`^[1-9][0-9]{0,19}$`) // a snowflake: no leading zero
-	sessionRe   = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	approverRe  = lazyRegexp(`^[A-Za-z0-9._:@-]{1,64}$`)
-)
 
 // validateChannel checks one [channels.NAME] section: the keys that apply
 // to it, and their values. It fills the defaults of the channels claw
@@ -591,7 +573,7 @@ func (s *source) validateChannel(c *Config, name string) {
 	if s.has(key("autonomy")) && !slices.Contains(Autonomies, ch.Autonomy) {
 		s.errAtVal(key("autonomy"), "%s is not one of %s", show(key("autonomy"), ch.Autonomy), strings.Join(Autonomies, ", "))
 	}
-	ids := func(k string, vs []string, re *regexp.Regexp, what string) {
+	ids := func(k string, vs []string, re shape, what string) {
 		for i, v := range vs {
 			if p := fmt.Sprintf("%s[%d]", key(k), i); !re.MatchString(v) {
 				s.errAtVal(p, "%s is not %s", show(p, v), what)
@@ -613,21 +595,21 @@ func (s *source) validateChannel(c *Config, name string) {
 		case !loopbackAddr(ch.Listen):
 			s.errAtVal(key("listen"), "%s is not a loopback host:port, like \"127.0.0.1:18801\"; the bridge only listens on this machine", show(key("listen"), ch.Listen))
 		}
-		ids("sessions", ch.Sessions, sessionRe(), "a session id (letters, digits and . _ : -, at most 128)")
-		ids("approver_ids", ch.ApproverIDs, approverRe(), "an approver id like \"cli:alice\"")
+		ids("sessions", ch.Sessions, sessionShape, "a session id (letters, digits and . _ : -, at most 128)")
+		ids("approver_ids", ch.ApproverIDs, approverShape, "an approver id like \"cli:alice\"")
 		s.checkSources(c, key("sources"), ch)
 	case ChannelPlanckClaw:
 		if ch.Dir == "" {
 			s.errAtKey(base, "[%s] needs dir, the directory of the FIFOs", base)
 		}
 		s.checkPath(key("dir"), ch.Dir, false)
-		ids("approver_ids", ch.ApproverIDs, approverRe(), "an approver id like \"cli:alice\"")
+		ids("approver_ids", ch.ApproverIDs, approverShape, "an approver id like \"cli:alice\"")
 	case ChannelDiscord:
-		ids("allowed_user_ids", ch.AllowedUserIDs, discordIDRe(), "a Discord id (digits)")
-		ids("allowed_channel_ids", ch.AllowedChannelIDs, discordIDRe(), "a Discord id (digits)")
-		ids("approver_ids", ch.ApproverIDs, discordIDRe(), "a Discord id (digits)")
+		ids("allowed_user_ids", ch.AllowedUserIDs, discordShape, "a Discord id (digits)")
+		ids("allowed_channel_ids", ch.AllowedChannelIDs, discordShape, "a Discord id (digits)")
+		ids("approver_ids", ch.ApproverIDs, discordShape, "a Discord id (digits)")
 	}
-	if s.has(key("token_env")) && !envNameRe().MatchString(ch.TokenEnv) {
+	if s.has(key("token_env")) && !envNameShape.MatchString(ch.TokenEnv) {
 		s.errAtVal(key("token_env"), "%s is not an environment variable name", show(key("token_env"), ch.TokenEnv))
 	}
 	c.Channels[name] = ch
@@ -643,7 +625,7 @@ func (s *source) checkSources(c *Config, path string, ch Channel) {
 		}
 		id, ok := strings.CutPrefix(ch.Sources[sess], ChannelDiscord+":")
 		switch _, discord := c.Channels[ChannelDiscord]; {
-		case !ok || !discordIDRe().MatchString(id):
+		case !ok || !discordShape.MatchString(id):
 			s.errAtVal(p, "%s is not a source like \"discord:CHANNEL_ID\"", show(p, ch.Sources[sess]))
 		case !discord:
 			s.errAtVal(p, "%s needs a [channels.discord] section to ask in", show(p, ch.Sources[sess]))
