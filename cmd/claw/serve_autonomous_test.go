@@ -40,11 +40,22 @@ func startDaemon(t *testing.T, home string, args ...string) *autoDaemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &autoDaemon{t: t, target: "unix:" + filepath.Join(home, "run", "claw.sock"), tok: tok, stop: cancel,
 		code: make(chan int, 1), stderr: &termtest.LockedBuffer{}}
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		d.code <- runClawContext(ctx, &globals{stdin: strings.NewReader(""), stdout: &termtest.LockedBuffer{}, stderr: d.stderr},
 			home, append([]string{"serve"}, args...)...)
 	}()
-	t.Cleanup(cancel)
+	// The daemon writes its last receipts as it stops: the test's
+	// directories are removed after that.
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			t.Error("claw serve still runs a minute after it was stopped")
+		}
+	})
 	waitUntil(t, "the daemon", func() bool {
 		code, _, err := runtime.ServeCall(context.Background(), d.target, "", "GET", "/health", "", nil)
 		return err == nil && code == http.StatusOK

@@ -3,8 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,26 +189,6 @@ func loadHookSigner(dir, passphraseFile string) (*receipts.Signer, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return receipts.NewSigner(priv)
-}
-
-// configID names a claw home and its effective config (after defaults and
-// expansion), so that a hook asks only a daemon that decides with the same,
-// in the same mount namespace: paths are resolved where the decision is
-// made, and a daemon under systemd's PrivateTmp or ProtectHome sees other
-// files.
-func configID(e *Env) (string, error) {
-	b, err := json.Marshal(e.Config)
-	if err != nil {
-		return "", err
-	}
-	mnt, err := os.Readlink("/proc/self/ns/mnt")
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", e.Home, e.UserDir, mnt)
-	h.Write(b)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // readEvent reads standard input once, in the background, for the daemon
