@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/clawsec/claw/executor"
@@ -214,4 +216,71 @@ func FuzzFill(f *testing.F) {
 			t.Fatalf("status %q", res.Status)
 		}
 	})
+}
+
+// The spool's server is woken by a request moved into the directory it
+// watches, not only by its clock.
+func TestWatchDir(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	arrived := watchDir(ctx, dir)
+	select {
+	case <-arrived:
+		t.Fatal("woken before anything arrived")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tmp := filepath.Join(t.TempDir(), "x")
+	if err := os.WriteFile(tmp, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "r.json")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a file moved into the directory woke nobody")
+	}
+}
+
+// A spool whose claw is gone (killed before it could clean up) is
+// removed when the next run makes its own; one of a running claw, a
+// file, or a name of another form is left alone.
+func TestSweepSpools(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(p, reqDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(fmt.Sprintf("claw-delegate-%d-123", gone.Process.Pid))
+	live := mk(fmt.Sprintf("claw-delegate-%d-456", os.Getpid()))
+	other := mk("claw-delegate-x-1")
+	file := filepath.Join(dir, fmt.Sprintf("claw-delegate-%d-789", gone.Process.Pid))
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spool, err := (&Run{Exe: "/bin/true"}).makeSpool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the spool of a claw that is gone is still there: %v", err)
+	}
+	for _, p := range []string{live, other, file, spool} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+	if !strings.HasPrefix(filepath.Base(spool), fmt.Sprintf("claw-delegate-%d-", os.Getpid())) {
+		t.Errorf("the spool %s does not carry this claw's pid", spool)
+	}
 }

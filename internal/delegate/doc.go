@@ -20,7 +20,11 @@
 // autonomy and tools, each receipt naming the parent (delegate) action.
 // The answer comes back through a directory the sandbox can read but not
 // write. Any failure of the relay blocks the tool call (exit 2), never
-// lets it run.
+// lets it run. The parent watches the request directory with inotify;
+// the relay, which the sandbox refuses inotify, looks for its answer
+// after half a millisecond, then at doubling intervals up to 10 ms.
+// The spool's name carries the parent's pid: a run sweeps away the
+// spools of claws that were killed before they could remove their own.
 //
 // # Bounds
 //

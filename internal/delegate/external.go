@@ -184,7 +184,8 @@ func answerOf(code int, stdout []byte) string {
 // makeSpool makes the run's spool: the settings file and the answers
 // readable by the sandbox, requests writable by it.
 func (r *Run) makeSpool() (string, error) {
-	spool, err := os.MkdirTemp("", "claw-delegate-")
+	sweepSpools(os.TempDir())
+	spool, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", spoolPrefix, os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("delegate: %w", err)
 	}

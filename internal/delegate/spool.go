@@ -10,9 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawsec/claw/internal/hook"
 )
@@ -25,14 +28,54 @@ const HookEntry = "__delegate_hook"
 // the answer read; the settings give the agent's hook a longer timeout.
 const relayDeadline = 30 * time.Second
 
-// pollEvery is how often the relay and the spool look for files.
-const pollEvery = 10 * time.Millisecond
+// The relay, in the sandbox, cannot watch the spool (the sandbox refuses
+// inotify): it looks for its answer after pollFirst, then twice as long
+// each time, at most pollEvery apart; an answer is usually there within
+// a few milliseconds. The spool's server watches the request directory
+// with inotify, and looks every pollEvery besides (or only, where inotify
+// is not available).
+const (
+	pollFirst = 500 * time.Microsecond
+	pollEvery = 10 * time.Millisecond
+)
 
 // The spool's directories: requests the sandbox writes, answers it reads.
 const (
 	reqDir = "req"
 	ansDir = "ans"
 )
+
+// spoolPrefix starts the name of a run's spool in the temporary
+// directory, followed by the pid of the claw that made it.
+const spoolPrefix = "claw-delegate-"
+
+// sweepSpools removes the spools in dir that a claw killed before it
+// could clean up left behind: those of this user whose claw is gone. A
+// spool whose pid is running (perhaps reused) is left alone.
+func sweepSpools(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), spoolPrefix)
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if !ok || err != nil || pid <= 0 || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); !isUnix || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.RemoveAll(path)
+		}
+	}
+}
 
 // answer is one relayed hook answer: the exit status and what the hook
 // prints.
@@ -80,10 +123,10 @@ func relay(args []string, stdin io.Reader) (answer, error) {
 		return answer{}, fmt.Errorf("failed to hand the event to claw: %w", err)
 	}
 	deadline := time.Now().Add(relayDeadline)
-	for time.Now().Before(deadline) {
+	for wait := pollFirst; time.Now().Before(deadline); wait = min(2*wait, pollEvery) {
 		b, err := readFile(filepath.Join(spool, ansDir, id+".json"), maxAnswer)
 		if errors.Is(err, os.ErrNotExist) {
-			time.Sleep(pollEvery)
+			time.Sleep(wait)
 			continue
 		}
 		if err != nil {
@@ -136,6 +179,7 @@ type decideFunc func(ctx context.Context, event []byte) answer
 // serve answers the spool's requests until ctx ends, one at a time, in
 // the order they are found.
 func serve(ctx context.Context, spool string, decide decideFunc) {
+	arrived := watchDir(ctx, filepath.Join(spool, reqDir))
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
@@ -158,9 +202,43 @@ func serve(ctx context.Context, spool string, decide decideFunc) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-arrived:
 		case <-t.C:
 		}
 	}
+}
+
+// watchDir returns a channel that receives when a file is moved into
+// dir or written there, until ctx ends; where inotify is not available
+// it never receives, and the caller's polling is all there is.
+func watchDir(ctx context.Context, dir string) <-chan struct{} {
+	c := make(chan struct{}, 1)
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return c
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_ONLYDIR); err != nil {
+		unix.Close(fd)
+		return c
+	}
+	f := os.NewFile(uintptr(fd), "inotify "+dir) // the runtime's poller wakes the read
+	go func() {
+		<-ctx.Done()
+		f.Close()
+	}()
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return // closed at ctx's end
+			}
+			select {
+			case c <- struct{}{}:
+			default: // one wake-up is pending: it will see every file
+			}
+		}
+	}()
+	return c
 }
 
 // writeAnswer makes the answer to request id appear whole.
