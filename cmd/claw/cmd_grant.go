@@ -160,7 +160,8 @@ is durable. --expires is its lifetime (default security.grant_expiry, at
 most security.grant_max_expiry). It prints the new grant.
 
 EXIT STATUS
-  0 added, 1 error (nothing added), 2 usage or a malformed scope.`,
+  0 added, 1 error (nothing added), 2 usage or a malformed scope, 6 the
+  receipt key needs a passphrase and there is no terminal (nothing added).`,
 		Example: `  claw grant add --expires 2h tool=shell cmd=go:test path=/home/u/ws
   claw grant add tool=http host=api.github.com method=GET`,
 		Args: cobra.MinimumNArgs(1),
@@ -198,7 +199,8 @@ func newGrantRevokeCommand(g *globals) *cobra.Command {
 sees it at its next action) and a grant_revoked receipt is written.
 
 EXIT STATUS
-  0 revoked, 1 error or no such grant, 2 usage.`,
+  0 revoked, 1 error or no such grant, 2 usage, 6 the receipt key needs
+  a passphrase and there is no terminal (nothing revoked).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			home, err := receiptHome(g)

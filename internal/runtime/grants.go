@@ -94,7 +94,7 @@ func AddGrant(ctx context.Context, load func() (*Env, error), sc grant.Scope, ex
 		return l.AddGrant(ctx, s, gr)
 	})
 	if err != nil {
-		return GrantView{}, WithCode(ExitError, err, "nothing was granted")
+		return GrantView{}, grantErr(err, "nothing was granted")
 	}
 	return ViewGrant(gr, now), nil
 }
@@ -113,9 +113,21 @@ func RevokeGrant(ctx context.Context, home, id, by string, withLog WithLog) (gra
 		return gr, WithCode(ExitError, err, "list them with 'claw grant list'")
 	}
 	if err != nil {
-		return gr, WithCode(ExitError, err)
+		return gr, grantErr(err, "nothing was revoked")
 	}
 	return gr, nil
+}
+
+// grantErr is a grant's failure, exit 1, or the status err carries: 6
+// when the receipt key needs a passphrase and there is no terminal to
+// ask for it.
+func grantErr(err error, hints ...string) error {
+	code := ExitError
+	var e *Error
+	if errors.As(err, &e) && e.Code != ExitOK {
+		code = e.Code
+	}
+	return WithCode(code, err, hints...)
 }
 
 // ApplyGrants gives eng the active grants of the claw home, so a dry run
