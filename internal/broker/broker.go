@@ -26,9 +26,9 @@
 // ClearEstop, AddGrant, RevokeGrant, PolicyLoaded, RotateKey,
 // Checkpoint). An action another program runs after claw's answer (a
 // hook's: Claude Code, Codex, an external agent of the delegate tool) is
-// decided and recorded by [Broker.Hand] and closed by [Handoff.Close]; a
-// call refused before the gate (input that does not decode, a disabled
-// MCP tool) by [Broker.Refuse]. Every decision's action_sha256 is the
+// decided by [Broker.Hand] and recorded, its decision and outcome in one
+// commit, by [Broker.CloseAll]; a call refused before the gate (input
+// that does not decode, a disabled MCP tool) by [Broker.Refuse]. Every decision's action_sha256 is the
 // one receipts/doc.go defines.
 //
 // # Grants
