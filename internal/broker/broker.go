@@ -358,11 +358,20 @@ func notAllowed(d gate.Decision, tool toolkind.Kind) gate.Decision {
 
 // invoke takes a through the path, one phase after another: decide,
 // record (the decision receipt), approve, run and close (the outcome
-// receipt). A relayed question (relay, its reason, not nil) skips the
-// gate and the executor.
+// receipt); a deny ends at the decision, recorded with its outcome in one
+// commit. A relayed question (relay, its reason, not nil) skips the gate
+// and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
 	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
 	x.decide(ctx)
+	if d := x.out.Decision; d.Decision == gate.Deny {
+		// Nothing is asked and nothing runs: the decision and its
+		// outcome go in one commit.
+		if x.estop {
+			return x.out, x.recordEnded(ctx, StatusEstop, "emergency stop is engaged")
+		}
+		return x.out, x.recordEnded(ctx, StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
+	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
 	}
@@ -452,6 +461,36 @@ func (x *invocation) decide(ctx context.Context) {
 // anything else happens. When it cannot be written the action goes no
 // further.
 func (x *invocation) record(ctx context.Context) error {
+	ra, rd := x.decisionReceipt()
+	ent, err := x.c.Log.decision(ctx, x.ref, ra, rd)
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
+	}
+	x.logDecision(ent)
+	return nil
+}
+
+// recordEnded records an action that ends at its decision (a deny), with
+// nothing asked and nothing run: its decision receipt and its outcome
+// receipt with status and msg, in one commit. When they cannot be written
+// the outcome is an error, as when record fails.
+func (x *invocation) recordEnded(ctx context.Context, status, msg string) error {
+	ra, rd := x.decisionReceipt()
+	ro := receipts.Outcome{Status: receiptStatus(status), Error: x.c.Redact(msg)}
+	es, err := x.c.Log.decided(ctx, []decided{{ref: x.ref, action: ra, decision: rd, outcome: ro}})
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
+	}
+	x.out.Status = status
+	x.logDecision(es[0])
+	x.b.logReceipt(x.out.ActionID, "outcome", es[1], slog.String("status", status))
+	return nil
+}
+
+// decisionReceipt is what the decision receipt records.
+func (x *invocation) decisionReceipt() (receipts.Action, receipts.Decision) {
 	c, a, d := x.c, x.a, x.out.Decision
 	x.argsJSON, _ = json.Marshal(a.Args)
 	x.actionSHA = actionDigest(a, d)
@@ -476,13 +515,12 @@ func (x *invocation) record(ctx context.Context) error {
 		Degraded:     degraded,
 		Grant:        d.Grant,
 	}
-	ent, err := c.Log.decision(ctx, x.ref, ra, rd)
-	if err != nil {
-		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-		return x.out.Err
-	}
-	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", string(a.Tool)), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
-	return nil
+	return ra, rd
+}
+
+func (x *invocation) logDecision(ent receipts.Entry) {
+	d := x.out.Decision
+	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", string(x.a.Tool)), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
 }
 
 // approve is the third phase: a deny ends the action, an ask goes to the
@@ -494,11 +532,6 @@ func (x *invocation) record(ctx context.Context) error {
 func (x *invocation) approve(ctx context.Context) (bool, error) {
 	d := x.out.Decision
 	switch d.Decision {
-	case gate.Deny:
-		if x.estop {
-			return false, x.end(ctx, StatusEstop, "emergency stop is engaged")
-		}
-		return false, x.end(ctx, StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
 	case gate.Passphrase:
 		if ok, err := x.askPassphrase(ctx); !ok {
 			return false, err

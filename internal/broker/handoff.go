@@ -122,7 +122,7 @@ func (b *Broker) CloseAll(ctx context.Context, hs []*Handoff, allowed bool, why 
 		}
 		as[i] = decided{ref: h.ref, action: h.action, decision: h.decision, outcome: o}
 	}
-	if err := b.cfg.Log.decided(ctx, as); err != nil {
+	if _, err := b.cfg.Log.decided(ctx, as); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return nil
@@ -157,7 +157,7 @@ func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	ra := receipts.Action{Tool: r.Tool, ArgsSHA256: receipts.Digest(r.Args), Summary: c.Redact(r.Summary)}
 	rd := receipts.Decision{Result: gate.Deny, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy, PolicyDigest: d.PolicyDigest}
 	o := receipts.Outcome{Status: StatusDenied, Error: c.Redact(r.Msg)}
-	if err := c.Log.decided(ctx, []decided{{ref: ref, action: ra, decision: rd, outcome: o}}); err != nil {
+	if _, err := c.Log.decided(ctx, []decided{{ref: ref, action: ra, decision: rd, outcome: o}}); err != nil {
 		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return out, nil

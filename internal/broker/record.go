@@ -126,8 +126,8 @@ type decided struct {
 }
 
 // decided writes the receipts of as in one commit: each decision, in
-// order, then each outcome.
-func (l *Log) decided(ctx context.Context, as []decided) error {
+// order, then each outcome; it returns their entries in that order.
+func (l *Log) decided(ctx context.Context, as []decided) ([]receipts.Entry, error) {
 	bs := make([]receipts.Body, 0, 2*len(as))
 	for _, a := range as {
 		bs = append(bs, store.DecisionBody(a.ref, a.action, a.decision))
@@ -135,8 +135,7 @@ func (l *Log) decided(ctx context.Context, as []decided) error {
 	for _, a := range as {
 		bs = append(bs, store.OutcomeBody(a.ref, a.outcome))
 	}
-	_, err := l.w.AppendAll(ctx, bs...)
-	return err
+	return l.w.AppendAll(ctx, bs...)
 }
 
 // EngageEstop engages the emergency stop at file (see package estop) and
