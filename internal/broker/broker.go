@@ -478,7 +478,7 @@ func (x *invocation) record(ctx context.Context) error {
 func (x *invocation) recordEnded(ctx context.Context, status, msg string) error {
 	ra, rd := x.decisionReceipt()
 	ro := receipts.Outcome{Status: receiptStatus(status), Error: x.c.Redact(msg)}
-	es, err := x.c.Log.decided(ctx, []decided{{ref: x.ref, action: ra, decision: rd, outcome: ro}})
+	es, err := x.c.Log.writeEnded(ctx, []ended{{ref: x.ref, action: ra, decision: rd, outcome: ro}})
 	if err != nil {
 		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 		return x.out.Err

@@ -111,7 +111,7 @@ func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 // An error wraps [ErrNoReceipt]: the receipts are not durable, and the
 // call must be blocked.
 func (b *Broker) CloseAll(ctx context.Context, hs []*Handoff, allowed bool, why string) error {
-	as := make([]decided, len(hs))
+	as := make([]ended, len(hs))
 	for i, h := range hs {
 		o := receipts.Outcome{Status: StatusDelegated, Error: "handed back to " + h.ref.Channel + ", which runs it outside claw's sandbox"}
 		switch {
@@ -120,9 +120,9 @@ func (b *Broker) CloseAll(ctx context.Context, hs []*Handoff, allowed bool, why 
 		case !allowed:
 			o = receipts.Outcome{Status: StatusDenied, Error: b.cfg.Redact(why)}
 		}
-		as[i] = decided{ref: h.ref, action: h.action, decision: h.decision, outcome: o}
+		as[i] = ended{ref: h.ref, action: h.action, decision: h.decision, outcome: o}
 	}
-	if _, err := b.cfg.Log.decided(ctx, as); err != nil {
+	if _, err := b.cfg.Log.writeEnded(ctx, as); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return nil
@@ -143,8 +143,8 @@ type Refusal struct {
 
 // Refuse records r as a denied action, a decision receipt (deny, risk
 // high, reason r.Rule) and an outcome receipt (denied, r.Msg) in one
-// commit, and returns its outcome. An error wraps [ErrNoReceipt]: the refusal stands,
-// but its receipts could not be written.
+// commit, and returns its outcome. An error wraps [ErrNoReceipt]: the
+// refusal stands, but its receipts could not be written.
 func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	c := b.cfg
 	if r.Rule == "" {
@@ -157,7 +157,7 @@ func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	ra := receipts.Action{Tool: r.Tool, ArgsSHA256: receipts.Digest(r.Args), Summary: c.Redact(r.Summary)}
 	rd := receipts.Decision{Result: gate.Deny, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy, PolicyDigest: d.PolicyDigest}
 	o := receipts.Outcome{Status: StatusDenied, Error: c.Redact(r.Msg)}
-	if _, err := c.Log.decided(ctx, []decided{{ref: ref, action: ra, decision: rd, outcome: o}}); err != nil {
+	if _, err := c.Log.writeEnded(ctx, []ended{{ref: ref, action: ra, decision: rd, outcome: o}}); err != nil {
 		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return out, nil

@@ -116,18 +116,19 @@ func (l *Log) outcome(ctx context.Context, ref receipts.Ref, o receipts.Outcome)
 	return l.w.Outcome(ctx, ref, o)
 }
 
-// decided is an action decided and closed with nothing run in between:
-// a denial, a refusal, a handoff to another program.
-type decided struct {
+// ended is an action that ended at its decision, nothing run between its
+// decision and its outcome: a denial, a refusal, a handoff to another
+// program.
+type ended struct {
 	ref      receipts.Ref
 	action   receipts.Action
 	decision receipts.Decision
 	outcome  receipts.Outcome
 }
 
-// decided writes the receipts of as in one commit: each decision, in
+// writeEnded writes the receipts of as in one commit: each decision, in
 // order, then each outcome; it returns their entries in that order.
-func (l *Log) decided(ctx context.Context, as []decided) ([]receipts.Entry, error) {
+func (l *Log) writeEnded(ctx context.Context, as []ended) ([]receipts.Entry, error) {
 	bs := make([]receipts.Body, 0, 2*len(as))
 	for _, a := range as {
 		bs = append(bs, store.DecisionBody(a.ref, a.action, a.decision))
