@@ -358,19 +358,16 @@ func notAllowed(d gate.Decision, tool toolkind.Kind) gate.Decision {
 
 // invoke takes a through the path, one phase after another: decide,
 // record (the decision receipt), approve, run and close (the outcome
-// receipt); a deny ends at the decision, recorded with its outcome in one
-// commit. A relayed question (relay, its reason, not nil) skips the gate
+// receipt); a deny, or an ask with nobody to ask, ends at the decision,
+// recorded with its outcome in one commit. A relayed question (relay, its reason, not nil) skips the gate
 // and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
 	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
 	x.decide(ctx)
-	if d := x.out.Decision; d.Decision == gate.Deny {
+	if status, msg, ok := x.endsAtDecision(); ok {
 		// Nothing is asked and nothing runs: the decision and its
 		// outcome go in one commit.
-		if x.estop {
-			return x.out, x.recordEnded(ctx, StatusEstop, "emergency stop is engaged")
-		}
-		return x.out, x.recordEnded(ctx, StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
+		return x.out, x.recordEnded(ctx, status, msg)
 	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
@@ -471,10 +468,28 @@ func (x *invocation) record(ctx context.Context) error {
 	return nil
 }
 
-// recordEnded records an action that ends at its decision (a deny), with
-// nothing asked and nothing run: its decision receipt and its outcome
-// receipt with status and msg, in one commit. When they cannot be written
-// the outcome is an error, as when record fails.
+// endsAtDecision reports whether the action ends at its decision, with
+// nothing asked and nothing run, and with which status and message: a
+// deny, or an ask with nobody to ask.
+func (x *invocation) endsAtDecision() (status, msg string, ok bool) {
+	d := x.out.Decision
+	switch {
+	case d.Decision == gate.Deny && x.estop:
+		return StatusEstop, "emergency stop is engaged", true
+	case d.Decision == gate.Deny:
+		return StatusDenied, "denied: " + strings.Join(d.RuleIDs(), ", "), true
+	case d.Decision == gate.Ask && x.c.Approver == nil:
+		x.out.Err = errors.New("this action needs approval and nobody could be asked")
+		return StatusNeedsApproval, x.out.Err.Error(), true
+	}
+	return "", "", false
+}
+
+// recordEnded records an action that ends at its decision (see
+// endsAtDecision), with nothing asked and nothing run: its decision
+// receipt and its outcome receipt with status and msg, in one commit.
+// When they cannot be written the outcome is an error, as when record
+// fails.
 func (x *invocation) recordEnded(ctx context.Context, status, msg string) error {
 	ra, rd := x.decisionReceipt()
 	ro := receipts.Outcome{Status: receiptStatus(status), Error: x.c.Redact(msg)}
@@ -596,11 +611,7 @@ func (x *invocation) askPassphrase(ctx context.Context) (bool, error) {
 // Config.ApprovalTimeout; like approve, it reports whether the action may
 // run. An approval may store a grant (Answer.Remember).
 func (x *invocation) askApprover(ctx context.Context) (bool, error) {
-	c := x.c
-	if c.Approver == nil {
-		x.out.Err = errors.New("this action needs approval and nobody could be asked")
-		return false, x.end(ctx, StatusNeedsApproval, x.out.Err.Error())
-	}
+	c := x.c // an ask with no approver ended at its decision (endsAtDecision)
 	req := x.request()
 	actx, cancel := context.WithTimeout(ctx, c.ApprovalTimeout)
 	ans, err := c.Approver.Approve(actx, req)

@@ -182,17 +182,19 @@ func TestCloseAllNoReceipt(t *testing.T) {
 	}
 }
 
-// A denied action ends at its decision: the decision and the outcome
-// receipts in one commit, the emergency stop's as well.
+// An action denied, or asked about with nobody to ask, ends at its
+// decision: the decision and the outcome receipts in one commit, the
+// emergency stop's as well.
 func TestDenyOneCommit(t *testing.T) {
 	r := newRig(t, "supervised", nil)
 	ctx := context.Background()
 	for _, tt := range []struct {
-		name, want string
-		estop      bool
+		name, cmd, want, receipt string
+		estop                    bool
 	}{
-		{name: "deny", want: StatusDenied},
-		{name: "estop", want: StatusEstop, estop: true},
+		{name: "deny", cmd: "rm -rf /", want: StatusDenied, receipt: StatusDenied},
+		{name: "ask, nobody to ask", cmd: "rm -rf gone", want: StatusNeedsApproval, receipt: StatusDenied},
+		{name: "estop", cmd: "rm -rf /", want: StatusEstop, receipt: StatusEstop, estop: true},
 	} {
 		if tt.estop {
 			if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
@@ -200,15 +202,15 @@ func TestDenyOneCommit(t *testing.T) {
 			}
 		}
 		before := r.log.Syncs()
-		out, err := r.b.Invoke(ctx, sh("rm -rf /"), "c1")
+		out, err := r.b.Invoke(ctx, sh(tt.cmd), "c1")
 		if err != nil || out.Status != tt.want {
 			t.Fatalf("%s: Invoke = %+v, %v; want status %s", tt.name, out, err, tt.want)
 		}
 		if n := r.log.Syncs() - before; n != 1 {
 			t.Errorf("%s: %d fdatasyncs, want 1", tt.name, n)
 		}
-		if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:"+tt.want {
-			t.Errorf("%s: receipts %s, want decision outcome:%s", tt.name, got, tt.want)
+		if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:"+tt.receipt {
+			t.Errorf("%s: receipts %s, want decision outcome:%s", tt.name, got, tt.receipt)
 		}
 	}
 	r.log.Close()
