@@ -559,8 +559,9 @@ func TestRenderRefusesEmptyAnswer(t *testing.T) {
 	}
 }
 
-// BenchmarkDecide measures one decision with its two durable receipts,
-// the guard already open (what a long-lived process would pay).
+// BenchmarkDecide measures one decision with its two receipts, made
+// durable in one commit, the guard already open (what a long-lived
+// process would pay).
 func BenchmarkDecide(b *testing.B) {
 	f := newFixtureB(b)
 	g, closeFn, err := f.open(b)(context.Background())
