@@ -26,9 +26,9 @@
 // ClearEstop, AddGrant, RevokeGrant, PolicyLoaded, RotateKey,
 // Checkpoint). An action another program runs after claw's answer (a
 // hook's: Claude Code, Codex, an external agent of the delegate tool) is
-// decided and recorded by [Broker.Hand] and closed by [Handoff.Close]; a
-// call refused before the gate (input that does not decode, a disabled
-// MCP tool) by [Broker.Refuse]. Every decision's action_sha256 is the
+// decided by [Broker.Hand] and recorded, its decision and outcome in one
+// commit, by [Broker.CloseAll]; a call refused before the gate (input
+// that does not decode, a disabled MCP tool) by [Broker.Refuse]. Every decision's action_sha256 is the
 // one receipts/doc.go defines.
 //
 // # Grants
@@ -358,11 +358,17 @@ func notAllowed(d gate.Decision, tool toolkind.Kind) gate.Decision {
 
 // invoke takes a through the path, one phase after another: decide,
 // record (the decision receipt), approve, run and close (the outcome
-// receipt). A relayed question (relay, its reason, not nil) skips the
-// gate and the executor.
+// receipt); a deny, or an ask with nobody to ask, ends at the decision,
+// recorded with its outcome in one commit. A relayed question (relay, its reason, not nil) skips the gate
+// and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
 	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
 	x.decide(ctx)
+	if status, msg, ok := x.endsAtDecision(); ok {
+		// Nothing is asked and nothing runs: the decision and its
+		// outcome go in one commit.
+		return x.out, x.recordEnded(ctx, status, msg)
+	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
 	}
@@ -452,6 +458,54 @@ func (x *invocation) decide(ctx context.Context) {
 // anything else happens. When it cannot be written the action goes no
 // further.
 func (x *invocation) record(ctx context.Context) error {
+	ra, rd := x.decisionReceipt()
+	ent, err := x.c.Log.decision(ctx, x.ref, ra, rd)
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
+	}
+	x.logDecision(ent)
+	return nil
+}
+
+// endsAtDecision reports whether the action ends at its decision, with
+// nothing asked and nothing run, and with which status and message: a
+// deny, or an ask with nobody to ask.
+func (x *invocation) endsAtDecision() (status, msg string, ok bool) {
+	d := x.out.Decision
+	switch {
+	case d.Decision == gate.Deny && x.estop:
+		return StatusEstop, "emergency stop is engaged", true
+	case d.Decision == gate.Deny:
+		return StatusDenied, "denied: " + strings.Join(d.RuleIDs(), ", "), true
+	case d.Decision == gate.Ask && x.c.Approver == nil:
+		x.out.Err = errors.New("this action needs approval and nobody could be asked")
+		return StatusNeedsApproval, x.out.Err.Error(), true
+	}
+	return "", "", false
+}
+
+// recordEnded records an action that ends at its decision (see
+// endsAtDecision), with nothing asked and nothing run: its decision
+// receipt and its outcome receipt with status and msg, in one commit.
+// When they cannot be written the outcome is an error, as when record
+// fails.
+func (x *invocation) recordEnded(ctx context.Context, status, msg string) error {
+	ra, rd := x.decisionReceipt()
+	ro := receipts.Outcome{Status: receiptStatus(status), Error: x.c.Redact(msg)}
+	es, err := x.c.Log.writeEnded(ctx, []ended{{ref: x.ref, action: ra, decision: rd, outcome: ro}})
+	if err != nil {
+		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
+		return x.out.Err
+	}
+	x.out.Status = status
+	x.logDecision(es[0])
+	x.b.logReceipt(x.out.ActionID, "outcome", es[1], slog.String("status", status))
+	return nil
+}
+
+// decisionReceipt is what the decision receipt records.
+func (x *invocation) decisionReceipt() (receipts.Action, receipts.Decision) {
 	c, a, d := x.c, x.a, x.out.Decision
 	x.argsJSON, _ = json.Marshal(a.Args)
 	x.actionSHA = actionDigest(a, d)
@@ -476,13 +530,12 @@ func (x *invocation) record(ctx context.Context) error {
 		Degraded:     degraded,
 		Grant:        d.Grant,
 	}
-	ent, err := c.Log.decision(ctx, x.ref, ra, rd)
-	if err != nil {
-		x.out.Status, x.out.Err = StatusError, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-		return x.out.Err
-	}
-	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", string(a.Tool)), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
-	return nil
+	return ra, rd
+}
+
+func (x *invocation) logDecision(ent receipts.Entry) {
+	d := x.out.Decision
+	x.b.logReceipt(x.out.ActionID, "decision", ent, slog.String("tool", string(x.a.Tool)), slog.String("decision", d.Decision), slog.String("risk", d.Risk))
 }
 
 // approve is the third phase: a deny ends the action, an ask goes to the
@@ -494,11 +547,6 @@ func (x *invocation) record(ctx context.Context) error {
 func (x *invocation) approve(ctx context.Context) (bool, error) {
 	d := x.out.Decision
 	switch d.Decision {
-	case gate.Deny:
-		if x.estop {
-			return false, x.end(ctx, StatusEstop, "emergency stop is engaged")
-		}
-		return false, x.end(ctx, StatusDenied, "denied: "+strings.Join(d.RuleIDs(), ", "))
 	case gate.Passphrase:
 		if ok, err := x.askPassphrase(ctx); !ok {
 			return false, err
@@ -563,11 +611,7 @@ func (x *invocation) askPassphrase(ctx context.Context) (bool, error) {
 // Config.ApprovalTimeout; like approve, it reports whether the action may
 // run. An approval may store a grant (Answer.Remember).
 func (x *invocation) askApprover(ctx context.Context) (bool, error) {
-	c := x.c
-	if c.Approver == nil {
-		x.out.Err = errors.New("this action needs approval and nobody could be asked")
-		return false, x.end(ctx, StatusNeedsApproval, x.out.Err.Error())
-	}
+	c := x.c // an ask with no approver ended at its decision (endsAtDecision)
 	req := x.request()
 	actx, cancel := context.WithTimeout(ctx, c.ApprovalTimeout)
 	ans, err := c.Approver.Approve(actx, req)

@@ -40,24 +40,25 @@ type External struct {
 	ParentAction string
 }
 
-// Handoff is an external action whose decision is recorded; its outcome
-// receipt is written by [Handoff.Close].
+// Handoff is an external action decided by [Broker.Hand]; its decision
+// and outcome receipts are written together by [Broker.CloseAll].
 type Handoff struct {
 	ActionID string
 	Decision gate.Decision
 
-	b   *Broker
-	ref receipts.Ref
+	ref      receipts.Ref
+	action   receipts.Action
+	decision receipts.Decision
 }
 
-// Hand decides x with the gate (or x.Decide) in the broker's context,
-// writes its decision receipt and returns the handoff, which the caller
-// closes once it knows what the other program was told. Nothing is asked
-// and nothing runs here: the other program runs the action, outside
-// claw's sandbox. A decision other than allow, ask, passphrase or deny is
-// recorded as a deny. When the gate could not decide, its deny is
-// recorded and Hand returns the handoff with the gate's error. An error
-// wrapping [ErrNoReceipt] means nothing was recorded (the handoff is nil).
+// Hand decides x with the gate (or x.Decide) in the broker's context and
+// returns the handoff, which the caller closes with [Broker.CloseAll]
+// once it knows what the other program is told. Nothing is asked,
+// nothing runs and nothing is written here: the other program runs the
+// action, outside claw's sandbox, and only after its answer, which must
+// wait for CloseAll. A decision other than allow, ask, passphrase or deny
+// is recorded as a deny. When the gate could not decide, Hand returns the
+// handoff with its deny and the gate's error.
 func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 	c := b.cfg
 	estop := b.estopEngaged()
@@ -89,32 +90,39 @@ func (b *Broker) Hand(ctx context.Context, x External) (*Handoff, error) {
 		summary = gate.Summary(x.Action)
 	}
 	argsJSON, _ := json.Marshal(x.Action.Args)
-	h := &Handoff{ActionID: receipts.NewActionID(), Decision: d, b: b}
+	h := &Handoff{ActionID: receipts.NewActionID(), Decision: d}
 	h.ref = receipts.Ref{ActionID: h.ActionID, Conversation: x.Conversation, Channel: c.Channel, ParentAction: x.ParentAction}
-	ra := receipts.Action{Tool: string(x.Action.Tool), ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
-	rd := receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy,
+	h.action = receipts.Action{Tool: string(x.Action.Tool), ArgsSHA256: receipts.Digest(argsJSON), ActionSHA256: actionDigest(x.Action, d), Summary: c.Redact(summary)}
+	h.decision = receipts.Decision{Result: d.Decision, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy,
 		PolicyDigest: d.PolicyDigest, Degraded: degraded, Grant: d.Grant}
-	if _, err := c.Log.decision(ctx, h.ref, ra, rd); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
 	if gerr != nil {
 		return h, fmt.Errorf("the gate could not decide: %w", gerr)
 	}
 	return h, nil
 }
 
-// Close writes the outcome receipt of h: "denied" when its decision was
-// a deny (naming the rules), or when allowed is false (with why);
-// otherwise [StatusDelegated], handed back to the channel's program.
-func (h *Handoff) Close(ctx context.Context, allowed bool, why string) error {
-	o := receipts.Outcome{Status: StatusDelegated, Error: "handed back to " + h.ref.Channel + ", which runs it outside claw's sandbox"}
-	switch {
-	case h.Decision.Decision == gate.Deny:
-		o = receipts.Outcome{Status: StatusDenied, Error: "denied: " + strings.Join(h.Decision.RuleIDs(), ", ")}
-	case !allowed:
-		o = receipts.Outcome{Status: StatusDenied, Error: h.b.cfg.Redact(why)}
+// CloseAll writes the receipts of hs, the actions of one call of the
+// other program, in one commit (one write, one fdatasync): the decision
+// receipt of each, in order, then the outcome of each: "denied" when its
+// decision was a deny (naming the rules), or when allowed is false (with
+// why); otherwise [StatusDelegated], handed back to the channel's
+// program. Nothing runs between a decision and its outcome: the program
+// runs the actions only after claw's answer, which waits for CloseAll.
+// An error wraps [ErrNoReceipt]: the receipts are not durable, and the
+// call must be blocked.
+func (b *Broker) CloseAll(ctx context.Context, hs []*Handoff, allowed bool, why string) error {
+	as := make([]ended, len(hs))
+	for i, h := range hs {
+		o := receipts.Outcome{Status: StatusDelegated, Error: "handed back to " + h.ref.Channel + ", which runs it outside claw's sandbox"}
+		switch {
+		case h.Decision.Decision == gate.Deny:
+			o = receipts.Outcome{Status: StatusDenied, Error: "denied: " + strings.Join(h.Decision.RuleIDs(), ", ")}
+		case !allowed:
+			o = receipts.Outcome{Status: StatusDenied, Error: b.cfg.Redact(why)}
+		}
+		as[i] = ended{ref: h.ref, action: h.action, decision: h.decision, outcome: o}
 	}
-	if _, err := h.b.cfg.Log.outcome(context.WithoutCancel(ctx), h.ref, o); err != nil {
+	if _, err := b.cfg.Log.writeEnded(ctx, as); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return nil
@@ -134,9 +142,9 @@ type Refusal struct {
 }
 
 // Refuse records r as a denied action, a decision receipt (deny, risk
-// high, reason r.Rule) and an outcome receipt (denied, r.Msg), and
-// returns its outcome. An error wraps [ErrNoReceipt]: the refusal stands,
-// but its receipts could not be written.
+// high, reason r.Rule) and an outcome receipt (denied, r.Msg) in one
+// commit, and returns its outcome. An error wraps [ErrNoReceipt]: the
+// refusal stands, but its receipts could not be written.
 func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	c := b.cfg
 	if r.Rule == "" {
@@ -148,10 +156,8 @@ func (b *Broker) Refuse(ctx context.Context, r Refusal) (*Outcome, error) {
 	ref := receipts.Ref{ActionID: out.ActionID, Conversation: r.Conversation, Channel: c.Channel, ParentAction: r.ParentAction}
 	ra := receipts.Action{Tool: r.Tool, ArgsSHA256: receipts.Digest(r.Args), Summary: c.Redact(r.Summary)}
 	rd := receipts.Decision{Result: gate.Deny, Risk: d.Risk, Reasons: d.RuleIDs(), Autonomy: c.Autonomy, PolicyDigest: d.PolicyDigest}
-	if _, err := c.Log.decision(ctx, ref, ra, rd); err != nil {
-		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
-	}
-	if _, err := c.Log.outcome(context.WithoutCancel(ctx), ref, receipts.Outcome{Status: StatusDenied, Error: c.Redact(r.Msg)}); err != nil {
+	o := receipts.Outcome{Status: StatusDenied, Error: c.Redact(r.Msg)}
+	if _, err := c.Log.writeEnded(ctx, []ended{{ref: ref, action: ra, decision: rd, outcome: o}}); err != nil {
 		return out, fmt.Errorf("%w: %v", ErrNoReceipt, err)
 	}
 	return out, nil

@@ -14,7 +14,7 @@ import (
 
 // Log is the receipt log as every package but the broker holds it. The
 // broker is its one writer: actions are recorded by [Broker.Invoke],
-// [Broker.Hand] and [Broker.Refuse], state changes by the methods below
+// [Broker.CloseAll] and [Broker.Refuse], state changes by the methods below
 // (the emergency stop, grants, a policy load, a key rotation). No other
 // package imports the writing side (receipts/store); internal/deptest
 // holds that.
@@ -43,6 +43,10 @@ func (l *Log) LogID() string { return l.w.LogID() }
 
 // Signer returns the key currently signing receipts.
 func (l *Log) Signer() *receipts.Signer { return l.w.Signer() }
+
+// Syncs returns how many times the log has fdatasync'ed since it was
+// opened: once per commit.
+func (l *Log) Syncs() uint64 { return l.w.Syncs() }
 
 // Close writes a final checkpoint and closes the log.
 func (l *Log) Close() error { return l.w.Close() }
@@ -110,6 +114,29 @@ func (l *Log) approval(ctx context.Context, ref receipts.Ref, a receipts.Approva
 
 func (l *Log) outcome(ctx context.Context, ref receipts.Ref, o receipts.Outcome) (receipts.Entry, error) {
 	return l.w.Outcome(ctx, ref, o)
+}
+
+// ended is an action that ended at its decision, nothing run between its
+// decision and its outcome: a denial, a refusal, a handoff to another
+// program.
+type ended struct {
+	ref      receipts.Ref
+	action   receipts.Action
+	decision receipts.Decision
+	outcome  receipts.Outcome
+}
+
+// writeEnded writes the receipts of as in one commit: each decision, in
+// order, then each outcome; it returns their entries in that order.
+func (l *Log) writeEnded(ctx context.Context, as []ended) ([]receipts.Entry, error) {
+	bs := make([]receipts.Body, 0, 2*len(as))
+	for _, a := range as {
+		bs = append(bs, store.DecisionBody(a.ref, a.action, a.decision))
+	}
+	for _, a := range as {
+		bs = append(bs, store.OutcomeBody(a.ref, a.outcome))
+	}
+	return l.w.AppendAll(ctx, bs...)
 }
 
 // EngageEstop engages the emergency stop at file (see package estop) and

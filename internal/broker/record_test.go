@@ -2,12 +2,15 @@ package broker
 
 import (
 	"context"
+	"crypto"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/clawsec/claw/audit"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/estop"
 	"github.com/clawsec/claw/receipts"
@@ -38,7 +41,10 @@ func TestHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Close(ctx, true, ""); err != nil {
+	if bs := r.bodies(t, h.ActionID); len(bs) != 0 {
+		t.Fatalf("Hand wrote %s; the receipts wait for CloseAll", types(bs))
+	}
+	if err := r.b.CloseAll(ctx, []*Handoff{h}, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
@@ -64,7 +70,7 @@ func TestHand(t *testing.T) {
 	if h.Decision.Decision != gate.Deny {
 		t.Fatalf("rm -rf / decided %s", h.Decision.Decision)
 	}
-	if err := h.Close(ctx, true, ""); err != nil {
+	if err := r.b.CloseAll(ctx, []*Handoff{h}, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	bs = r.bodies(t, h.ActionID)
@@ -93,33 +99,138 @@ func TestHandDecidedByCaller(t *testing.T) {
 	if !sawEstop || h.Decision.Decision != gate.Deny {
 		t.Fatalf("estop seen %v, decision %q; want the stop seen and an unknown decision recorded as deny", sawEstop, h.Decision.Decision)
 	}
-	bs := r.bodies(t, h.ActionID)
-	if len(bs) != 1 || bs[0].Decision.Result != gate.Deny || strings.Join(bs[0].Decision.Degraded, ",") != "hook.trust_tool=TodoWrite" {
-		t.Fatalf("decision receipt %+v, want a deny with the opt-in recorded", bs[0].Decision)
-	}
-	// Allowed but answered deny: denied with the reason given.
-	if err := h.Close(ctx, false, "denied with the rest of the tool call"); err != nil {
+	if err := r.b.CloseAll(ctx, []*Handoff{h}, true, ""); err != nil {
 		t.Fatal(err)
+	}
+	bs := r.bodies(t, h.ActionID)
+	if types(bs) != "decision outcome:denied" || bs[0].Decision.Result != gate.Deny || strings.Join(bs[0].Decision.Degraded, ",") != "hook.trust_tool=TodoWrite" {
+		t.Fatalf("receipts %s, decision %+v; want a deny with the opt-in recorded", types(bs), bs[0].Decision)
 	}
 }
 
-// Without a durable decision receipt there is no handoff.
-func TestHandNoReceipt(t *testing.T) {
+// CloseAll writes the receipts of one call's handoffs in one commit, in
+// the order they were written one by one before: every decision, then
+// every outcome (allowed false: denied with the reason given).
+func TestCloseAllOneCommit(t *testing.T) {
 	r := newRig(t, "supervised", nil)
-	r.log.Close()
+	ctx := context.Background()
+	var hs []*Handoff
+	for _, cmd := range []string{"ls", "cat notes.txt", "rm -rf /"} {
+		h, err := r.b.Hand(ctx, External{Action: gate.Action{Tool: "shell", Args: map[string]any{"command": cmd}}, Conversation: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	before := r.log.Syncs()
+	if err := r.b.CloseAll(ctx, hs, false, "denied with the rest of the tool call"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.log.Syncs() - before; n != 1 {
+		t.Fatalf("%d fdatasyncs for the receipts of one call, want 1", n)
+	}
+	var got []string
+	var seqs []uint64
+	err := receipts.Walk(ctx, r.dir, func(rec receipts.Record) error {
+		if rec.Err != nil {
+			return rec.Err
+		}
+		b := rec.Line.Decoded
+		for i, h := range hs {
+			if b.ActionID == h.ActionID {
+				s := fmt.Sprintf("%s:%d", b.Type, i)
+				if b.Outcome != nil {
+					s += ":" + b.Outcome.Status + ":" + b.Outcome.Error
+				}
+				got = append(got, s)
+				seqs = append(seqs, b.Seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"decision:0", "decision:1", "decision:2",
+		"outcome:0:denied:denied with the rest of the tool call", "outcome:1:denied:denied with the rest of the tool call",
+		"outcome:2:denied:denied: " + strings.Join(hs[2].Decision.RuleIDs(), ", ")}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Fatalf("receipts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range seqs {
+		if seqs[i] != seqs[0]+uint64(i) {
+			t.Fatalf("seqs %v are not consecutive", seqs)
+		}
+	}
+	rep, err := audit.Verify(ctx, r.dir, audit.Options{Keys: []crypto.PublicKey{r.log.Signer().PublicKey()}})
+	if err != nil || !rep.Verified {
+		t.Fatalf("the log does not verify: %v %+v", err, rep)
+	}
+}
+
+// Without durable receipts the call has no answer: CloseAll fails with
+// ErrNoReceipt.
+func TestCloseAllNoReceipt(t *testing.T) {
+	r := newRig(t, "supervised", nil)
 	h, err := r.b.Hand(context.Background(), External{Action: gate.Action{Tool: "shell", Args: map[string]any{"command": "ls"}}})
-	if h != nil || !errors.Is(err, ErrNoReceipt) {
-		t.Fatalf("Hand on a closed log = %v, %v; want no handoff and ErrNoReceipt", h, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.log.Close()
+	if err := r.b.CloseAll(context.Background(), []*Handoff{h}, true, ""); !errors.Is(err, ErrNoReceipt) {
+		t.Fatalf("CloseAll on a closed log = %v, want ErrNoReceipt", err)
+	}
+}
+
+// An action denied, or asked about with nobody to ask, ends at its
+// decision: the decision and the outcome receipts in one commit, the
+// emergency stop's as well.
+func TestDenyOneCommit(t *testing.T) {
+	r := newRig(t, "supervised", nil)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, cmd, want, receipt string
+		estop                    bool
+	}{
+		{name: "deny", cmd: "rm -rf /", want: StatusDenied, receipt: StatusDenied},
+		{name: "ask, nobody to ask", cmd: "rm -rf gone", want: StatusNeedsApproval, receipt: StatusDenied},
+		{name: "estop", cmd: "rm -rf /", want: StatusEstop, receipt: StatusEstop, estop: true},
+	} {
+		if tt.estop {
+			if err := os.WriteFile(r.b.cfg.EstopFile, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := r.log.Syncs()
+		out, err := r.b.Invoke(ctx, sh(tt.cmd), "c1")
+		if err != nil || out.Status != tt.want {
+			t.Fatalf("%s: Invoke = %+v, %v; want status %s", tt.name, out, err, tt.want)
+		}
+		if n := r.log.Syncs() - before; n != 1 {
+			t.Errorf("%s: %d fdatasyncs, want 1", tt.name, n)
+		}
+		if got := types(r.bodies(t, out.ActionID)); got != "decision outcome:"+tt.receipt {
+			t.Errorf("%s: receipts %s, want decision outcome:%s", tt.name, got, tt.receipt)
+		}
+	}
+	r.log.Close()
+	out, err := r.b.Invoke(ctx, sh("rm -rf /"), "c1")
+	if !errors.Is(err, ErrNoReceipt) || out.Status != StatusError {
+		t.Fatalf("a deny on a closed log = %+v, %v; want status error and ErrNoReceipt", out, err)
 	}
 }
 
 func TestRefuse(t *testing.T) {
 	r := newRig(t, "supervised", nil)
 	ctx := context.Background()
+	before := r.log.Syncs()
 	out, err := r.b.Refuse(ctx, Refusal{Tool: "tool", Args: []byte(`{"x":1}`), Summary: "tool up echo (disabled)",
 		Conversation: "c1", Rule: "mcp.pin_changed", Msg: "tool definition changed since it was pinned"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := r.log.Syncs() - before; n != 1 {
+		t.Errorf("%d fdatasyncs for a refusal, want 1", n)
 	}
 	if out.Status != StatusDenied || out.ActionID == "" {
 		t.Fatalf("outcome %+v, want denied with an action id", out)

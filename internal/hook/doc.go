@@ -10,9 +10,10 @@
 // autonomy, workspace and emergency stop as every other claw action),
 // and answers in the agent's format; the strictest decision over the
 // actions wins. Deciding and recording are the broker's
-// (broker.Broker.Hand): a decision receipt and a closing outcome receipt
-// per action in the normal receipt log (channel "claude-code" or
-// "codex"). The hook only translates the agent's wire format.
+// (broker.Broker.Hand and CloseAll): a decision receipt and a closing
+// outcome receipt per action in the normal receipt log (channel
+// "claude-code" or "codex"), all of a call's receipts in one commit
+// before the answer. The hook only translates the agent's wire format.
 //
 // The hook does not execute anything: the agent does, outside claw's
 // Landlock and seccomp sandbox. A receipt's outcome for an action the

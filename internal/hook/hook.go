@@ -101,12 +101,12 @@ var rank = map[string]int{gate.Allow: 0, gate.Ask: 1, gate.Passphrase: 2, gate.D
 var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 // Decide judges ev through the broker ([broker.Broker.Hand]): each
-// action is decided by the gate and its decision receipt written; then
-// the answer is worked out, and each action is closed with an outcome
-// receipt that says what the agent was told: "denied", or
-// [OutcomeDelegated] when the agent may run it or ask about it. All of it
-// is durable before Decide returns. An error means no verdict: the caller
-// must block.
+// action is decided by the gate; then the answer is worked out, and
+// every action's decision receipt and an outcome receipt that says what
+// the agent was told ("denied", or [OutcomeDelegated] when the agent may
+// run it or ask about it) are written in one commit
+// ([broker.Broker.CloseAll]). All of it is durable before Decide
+// returns. An error means no verdict: the caller must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
 	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Workspace: g.Workspace, Home: g.Home,
 		Channel: string(f), EstopFile: g.EstopFile, Redact: g.redact(), ToolsAllow: g.ToolsAllow})
@@ -119,15 +119,6 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		return Verdict{}, errors.New("the tool call maps to no action")
 	}
 	var done []*broker.Handoff
-	// closeAll writes the outcome of every recorded action.
-	closeAll := func(answer, why string) error {
-		for _, h := range done {
-			if err := h.Close(ctx, answer != gate.Deny, why); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	v := Verdict{Decision: gate.Allow, Risk: "low"}
 	for _, c := range calls {
 		x := broker.External{Action: c.Action, Conversation: clip(ev.SessionID, 128), Cwd: cwd, Summary: summary(ev.ToolName, c.Action),
@@ -136,13 +127,10 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 			x.Decide = func(estop bool) (gate.Decision, []string) { return g.unknown(ev.ToolName, estop) }
 		}
 		h, err := b.Hand(ctx, x)
-		if h == nil {
-			return Verdict{}, err
-		}
 		done = append(done, h)
 		if err != nil {
 			// Recorded as a deny; the run blocks with the reason.
-			return Verdict{}, errors.Join(err, closeAll(gate.Deny, "blocked: "+err.Error()))
+			return Verdict{}, errors.Join(err, b.CloseAll(ctx, done, false, "blocked: "+err.Error()))
 		}
 		d := h.Decision
 		v.ActionIDs = append(v.ActionIDs, h.ActionID)
@@ -160,7 +148,7 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 	if len(v.Reasons) > n {
 		why = "denied: " + v.Reasons[n].ID
 	}
-	if err := closeAll(v.Answer, why); err != nil {
+	if err := b.CloseAll(ctx, done, v.Answer != gate.Deny, why); err != nil {
 		return Verdict{}, err
 	}
 	return v, nil

@@ -559,8 +559,9 @@ func TestRenderRefusesEmptyAnswer(t *testing.T) {
 	}
 }
 
-// BenchmarkDecide measures one decision with its two durable receipts,
-// the guard already open (what a long-lived process would pay).
+// BenchmarkDecide measures one decision with its two receipts, made
+// durable in one commit, the guard already open (what a long-lived
+// process would pay).
 func BenchmarkDecide(b *testing.B) {
 	f := newFixtureB(b)
 	g, closeFn, err := f.open(b)(context.Background())
@@ -858,5 +859,63 @@ func TestDelegatedGuard(t *testing.T) {
 	text := f.receiptText(t)
 	if n := strings.Count(text, `"parent_action":"parent-0001"`); n != 6 {
 		t.Errorf("%d receipts name the parent action, want 6 (three decisions, three outcomes; one refused input):\n%s", n, text)
+	}
+}
+
+// One tool call, several actions (a patch of three files, one of them
+// denied): every decision receipt, then every outcome receipt, as
+// consecutive lines written by one fdatasync, and the log verifies.
+func TestDecideOneCommit(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	g, closeGuard, err := f.open(t)(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeGuard()
+	ev, err := Decode(f.expand([]byte(`{"tool_name":"apply_patch","cwd":"$WS","tool_input":{"command":"*** Add File: a.txt\n+x\n*** Add File: b.txt\n+y\n*** Add File: /etc/cron.d/x\n+z\n"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := g.Log.Syncs()
+	v, err := g.Decide(ctx, Codex, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := g.Log.Syncs() - before; n != 1 {
+		t.Fatalf("%d fdatasyncs for one hook call, want 1", n)
+	}
+	if v.Answer != gate.Deny || len(v.ActionIDs) != 3 {
+		t.Fatalf("verdict %+v, want a deny over three actions", v)
+	}
+	var got []string
+	var seqs []uint64
+	err = receipts.Walk(ctx, f.receiptDir, func(r receipts.Record) error {
+		if r.Err != nil {
+			return r.Err
+		}
+		b := r.Line.Decoded
+		for i, id := range v.ActionIDs {
+			if b.ActionID == id {
+				got = append(got, string(b.Type)+":"+strconv.Itoa(i))
+				seqs = append(seqs, b.Seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "decision:0 decision:1 decision:2 outcome:0 outcome:1 outcome:2"; strings.Join(got, " ") != want {
+		t.Fatalf("receipts %s, want %s", strings.Join(got, " "), want)
+	}
+	for i := range seqs {
+		if seqs[i] != seqs[0]+uint64(i) {
+			t.Fatalf("seqs %v are not consecutive", seqs)
+		}
+	}
+	rep, err := audit.Verify(ctx, f.receiptDir, audit.Options{Keys: []crypto.PublicKey{g.Log.Signer().PublicKey()}})
+	if err != nil || !rep.Verified {
+		t.Fatalf("the log does not verify: %v %+v", err, rep)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -20,15 +21,15 @@ var rangeFactory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildre
 
 // submit queues r for the committing goroutine, starting it if idle
 // (group commit: one write and one fsync per batch), and waits.
-func (l *Log) submit(ctx context.Context, r *request) (receipts.Entry, error) {
+func (l *Log) submit(ctx context.Context, r *request) ([]receipts.Entry, error) {
 	if err := ctx.Err(); err != nil {
-		return receipts.Entry{}, err
+		return nil, err
 	}
 	r.done = make(chan struct{})
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return receipts.Entry{}, ErrClosed
+		return nil, ErrClosed
 	}
 	l.queue = append(l.queue, r)
 	if !l.writing {
@@ -37,7 +38,10 @@ func (l *Log) submit(ctx context.Context, r *request) (receipts.Entry, error) {
 	}
 	l.mu.Unlock()
 	<-r.done
-	return r.entry, r.err
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.entries, nil
 }
 
 // drain commits queued requests until the queue is empty. Writers only
@@ -120,8 +124,11 @@ func (l *Log) commit(batch []*request) error {
 	for _, r := range batch {
 		switch r.kind {
 		case reqAppend:
-			b := r.body
-			r.err = add(r, &b)
+			mark, marked := len(buf), len(out)
+			r.err = l.addAll(r, add)
+			if r.err != nil {
+				buf, out = buf[:mark], out[:marked]
+			}
 		case reqCheckpoint:
 			forceCkpt = true
 		case reqRotate:
@@ -154,6 +161,7 @@ func (l *Log) commit(batch []*request) error {
 		fail()
 		return fmt.Errorf("failed to write receipt: %w", err)
 	}
+	l.syncs.Add(1)
 	if err := syncData(st.f); err != nil {
 		fail()
 		return fmt.Errorf("failed to sync receipt log: %w", err)
@@ -161,12 +169,34 @@ func (l *Log) commit(batch []*request) error {
 	st.size += int64(len(buf))
 	for _, b := range out {
 		if b.req != nil && b.req.err == nil {
-			b.req.entry = b.entry
+			b.req.entries = append(b.req.entries, b.entry)
 		}
 	}
 	if wroteCheckpoint != nil {
 		if err := atomicfile.WriteFile(filepath.Join(l.dir, receipts.CheckpointFile), wroteCheckpoint, 0o600); err != nil {
 			return fmt.Errorf("failed to write checkpoint file: %w", err)
+		}
+	}
+	return nil
+}
+
+// addAll adds the bodies of r, all or none: when one cannot be built,
+// the state goes back to what it was before the first, and the caller
+// drops what add added for r.
+func (l *Log) addAll(r *request, add func(*request, *receipts.Body) error) error {
+	if len(r.bodies) == 1 {
+		return add(r, &r.bodies[0])
+	}
+	saved := l.st
+	rng, err := rangeFactory.NewRange(saved.rng.Begin(), saved.rng.End(), slices.Clone(saved.rng.Hashes()))
+	if err != nil {
+		return err
+	}
+	saved.rng = rng // a copy: Append reuses the array of the hashes
+	for i := range r.bodies {
+		if err := add(r, &r.bodies[i]); err != nil {
+			l.st = saved
+			return fmt.Errorf("receipt %d of %d: %w", i+1, len(r.bodies), err)
 		}
 	}
 	return nil

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -66,7 +68,8 @@ type Log struct {
 	closed  bool
 	signer  *receipts.Signer
 
-	st state // owned by the goroutine that is committing
+	st    state         // owned by the goroutine that is committing
+	syncs atomic.Uint64 // fdatasyncs of the segment, one per batch written
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -82,12 +85,12 @@ const (
 )
 
 type request struct {
-	kind  reqKind
-	body  receipts.Body
-	next  *receipts.Signer
-	done  chan struct{}
-	entry receipts.Entry
-	err   error
+	kind    reqKind
+	bodies  []receipts.Body // of an append, written consecutively, all or none
+	next    *receipts.Signer
+	done    chan struct{}
+	entries []receipts.Entry
+	err     error
 }
 
 type state struct {
@@ -179,37 +182,88 @@ func (l *Log) Signer() *receipts.Signer {
 // error the receipt may or may not have been written, and an action it
 // describes must not run.
 func (l *Log) Append(ctx context.Context, b receipts.Body) (receipts.Entry, error) {
+	return one(l.AppendAll(ctx, b))
+}
+
+// AppendAll writes bs as consecutive receipts, in order, in one batch
+// (one write(2) and one fdatasync), and returns their entries once all
+// are durable. Each body is checked as [Log.Append] checks it. When one
+// is refused or cannot be signed, none is written; any other error is
+// Append's: the receipts may or may not have been written (a crash
+// during the write may leave the first few), and actions they describe
+// must not run.
+func (l *Log) AppendAll(ctx context.Context, bs ...receipts.Body) ([]receipts.Entry, error) {
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	for i, b := range bs {
+		if err := appendable(b); err != nil {
+			if len(bs) > 1 {
+				err = fmt.Errorf("receipt %d of %d: %w", i+1, len(bs), err)
+			}
+			return nil, err
+		}
+	}
+	return l.submit(ctx, &request{kind: reqAppend, bodies: slices.Clone(bs)})
+}
+
+// appendable refuses what a caller may not append.
+func appendable(b receipts.Body) error {
 	switch b.Type {
 	case receipts.TypeCheckpoint, receipts.TypeRecovery, receipts.TypeKeyRotated:
-		return receipts.Entry{}, fmt.Errorf("receipt type %q is written by the log itself", b.Type)
+		return fmt.Errorf("receipt type %q is written by the log itself", b.Type)
 	case receipts.TypeDecision, receipts.TypeApproval, receipts.TypeOutcome:
 		if b.ActionID == "" {
-			return receipts.Entry{}, fmt.Errorf("%s receipt needs an action id", b.Type)
+			return fmt.Errorf("%s receipt needs an action id", b.Type)
 		}
 	}
 	if !b.Type.Valid() {
-		return receipts.Entry{}, fmt.Errorf("unknown receipt type %q", b.Type)
+		return fmt.Errorf("unknown receipt type %q", b.Type)
 	}
-	return l.submit(ctx, &request{kind: reqAppend, body: b})
+	return nil
 }
+
+// Syncs returns how many times l has fdatasync'ed its segment since
+// Open: once per batch it wrote (see [Log.AppendAll]).
+func (l *Log) Syncs() uint64 { return l.syncs.Load() }
 
 // Decision records the gate's decision for an action. The broker calls it
 // before the action runs and does not run the action if it fails.
 func (l *Log) Decision(ctx context.Context, ref receipts.Ref, a receipts.Action, d receipts.Decision) (receipts.Entry, error) {
-	return l.Append(ctx, receipts.Body{Type: receipts.TypeDecision, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Action: &a, Decision: &d})
+	return l.Append(ctx, DecisionBody(ref, a, d))
 }
 
 // Approval records a human's answer (approved, rejected, timeout).
 func (l *Log) Approval(ctx context.Context, ref receipts.Ref, a receipts.Approval) (receipts.Entry, error) {
-	return l.Append(ctx, receipts.Body{Type: receipts.TypeApproval, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Approval: &a})
+	b := actionBody(receipts.TypeApproval, ref)
+	b.Approval = &a
+	return l.Append(ctx, b)
 }
 
 // Outcome closes an action.
 func (l *Log) Outcome(ctx context.Context, ref receipts.Ref, o receipts.Outcome) (receipts.Entry, error) {
-	return l.Append(ctx, receipts.Body{Type: receipts.TypeOutcome, ActionID: ref.ActionID, Conversation: ref.Conversation,
-		Channel: ref.Channel, User: ref.User, AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction, Outcome: &o})
+	return l.Append(ctx, OutcomeBody(ref, o))
+}
+
+// DecisionBody and OutcomeBody are the bodies [Log.Decision] and
+// [Log.Outcome] append, for [Log.AppendAll].
+func DecisionBody(ref receipts.Ref, a receipts.Action, d receipts.Decision) receipts.Body {
+	b := actionBody(receipts.TypeDecision, ref)
+	b.Action, b.Decision = &a, &d
+	return b
+}
+
+// OutcomeBody: see [DecisionBody].
+func OutcomeBody(ref receipts.Ref, o receipts.Outcome) receipts.Body {
+	b := actionBody(receipts.TypeOutcome, ref)
+	b.Outcome = &o
+	return b
+}
+
+// actionBody is a receipt of type t about the action ref names.
+func actionBody(t receipts.Type, ref receipts.Ref) receipts.Body {
+	return receipts.Body{Type: t, ActionID: ref.ActionID, Conversation: ref.Conversation, Channel: ref.Channel, User: ref.User,
+		AutonomousRun: ref.AutonomousRun, Run: ref.Run, Step: ref.Step, ParentAction: ref.ParentAction}
 }
 
 // Estop records the emergency stop being engaged or cleared.
@@ -237,7 +291,7 @@ func (l *Log) PolicyLoaded(ctx context.Context, p receipts.Policy) (receipts.Ent
 // Checkpoint writes a signed checkpoint now if receipts were added since
 // the last one. It returns the zero Entry if there was nothing to do.
 func (l *Log) Checkpoint(ctx context.Context) (receipts.Entry, error) {
-	return l.submit(ctx, &request{kind: reqCheckpoint})
+	return one(l.submit(ctx, &request{kind: reqCheckpoint}))
 }
 
 // RotateKey hands the log over to next: it writes a key_rotated receipt
@@ -247,7 +301,15 @@ func (l *Log) RotateKey(ctx context.Context, next *receipts.Signer) (receipts.En
 	if next == nil {
 		return receipts.Entry{}, errors.New("receipts: nil signer")
 	}
-	return l.submit(ctx, &request{kind: reqRotate, next: next})
+	return one(l.submit(ctx, &request{kind: reqRotate, next: next}))
+}
+
+// one is the entry of a request that writes at most one receipt.
+func one(es []receipts.Entry, err error) (receipts.Entry, error) {
+	if err != nil || len(es) == 0 {
+		return receipts.Entry{}, err
+	}
+	return es[0], nil
 }
 
 // Close writes a final checkpoint and closes the log.
