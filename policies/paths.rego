@@ -276,9 +276,10 @@ forbidden_msgs contains msg if {
 
 # first_forbidden_below(d) is the first forbidden_paths entry that starts
 # with d. It is found with one search in the entries joined by NUL (which
-# no path holds, as for the glob above), not a test of every entry: the
+# no entry holds, as for the glob above), not a test of every entry: the
 # recursive commands on / or ~ that reach here would test them all.
 first_forbidden_below(d) := f if {
+	not contains(d, "\u0000")
 	i := indexof(forbidden_joined, concat("", ["\u0000", d]))
 	i >= 0
 	f := split(substring(forbidden_joined, i + 1, -1), "\u0000")[0]
