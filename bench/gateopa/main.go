@@ -64,8 +64,8 @@ func run(out string, rounds, sample int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("corpus: %d cases x %d rounds: p50 %s p99 %s, cpu p50 %s p99 %s\n",
-		len(cases), rounds, q(wall, 50), q(wall, 99), q(cpu, 50), q(cpu, 99))
+	fmt.Printf("corpus: %d cases x %d rounds: p50 %s p90 %s p99 %s, cpu p50 %s p90 %s p99 %s\n",
+		len(cases), rounds, q(wall, 50), q(wall, 90), q(wall, 99), q(cpu, 50), q(cpu, 90), q(cpu, 99))
 	return writeSample(ctx, eng, cases, out, sample)
 }
 
