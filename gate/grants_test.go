@@ -90,7 +90,7 @@ func TestGrantsConcurrent(t *testing.T) {
 	}
 }
 
-// BenchmarkDecideGrants measures the decision of an ask ("go vet ./...")
+// BenchmarkDecideGrants measures the decision of an ask ("rm -r build")
 // with n grants in force that do not cover it (other programs), and with
 // one more that does (the last): the cost of matching scopes.
 func BenchmarkDecideGrants(b *testing.B) {
@@ -105,12 +105,12 @@ func BenchmarkDecideGrants(b *testing.B) {
 						Commands: []GrantCommand{{Program: fmt.Sprintf("tool%d", i)}}, Args: "any", Paths: []string{"/home/u/ws"}}})
 				}
 				if covered {
-					gs = append(gs, Grant{ID: "g-vet", Expires: exp, Scope: GrantScope{Tool: "shell",
-						Commands: []GrantCommand{{Program: "go", Subcommand: "vet"}}, Args: "any", Paths: []string{"/home/u/ws"}}})
+					gs = append(gs, Grant{ID: "g-rm", Expires: exp, Scope: GrantScope{Tool: "shell",
+						Commands: []GrantCommand{{Program: "rm"}}, Args: "any", Paths: []string{"/home/u/ws"}}})
 				}
 				eng.SetGrants(gs)
 				ctx := context.Background()
-				a := Action{Tool: "shell", Args: map[string]any{"command": "go vet ./..."}}
+				a := Action{Tool: "shell", Args: map[string]any{"command": "rm -r build"}}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {

@@ -123,23 +123,25 @@ supervised_ask contains r if {
 	input.kind == "shell"
 	count(command_names & {"rm", "find", "git"}) > 0
 	some c in cmds
-	recursive_delete(c)
+	recursive_delete(c.name, c)
 	r := lib.reason(rego.metadata.rule(), sprintf("%s deletes recursively inside the workspace: %s", [c.name, concat(" ", c.argv)]))
 }
 
-recursive_delete(c) if {
-	c.name == "rm"
+# recursive_delete(name, c) takes the command's name on its own, so that
+# OPA's index on it selects the one definition that can apply.
+recursive_delete(name, c) if {
+	name == "rm"
 	lib.recursive(c)
 	rm_in_workspace(c)
 }
 
-recursive_delete(c) if {
-	c.name == "find"
+recursive_delete(name, c) if {
+	name == "find"
 	"-delete" in c.argv
 }
 
-recursive_delete(c) if {
-	c.name == "git"
+recursive_delete(name, c) if {
+	name == "git"
 	c.operands[0] == "clean"
 	lib.has_any_opt(c, {"f", "force"})
 	not lib.has_any_opt(c, {"n", "dry-run"})

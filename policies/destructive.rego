@@ -271,9 +271,14 @@ only_reads_state(c) if c.operands[0] in power_read_verbs
 #   severity: critical
 destructive contains r if {
 	input.kind == "shell"
+	count(command_names & power_commands) > 0
 	some msg in power_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
+
+# power_commands are the commands the power_msgs rules look at (as
+# kill_names are for kill_all_msgs).
+power_commands := power_names | {"init", "telinit", "systemctl", "loginctl"}
 
 # METADATA
 # title: Recursive ownership or mode change of a critical directory
@@ -613,9 +618,15 @@ kill_all_msgs contains sprintf("loginctl %s signals every process of a user or s
 #   severity: critical
 destructive contains r if {
 	input.kind == "shell"
+	count(command_names & kill_names) > 0
 	some msg in kill_all_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
+
+# kill_names are the commands the kill_all_msgs rules look at: the family
+# is evaluated only when one of them runs. A rule for another command must
+# add its name here.
+kill_names := {"kill", "killall5", "pkill", "killall", "skill", "loginctl"}
 
 kernel_msgs contains sprintf("writing %s changes the running kernel", [p]) if {
 	some p in writes
@@ -743,6 +754,7 @@ move_critical_msgs contains sprintf("rsync --remove-source-files from %s would e
 #   severity: critical
 destructive contains r if {
 	input.kind == "shell"
+	count(command_names & {"mv", "rsync"}) > 0
 	some msg in move_critical_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }

@@ -529,14 +529,11 @@ reasons := sort(outcome) if {
 	no_rule_reasons
 } else := array.concat(ordered_denials, array.concat(array.concat(sort(user_passphrase), sort(ask_reasons | supervised_ask)), sort(outcome)))
 
+# ordered_denials sorts the denials by severity, most severe first, and
+# in sorted order within a severity.
 ordered_denials := [] if {
 	count(deny_reasons) == 0
-} else := [r |
-	sorted := sort(deny_reasons)
-	some sev in ["critical", "high", "medium", "low"]
-	some r in sorted
-	r.severity == sev
-]
+} else := [r | some [_, r] in sort([[0 - lib.severity_rank[r.severity], r] | some r in deny_reasons])]
 
 # ---------------------------------------------------------------------------
 # Sandbox plan: what the executor may touch if the action runs. A pattern

@@ -270,10 +270,22 @@ forbidden_msgs contains msg if {
 	some t in expanding_targets
 	not forbidden_path(t)
 	d := lib.dir_slash(t)
-	strings.any_prefix_match(forbidden_paths, d)
-	f := [x | some x in forbidden_paths; startswith(x, d)][0]
+	f := first_forbidden_below(d)
 	msg := sprintf("%s contains the forbidden path %s", [t, f])
 }
+
+# first_forbidden_below(d) is the first forbidden_paths entry that starts
+# with d. It is found with one search in the entries joined by NUL (which
+# no entry holds, as for the glob above), not a test of every entry: the
+# recursive commands on / or ~ that reach here would test them all.
+first_forbidden_below(d) := f if {
+	not contains(d, "\u0000")
+	i := indexof(forbidden_joined, concat("", ["\u0000", d]))
+	i >= 0
+	f := split(substring(forbidden_joined, i + 1, -1), "\u0000")[0]
+}
+
+forbidden_joined := concat("\u0000", array.concat([""], forbidden_paths))
 
 # A shell pattern the gate did not expand (/home/u/.s*/id_rsa) is
 # forbidden when it may expand to a forbidden path or into one.

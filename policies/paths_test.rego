@@ -374,3 +374,17 @@ test_watched_commands_cover_destructive_rules if {
 	}
 	count(((names | gate.power_names) | gate.mkfs_names) - gate.watched_commands) == 0
 }
+
+# first_forbidden_below finds the first entry, in list order, that starts
+# with the directory: the same entry as testing every entry in turn.
+test_first_forbidden_below if {
+	entries := ["**/docker.sock", "/x/home/u/y", "/home/ü/x", "/a", "/etc/shadow", "/home/u/.ssh", "/home/u/.aws"]
+	every d in ["/", "/home/u/", "/home/ü/", "/etc/", "/x/"] {
+		got := gate.first_forbidden_below(d) with data.claw.config.forbidden_paths as entries
+		got == [x | some x in entries; startswith(x, d)][0]
+	}
+	gate.first_forbidden_below("/home/u/") == "/home/u/.ssh" with data.claw.config.forbidden_paths as entries
+	not gate.first_forbidden_below("/var/") with data.claw.config.forbidden_paths as entries
+	not gate.first_forbidden_below("u/") with data.claw.config.forbidden_paths as entries
+	not gate.first_forbidden_below("/a\u0000/etc/") with data.claw.config.forbidden_paths as entries
+}

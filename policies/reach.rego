@@ -297,91 +297,96 @@ persist_msgs contains sprintf("%s writes the go environment file", [concat(" ", 
 persist_msgs contains sprintf("%s installs programs on the PATH outside the workspace", [concat(" ", c.argv)]) if {
 	input.kind == "shell"
 	some c in cmds
-	global_install(c)
+	global_install(c.name, c)
 }
 
-global_install(c) if {
-	c.name == "go"
+# global_install(name, c) and pkg_config_write(name, c) take the command's
+# name on its own: OPA selects the definitions whose name test matches by
+# an index on that argument, where a test of c.name would enter every
+# definition for every command.
+
+global_install(name, c) if {
+	name == "go"
 	sub(c) == "install"
 }
 
-global_install(c) if {
-	c.name == "cargo"
+global_install(name, c) if {
+	name == "cargo"
 	sub(c) == "install"
 }
 
-global_install(c) if {
-	c.name in {"npm", "pnpm"}
+global_install(name, c) if {
+	name in {"npm", "pnpm"}
 	some a in c.argv
 	a in {"-g", "--global", "--global=true", "-g=true"}
 }
 
-global_install(c) if {
-	c.name == "npm"
+global_install(name, c) if {
+	name == "npm"
 	some a in c.argv
 	a in {"--location=global", "--location=user"}
 }
 
-global_install(c) if {
-	c.name == "npm"
+global_install(name, c) if {
+	name == "npm"
 	sub(c) in {"link", "ln"}
 	count(c.operands) == 1
 }
 
-global_install(c) if {
-	c.name == "yarn"
+global_install(name, c) if {
+	name == "yarn"
 	sub(c) == "global"
 }
 
-global_install(c) if {
-	c.name in {"pip", "pip3", "uv"}
+global_install(name, c) if {
+	name in {"pip", "pip3", "uv"}
 	lib.has_opt(c, "user")
 }
 
 # python3 -m pip install --user
-global_install(c) if {
-	regex.match(`^python[0-9.]*$`, c.name)
+global_install(name, c) if {
+	regex.match(`^python[0-9.]*$`, name)
 	some i, a in c.argv
 	a == "-m"
 	c.argv[i + 1] in {"pip", "pip3"}
 	"--user" in c.argv
 }
 
-global_install(c) if {
-	c.name in {"pipx", "gem"}
+global_install(name, c) if {
+	name in {"pipx", "gem"}
 	sub(c) in {"install", "inject", "upgrade", "update", "reinstall", "ensurepath"}
 }
 
-global_install(c) if {
-	c.name == "uv"
+global_install(name, c) if {
+	name == "uv"
 	sub(c) == "tool"
 	sub2(c) in {"install", "upgrade"}
 }
 
-global_install(c) if {
-	c.name == "rustup"
+global_install(name, c) if {
+	name == "rustup"
 	not sub(c) in {"show", "which", "--version", "-V", "doc", "help", "run", ""}
 }
 
 persist_msgs contains sprintf("%s changes the configuration it keeps in the home directory", [concat(" ", c.argv)]) if {
 	input.kind == "shell"
 	some c in cmds
-	pkg_config_write(c)
+	pkg_config_write(c.name, c)
 }
 
-pkg_config_write(c) if {
-	c.name in {"npm", "pnpm", "yarn"}
+pkg_config_write(name, c) if {
+	name in {"npm", "pnpm", "yarn"}
 	sub(c) in {"set", "config"}
 	not sub2(c) in {"get", "list", "ls", ""}
 }
 
-pkg_config_write(c) if {
-	c.name in {"npm", "pnpm"}
+pkg_config_write(name, c) if {
+	name in {"npm", "pnpm"}
 	sub(c) in {"set", "adduser", "login", "logout"}
 }
 
-pkg_config_write(c) if {
-	c.name in {"pip", "pip3"}
+pkg_config_write(name, c) if {
+	name in {"pip", "pip3"}
 	sub(c) == "config"
 	sub2(c) in {"set", "unset", "edit"}
 }
