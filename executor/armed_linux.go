@@ -30,11 +30,15 @@ import (
 // before.
 
 // armedPlans is how many different plans are kept armed at once, and
-// armedDepth how many workers each: with two, an action that follows
-// another at once finds one ready while the other's replacement arms.
+// armedDepth how many workers each: actions that follow each other at
+// once each find one ready while the replacements of the ones before
+// arm. Arming takes longer than such an action (the relay's and the
+// helper's starts, the confinement, and, with cgroup v1, the move into
+// the job cgroup, which waits for the kernel's RCU grace period): with
+// three a replacement has two actions' time to get ready, not one.
 const (
 	armedPlans = 4
-	armedDepth = 2
+	armedDepth = 3
 )
 
 // armTimeout bounds how long a worker may take to confine itself, and
