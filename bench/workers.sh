@@ -2,8 +2,10 @@
 # Armed workers before and after, side by side in one run: the broker's
 # BenchmarkFileRead (on demand, prestarted, back to back) and
 # BenchmarkShellTrue (the same three for a shell `true`, beside its anchor,
-# a bare `bwrap --unshare-all` running /bin/true) of REV (default: the
-# merge base with main) and of the working tree, interleaved ROUNDS times
+# a bare `bwrap --unshare-all` running /bin/true), with BenchmarkTime (the
+# gate and two durable receipts, no sandbox: the broker's part of each), of
+# REV (default: the merge base with main) and of the working tree,
+# interleaved ROUNDS times
 # so both see the same load. Prints the load average before and after
 # each round and, per case, p50 and p99 of each side.
 # Needs root or unprivileged user namespaces, and bwrap for the anchor.
@@ -21,7 +23,7 @@ git archive "$rev" | tar -x -C "$old"
 cp internal/broker/bench_test.go "$old/internal/broker/bench_test.go"
 
 bench() { # DIR: "case p50 p99" per line, in ms
-	(cd "$1" && CLAW_REQUIRE_SANDBOX=1 go test -count=1 -run '^$' -bench 'BenchmarkFileRead|BenchmarkShellTrue' -benchtime "${n}x" ./internal/broker) |
+	(cd "$1" && CLAW_REQUIRE_SANDBOX=1 go test -count=1 -run '^$' -bench 'BenchmarkFileRead|BenchmarkShellTrue|BenchmarkTime' -benchtime "${n}x" ./internal/broker) |
 		awk '/^Benchmark/ {for (i=1;i<=NF;i++) {if ($(i+1)=="p50-ms") p=$i; if ($(i+1)=="p99-ms") q=$i}; sub(/-[0-9]+$/, "", $1); print $1, p, q}'
 }
 

@@ -30,11 +30,15 @@ import (
 // before.
 
 // armedPlans is how many different plans are kept armed at once, and
-// armedDepth how many workers each: with two, an action that follows
-// another at once finds one ready while the other's replacement arms.
+// armedDepth how many workers each: actions that follow each other at
+// once each find one ready while the replacements of the ones before
+// arm. Arming takes longer than such an action (the relay's and the
+// helper's starts, the confinement, and, with cgroup v1, the move into
+// the job cgroup, which waits for the kernel's RCU grace period): with
+// three a replacement has two actions' time to get ready, not one.
 const (
 	armedPlans = 4
-	armedDepth = 2
+	armedDepth = 3
 )
 
 // armTimeout bounds how long a worker may take to confine itself, and
@@ -46,6 +50,15 @@ const (
 	armWait    = time.Second
 )
 
+// armDefer is how long the replacement of a worker waits before it
+// starts arming when another worker of its plan is ready: the caller's
+// work right after the action (the broker's outcome receipt) then does
+// not compete with the relay's and the helper's starts and the
+// confinement for the CPUs. It starts at once when that other worker is
+// taken meanwhile, or when none is ready (the next action would wait
+// for it).
+const armDefer = 3 * time.Millisecond
+
 // armedTaken counts the actions that ran in an armed worker, armedMissed
 // those that had a plan and found no worker that fit.
 var armedTaken, armedMissed atomic.Int64
@@ -54,10 +67,29 @@ var armedTaken, armedMissed atomic.Int64
 // so that every action with a plan runs in an armed worker.
 var armEvery bool
 
-// armedSlot holds the workers of one plan, each on its way or ready.
+// armedSlot holds the workers of one plan, each on its way or ready,
+// and, when not nil, the deferral of replacements waiting out armDefer.
 type armedSlot struct {
-	plan    *plan
-	workers []chan *proc
+	plan     *plan
+	workers  []chan *proc
+	deferred *deferral
+}
+
+// deferral holds back the start of replacements: closing kick starts
+// them; with dropped set (under warm's lock) they are not armed at all.
+type deferral struct {
+	kick    chan struct{}
+	dropped bool
+}
+
+// endDeferral ends s's deferral: its replacements start arming now, or,
+// with drop, are not armed. The caller holds warm's lock.
+func (s *armedSlot) endDeferral(drop bool) {
+	if s.deferred != nil {
+		s.deferred.dropped = drop
+		close(s.deferred.kick)
+		s.deferred = nil
+	}
 }
 
 // plan is the confinement of one action: everything a child applies
@@ -166,6 +198,8 @@ func takeArmed(pl *plan) *proc {
 			ch = s.workers[j]
 			s.workers = slices.Delete(s.workers, j, j+1)
 		}
+		// the next action is here: a deferred replacement arms now
+		s.endDeferral(false)
 		warm.slots = append(slices.Delete(warm.slots, i, i+1), s) // most recently used last
 	}
 	warm.Unlock()
@@ -230,16 +264,24 @@ func rearm(pl *plan) {
 		i = len(warm.slots) - 1
 	}
 	s := warm.slots[i]
+	var d *deferral // nil: arm at once
+	if slices.ContainsFunc(s.workers, func(c chan *proc) bool { return len(c) > 0 }) {
+		if s.deferred == nil {
+			s.deferred = &deferral{kick: make(chan struct{})}
+		}
+		d = s.deferred
+	}
 	for len(s.workers) < armedDepth {
 		ch := make(chan *proc, 1)
 		s.workers = append(s.workers, ch)
-		go spawnArmed(pl, ch)
+		go spawnArmed(pl, ch, d)
 	}
 }
 
 // dropSlot discards the workers of s, when they are ready, in the
 // background.
 func dropSlot(s *armedSlot) {
+	s.endDeferral(true)
 	for _, ch := range s.workers {
 		go func() {
 			if p := <-ch; p != nil {
@@ -250,15 +292,33 @@ func dropSlot(s *armedSlot) {
 	s.workers = nil
 }
 
-// armFailures counts the workers that could not be armed (their actions
-// started a child as before).
-var armFailures atomic.Int64
+// armStarts counts the workers started, armFailures those that could
+// not be armed (their actions started a child as before).
+var armStarts, armFailures atomic.Int64
 
 // spawnArmed arms a worker for pl and holds its OS thread until the
 // worker has been waited for (its parent-death signal is tied to it).
-func spawnArmed(pl *plan, ch chan<- *proc) {
+// With a deferral it first waits armDefer, or until the deferral ends; a
+// worker no caller wants any more by then is not armed.
+func spawnArmed(pl *plan, ch chan<- *proc, d *deferral) {
+	if d != nil {
+		t := time.NewTimer(armDefer)
+		select {
+		case <-t.C:
+		case <-d.kick:
+			t.Stop()
+		}
+		warm.Lock()
+		dropped := d.dropped || warm.users == 0
+		warm.Unlock()
+		if dropped {
+			ch <- nil
+			return
+		}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	armStarts.Add(1)
 	p, err := arm(pl)
 	if err != nil {
 		armFailures.Add(1)

@@ -225,3 +225,26 @@ func TestStopPrestartEndsArmed(t *testing.T) {
 		}
 	}
 }
+
+// TestStopPrestartDropsDeferred: the replacement of a worker taken while
+// another of its plan was ready waits out armDefer; a StopPrestart in
+// that time means it is never armed.
+func TestStopPrestartDropsDeferred(t *testing.T) {
+	requireSandbox(t)
+	Prestart()
+	spec := Spec{Argv: []string{"/bin/true"}}
+	run(t, spec)
+	waitArmed()
+	run(t, spec) // takes one of two ready workers
+	warm.Lock()
+	deferred := len(warm.slots) == 1 && warm.slots[0].deferred != nil
+	warm.Unlock()
+	before := armStarts.Load()
+	StopPrestart()
+	if !deferred {
+		t.Fatal("the replacement of a worker taken beside a ready one was not deferred")
+	}
+	if n := armStarts.Load() - before; n != 0 {
+		t.Errorf("%d workers armed after StopPrestart", n)
+	}
+}

@@ -141,9 +141,12 @@
 // child as before; an action is never run less confined. Each worker
 // runs one action and exits, with its own home directory, cgroup and
 // namespaces, so nothing of one action reaches the next. Up to four
-// plans are kept armed, two workers each; an action with an egress grant
+// plans are kept armed, three workers each; an action with an egress grant
 // or streamed standard input never takes one. StopPrestart discards them
-// all.
+// all. A replacement whose plan still has a ready worker starts arming a
+// few milliseconds after the action, or as soon as that worker is taken,
+// so that it does not compete with the caller's work right after the
+// action (the broker's outcome receipt).
 //
 // A prestarted child is cloned by the helper acting as a relay
 // (child.EntryRelay): the executor starts the relay with a clone that

@@ -55,6 +55,7 @@ func StopPrestart() {
 			chs = append(chs, warm.next)
 		}
 		for _, s := range warm.slots {
+			s.endDeferral(true)
 			chs = append(chs, s.workers...)
 		}
 		warm.next, warm.slots = nil, nil
