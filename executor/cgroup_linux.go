@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawsec/claw/executor/internal/child"
 	"golang.org/x/sys/unix"
 )
 
@@ -237,6 +238,16 @@ func (j *jobCgroup) add(pid int) error {
 		}
 	}
 	return nil
+}
+
+// joinedByChild reports whether a child started on demand for cfg joins
+// the job's cgroups itself (child.Config.Cgroups) rather than being moved
+// into them by claw: with v1, where a thread may move itself without the
+// lock that moving a process takes, whose wait for an RCU grace period
+// was most of an on-demand start on an idle machine. A tool that runs in
+// the child itself runs on any of its threads, so claw moves it whole.
+func (j *jobCgroup) joinedByChild(cfg *child.Config) bool {
+	return j != nil && j.version == "v1" && !cfg.InProcess
 }
 
 // kill kills every process of the job, wherever it moved in the process

@@ -41,7 +41,10 @@
 // Run starts a child process cloned into new user, PID, mount, IPC, UTS
 // and (without a network grant) network namespaces, hands it its
 // configuration and a precompiled seccomp program over a pipe, and waits.
-// The child, in order: sets rlimits; makes every mount read-only and
+// The child, in order: joins its v1 job cgroup itself when started on
+// demand (moving only the thread that starts the command, which takes no
+// lock that waits for an RCU grace period, as moving a whole process
+// does); sets rlimits; makes every mount read-only and
 // nosuid except the write grants (bind-mounted writable), which also stops
 // chmod, chown and utimes outside them (Landlock does not cover those);
 // mounts a fresh /proc; names its UTS namespace "claw"; makes a cgroup

@@ -449,9 +449,9 @@ func hostUnixSockets(t *testing.T, f *fixture) {
 // at the action's own cgroup: the sandbox's /proc/self/cgroup shows / in
 // every hierarchy, neither claw's cgroup paths nor the job cgroup's name
 // (claw-PID-N, with claw's PID), also in a child started on demand, which
-// is moved into its job cgroup after its clone. It failed without the
-// namespace (claw's memory cgroup here), and with one made at the clone
-// (the job cgroup's name).
+// enters its job cgroup after its clone (a v1 group it joins itself). It
+// failed without the namespace (claw's memory cgroup here), and with one
+// made at the clone (the job cgroup's name).
 func hostname(t *testing.T, f *fixture) {
 	host, err := os.Hostname()
 	must(t, err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -196,8 +197,9 @@ func FuzzArmedRequest(f *testing.F) {
 
 // FuzzParseConfig: an accepted config is one JSON value with a known
 // mode, a command to exec, a whole seccomp program of at most 65535
-// instructions, absolute paths, in_process only for a tool entry, and it
-// survives an encode and parse unchanged; a refused one is nil.
+// instructions, absolute paths, in_process only for a tool entry and
+// never with cgroups the child joins, and it survives an encode and parse
+// unchanged; a refused one is nil.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"exec","argv":["/bin/true"],"env":[],"dir":"/","min_abi":6,"uid":-1,"gid":-1,"ro":["/usr"],"bpf":"AAAAAAAAAAA="}`))
 	f.Add([]byte(`{"mode":"probe","argv":null,"env":null,"dir":"","min_abi":0,"uid":-1,"gid":-1}`))
@@ -210,6 +212,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mode":"armed","in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"]}]`))
 	f.Add([]byte(`{"mode":"exec","argv":["x"],"exe":"rel","dir":"/"}`))
+	f.Add([]byte(`{"mode":"exec","argv":["x"],"cgroups":["/sys/fs/cgroup/pids/claw-1-1"],"cgroup_ns":true,"uid":-1,"gid":-1}`))
+	f.Add([]byte(`{"mode":"exec","argv":["x"],"cgroups":["claw-1-1"]}`))
+	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"cgroups":["/sys/fs/cgroup/pids/claw-1-1"]}`))
 	f.Add([]byte(`{"mode":"probe","rw":[""],"dev":["/dev/null"],"tcp_ports":[],"rlimits":[{"resource":7,"max":18446744073709551615}],"bpf":""}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := child.ParseConfig(data)
@@ -241,10 +246,13 @@ func FuzzParseConfig(f *testing.F) {
 		if c.InProcess && c.Mode != child.ModeArmed && (c.Mode != child.ModeExec || len(c.Argv) != 3 || c.Argv[1] != child.EntryTool || c.Argv[2] == "") {
 			t.Fatalf("accepted in_process with argv %q", c.Argv)
 		}
+		if c.InProcess && len(c.Cgroups) > 0 {
+			t.Fatalf("accepted in_process with cgroups %q for the child to join", c.Cgroups)
+		}
 		if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
 			t.Fatalf("accepted a malformed program of %d bytes", len(c.BPF))
 		}
-		paths := append(append(append([]string{}, c.RO...), c.RW...), c.Dev...)
+		paths := slices.Concat(c.RO, c.RW, c.Dev, c.Protect, c.Cgroups)
 		if c.Exe != "" {
 			paths = append(paths, c.Exe)
 		}

@@ -28,10 +28,15 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std st
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p, err := startProc(l, m, netOn, cg, startOnDemand, extra...)
+	move := cg // moved into the job cgroup by this process
+	if cg.joinedByChild(cfg) {
+		cfg.Cgroups, move = cg.dirs, nil
+	}
+	p, err := startProc(l, m, netOn, move, startOnDemand, extra...)
 	if err != nil {
 		return Result{}, nil, err
 	}
+	p.cg = cg
 	return p.run(ctx, cfg, std, maxOut)
 }
 

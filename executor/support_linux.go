@@ -183,12 +183,14 @@ func staticSupport() Support {
 	}
 	s.Helper, s.HelperIsSelf = l.path, l.self
 	s.Root = os.Geteuid() == 0
-	_, perr := seccompProgram(false)
-	_, nerr := seccompProgram(true)
-	if perr != nil || nerr != nil {
-		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", errors.Join(perr, nerr)))
+	// The program of an action without network. That of an action with
+	// network is compiled when one needs it (which fails closed) and by
+	// the probe: a short-lived claw compiles only the one it uses.
+	_, err = seccompProgram(false)
+	if err != nil {
+		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", err))
 	}
-	s.Seccomp = perr == nil && nerr == nil
+	s.Seccomp = err == nil
 	s.Cgroup = jobCgroups().version
 	return s
 }
@@ -197,6 +199,10 @@ func probe() Support {
 	s := staticSupport()
 	if s.Helper == "" {
 		return s
+	}
+	if _, err := seccompProgram(true); err != nil && s.Seccomp {
+		s.Missing = append(s.Missing, fmt.Sprintf("seccomp (with network): %v", err))
+		s.Seccomp = false
 	}
 	l, _ := findHelper()
 	seccompOK := s.Seccomp

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Entry points. The parent starts the child as
@@ -110,9 +111,14 @@ type Config struct {
 	// Hostname, in a UTS namespace of the child's own, is the name it
 	// sets, so the host's stays unseen.
 	Hostname string `json:"hostname,omitempty"`
+	// Cgroups are the v1 job cgroup directories the child joins itself,
+	// first thing: it moves its own thread, the one that starts the
+	// command (see joinCgroups). Empty when the parent moved it.
+	Cgroups []string `json:"cgroups,omitempty"`
 	// CgroupNS: make a cgroup namespace, rooted at the cgroup the child
-	// is in by now (its job cgroup, where the parent moved it before
-	// sending the config), so no cgroup path above it is seen.
+	// is in by now (its job cgroup, which the parent moved it into before
+	// sending the config, or which it joined), so no cgroup path above it
+	// is seen.
 	CgroupNS bool `json:"cgroup_ns,omitempty"`
 
 	UID    int      `json:"uid"` // -1: keep
@@ -197,10 +203,13 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.InProcess && c.Mode != ModeArmed && !toolArgv(c.Argv) {
 		return nil, errors.New("sandbox config: in_process needs argv [program, " + EntryTool + ", TOOL]")
 	}
+	if c.InProcess && len(c.Cgroups) > 0 {
+		return nil, errors.New("sandbox config: a tool run in process runs on every thread; the parent moves it into its cgroups")
+	}
 	if len(c.BPF)%8 != 0 || len(c.BPF)/8 > 0xffff {
 		return nil, errors.New("sandbox config: malformed seccomp program")
 	}
-	for _, p := range append(append(append(append([]string{}, c.RO...), c.RW...), c.Dev...), c.Protect...) {
+	for _, p := range slices.Concat(c.RO, c.RW, c.Dev, c.Protect, c.Cgroups) {
 		if len(p) == 0 || p[0] != '/' {
 			return nil, fmt.Errorf("sandbox config: path %q is not absolute", p)
 		}
