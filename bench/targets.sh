@@ -51,7 +51,7 @@ sbx=$(med "$out/startup" "claw sandbox run -- /bin/true")
 corpus=$(grep '^corpus:' "$out/gate")
 # a Go duration (850ns, 589.037µs, 3.886042ms) in µs
 us() { awk '{v = $1 + 0; if ($1 ~ /ms$/) v *= 1000; else if ($1 ~ /ns$/) v /= 1000; else if ($1 ~ /[0-9]s$/) v *= 1e6; print v}' <<<"$1"; }
-read -r w50 w99 c50 c99 < <(sed -E 's/.*rounds: p50 ([^ ]+) p99 ([^,]+), cpu p50 ([^ ]+) p99 ([^ ]+).*/\1 \2 \3 \4/' <<<"$corpus")
+read -r w50 w99 c50 c99 < <(sed -E 's/.*rounds: p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^,]+), cpu p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^ ]+).*/\1 \3 \4 \6/' <<<"$corpus")
 dp50=$(us "$w50") dp99=$(us "$w99") cp50=$(us "$c50") cp99=$(us "$c99")
 echo
 echo "| target | measured | anchor (same run) | result |"

@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// processCPU is the CPU time the whole process has used: a decision
-// evaluates on a warm goroutine (onWarmStack), on another thread than the
-// caller's, so the caller's thread clock misses it.
+// processCPU is the CPU time the whole process has used: the deciding
+// thread's and the garbage collector's, which a decision's allocations
+// cause.
 func processCPU() (time.Duration, bool) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {

@@ -408,8 +408,7 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 	if tracer != nil {
 		evalOpts = append(evalOpts, rego.EvalQueryTracer(tracer))
 	}
-	var rs rego.ResultSet
-	onWarmStack(func() { rs, err = e.eval(ctx, c, evalOpts) })
+	rs, err := e.eval(ctx, c, evalOpts)
 	if err != nil {
 		return fail(fmt.Errorf("evaluating policy: %w", err))
 	}

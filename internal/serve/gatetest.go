@@ -42,7 +42,9 @@ func (s *Server) handleGateTest(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	a, err := s.cfg.GateTest(r.Context(), req)
+	var a HookAnswer
+	var err error
+	onWarmStack(func() { a, err = s.cfg.GateTest(r.Context(), req) })
 	switch {
 	case errors.Is(err, ErrOtherConfig):
 		writeError(w, http.StatusConflict, "other_config", err.Error())

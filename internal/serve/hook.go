@@ -72,7 +72,8 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 	if t := r.Header.Get(hookTrustHeader); t != "" {
 		req.Trusted = strings.Split(t, ",")
 	}
-	a, err := s.cfg.Hook(r.Context(), req)
+	var a HookAnswer
+	onWarmStack(func() { a, err = s.cfg.Hook(r.Context(), req) })
 	switch {
 	case errors.Is(err, ErrOtherConfig):
 		writeError(w, http.StatusConflict, "other_config", err.Error())

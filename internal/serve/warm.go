@@ -1,14 +1,16 @@
-package gate
+package serve
 
 import "time"
 
-// An evaluation recurses deeply: its goroutine's stack grows from Go's
-// 8 KiB start to hundreds of KiB, copied at every doubling. A decision
-// made on a fresh goroutine (each request of claw serve, each hook call
-// it answers) paid that copying every time, about a tenth of the
-// daemon's CPU time per hook call. onWarmStack runs the evaluation on a
-// goroutine kept from an earlier one, whose stack has already grown.
-// Nothing else is kept: the goroutine holds no data between calls.
+// A policy evaluation recurses deeply: its goroutine's stack grows from
+// Go's 8 KiB start to hundreds of KiB, copied at every doubling. The
+// server runs each request on a fresh goroutine, so a hook call or a dry
+// run answered here paid that copying every time, about a tenth of the
+// daemon's CPU per hook call. onWarmStack runs the answer on a goroutine
+// kept from an earlier one, whose stack has already grown. Nothing else
+// is kept: the goroutine holds no data between calls. (A long-lived
+// caller, such as the agent's loop, already decides on a grown stack;
+// handing its decisions to another goroutine only added two wake-ups.)
 
 // warmIdle is how long an idle warm goroutine waits for the next
 // evaluation before it exits.
