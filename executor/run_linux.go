@@ -219,7 +219,7 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		if st.Code == child.CodeNotFound {
 			return res, fmt.Errorf("%s: %w", cfg.Argv[0], ErrNotFound)
 		}
-		return res, &SetupError{Stage: st.Stage, Msg: st.Err}
+		return res, setupError(st.Stage, st.Err, l)
 	}
 	if cfg.Exe != "" && !res.TimedOut {
 		res.Tool = parseTool(res.Stdout)
@@ -287,6 +287,16 @@ var ErrNotFound = errors.New("command not found")
 type SetupError struct {
 	Stage string // the failing step: rlimit, mount, landlock, seccomp, exec…
 	Msg   string
+}
+
+// setupError is the child's failure at stage. A helper that cannot read
+// its config is most likely from another build than the claw that wrote
+// it (claw upgraded, claw-sandbox not): the message says so.
+func setupError(stage, msg string, l launcher) *SetupError {
+	if stage == "config" && !l.self {
+		msg += " (the sandbox helper " + l.path + " may come from another claw build: install claw and " + HelperName + " together)"
+	}
+	return &SetupError{Stage: stage, Msg: msg}
 }
 
 func (e *SetupError) Error() string {
