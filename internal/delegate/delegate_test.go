@@ -245,14 +245,18 @@ func TestWatchDir(t *testing.T) {
 }
 
 // A spool whose claw is gone (killed before it could clean up) is
-// removed when the next run makes its own; one of a running claw, a
-// file, or a name of another form is left alone.
+// removed when the next run makes its own; one of a running claw, of
+// another PID namespace, a file, or a name of another form is left alone.
 func TestSweepSpools(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
 	gone := exec.Command("/bin/true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
+	}
+	ns := pidNamespace()
+	if ns == 0 {
+		t.Fatal("no PID namespace inode")
 	}
 	mk := func(name string) string {
 		p := filepath.Join(dir, name)
@@ -261,10 +265,12 @@ func TestSweepSpools(t *testing.T) {
 		}
 		return p
 	}
-	stale := mk(fmt.Sprintf("claw-delegate-%d-123", gone.Process.Pid))
-	live := mk(fmt.Sprintf("claw-delegate-%d-456", os.Getpid()))
+	stale := mk(fmt.Sprintf("claw-delegate-%d.%d-123", ns, gone.Process.Pid))
+	live := mk(fmt.Sprintf("claw-delegate-%d.%d-456", ns, os.Getpid()))
+	otherNS := mk(fmt.Sprintf("claw-delegate-%d.%d-123", ns+1, gone.Process.Pid))
+	old := mk(fmt.Sprintf("claw-delegate-%d-123", gone.Process.Pid))
 	other := mk("claw-delegate-x-1")
-	file := filepath.Join(dir, fmt.Sprintf("claw-delegate-%d-789", gone.Process.Pid))
+	file := filepath.Join(dir, fmt.Sprintf("claw-delegate-%d.%d-789", ns, gone.Process.Pid))
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -275,12 +281,12 @@ func TestSweepSpools(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the spool of a claw that is gone is still there: %v", err)
 	}
-	for _, p := range []string{live, other, file, spool} {
+	for _, p := range []string{live, otherNS, old, other, file, spool} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
 	}
-	if !strings.HasPrefix(filepath.Base(spool), fmt.Sprintf("claw-delegate-%d-", os.Getpid())) {
-		t.Errorf("the spool %s does not carry this claw's pid", spool)
+	if want := fmt.Sprintf("claw-delegate-%d.%d-", ns, os.Getpid()); !strings.HasPrefix(filepath.Base(spool), want) {
+		t.Errorf("the spool %s does not start with %s", spool, want)
 	}
 }

@@ -23,8 +23,9 @@
 // lets it run. The parent watches the request directory with inotify;
 // the relay, which the sandbox refuses inotify, looks for its answer
 // after half a millisecond, then at doubling intervals up to 10 ms.
-// The spool's name carries the parent's pid: a run sweeps away the
-// spools of claws that were killed before they could remove their own.
+// The spool's name carries the parent's PID namespace and pid: a run
+// sweeps away the spools of claws of its namespace that were killed
+// before they could remove their own.
 //
 // # Bounds
 //

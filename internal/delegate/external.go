@@ -185,7 +185,7 @@ func answerOf(code int, stdout []byte) string {
 // readable by the sandbox, requests writable by it.
 func (r *Run) makeSpool() (string, error) {
 	sweepSpools(os.TempDir())
-	spool, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", spoolPrefix, os.Getpid()))
+	spool, err := os.MkdirTemp("", spoolPrefix+spoolOwner())
 	if err != nil {
 		return "", fmt.Errorf("delegate: %w", err)
 	}

@@ -46,21 +46,41 @@ const (
 )
 
 // spoolPrefix starts the name of a run's spool in the temporary
-// directory, followed by the pid of the claw that made it.
+// directory, followed by spoolOwner: the PID namespace and the pid of
+// the claw that made it.
 const spoolPrefix = "claw-delegate-"
 
+// spoolOwner names this claw in its spools' names: "NS.PID-", NS the
+// inode of its PID namespace (0 when it cannot be read).
+func spoolOwner() string {
+	return fmt.Sprintf("%d.%d-", pidNamespace(), os.Getpid())
+}
+
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0
+	}
+	return st.Ino
+}
+
 // sweepSpools removes the spools in dir that a claw killed before it
-// could clean up left behind: those of this user whose claw is gone. A
-// spool whose pid is running (perhaps reused) is left alone.
+// could clean up left behind: those of this user made in this PID
+// namespace whose claw is gone. A spool of a running pid (perhaps
+// reused), of another namespace (a container sharing the directory, where
+// the pid means another process) or of an unknown one is left alone.
 func sweepSpools(dir string) {
+	ns := pidNamespace()
 	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if ns == 0 || err != nil {
 		return
 	}
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), spoolPrefix)
-		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if !ok || err != nil || pid <= 0 || !e.IsDir() {
+		owner, _, _ := strings.Cut(rest, "-")
+		nsText, pidText, _ := strings.Cut(owner, ".")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || nsText != strconv.FormatUint(ns, 10) || !e.IsDir() {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
