@@ -11,7 +11,15 @@
 // bench/gate-opa.sh can run `opa bench` on each and print both side by
 // side.
 //
-// Usage: gateopa -out DIR [-rounds N] [-sample N]
+// With -dump FILE it writes every case's decision, at the case's autonomy
+// and at each of readonly, supervised and full, one JSON line each
+// without the policy digest, so that a policy change can be checked to
+// leave every decision byte-identical (cmp the files of two revisions).
+// -cpuprofile writes a CPU profile of the timed passes. It reports the
+// process's peak resident memory and garbage collections with the
+// timings, so that GOGC and GOMEMLIMIT settings can be compared.
+//
+// Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE]
 package main
 
 import (
@@ -23,7 +31,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,16 +49,18 @@ func main() {
 	out := flag.String("out", "", "directory for the policies, data and sampled inputs")
 	rounds := flag.Int("rounds", 5, "passes over the corpus")
 	sample := flag.Int("sample", 40, "cases whose input is written for opa bench")
+	dump := flag.String("dump", "", "write every decision of the corpus at every autonomy to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed passes to this file")
 	flag.Parse()
-	if err := run(*out, *rounds, *sample); err != nil {
+	if err := run(*out, *rounds, *sample, *dump, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "gateopa:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, rounds, sample int) error {
-	if out == "" {
-		return fmt.Errorf("-out is required")
+func run(out string, rounds, sample int, dump, cpuProfile string) error {
+	if out == "" && dump == "" {
+		return fmt.Errorf("-out or -dump is required")
 	}
 	ctx := context.Background()
 	cases, err := clawrt.BypassCorpus()
@@ -59,14 +71,84 @@ func run(out string, rounds, sample int) error {
 	if err != nil {
 		return err
 	}
+	if dump != "" {
+		if err := dumpDecisions(ctx, eng, cases, dump); err != nil {
+			return err
+		}
+		if out == "" {
+			return nil
+		}
+	}
 	runtime.LockOSThread()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	var gc0 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
 	wall, cpu, err := timeCases(ctx, eng, cases, rounds)
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return err
 	}
+	var gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc1)
 	fmt.Printf("corpus: %d cases x %d rounds: p50 %s p90 %s p99 %s, cpu p50 %s p90 %s p99 %s\n",
 		len(cases), rounds, q(wall, 50), q(wall, 90), q(wall, 99), q(cpu, 50), q(cpu, 90), q(cpu, 99))
+	fmt.Printf("memory: peak resident %s, %d collections, heap in use %d MB\n",
+		peakRSS(), gc1.NumGC-gc0.NumGC, gc1.HeapInuse>>20)
 	return writeSample(ctx, eng, cases, out, sample)
+}
+
+// dumpDecisions writes, for every case, its decision at its own autonomy
+// and at each autonomy, as JSON lines without the policy digest.
+func dumpDecisions(ctx context.Context, eng *gate.Engine, cases []gate.Case, name string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, c := range cases {
+		for _, a := range []string{c.Autonomy, "readonly", "supervised", "full"} {
+			gc := caseContext(c)
+			if a != "" {
+				gc.Autonomy = a
+			}
+			d, err := eng.Decide(ctx, c.Action, gc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+			d.PolicyDigest = ""
+			if err := enc.Encode(struct {
+				Case     string        `json:"case"`
+				Autonomy string        `json:"autonomy"`
+				Decision gate.Decision `json:"decision"`
+			}{c.Name, gc.Autonomy, d}); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(name, b.Bytes(), 0o644)
+}
+
+// peakRSS is the process's peak resident memory (VmHWM), as the kernel
+// reports it.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 func caseContext(c gate.Case) gate.Context {
