@@ -425,14 +425,19 @@ func (e *Engine) decide(ctx context.Context, in *Input, tracer *topdown.BufferTr
 }
 
 // eval evaluates the prepared query within the decision's CPU budget
-// (workBudget), on the calling goroutine's thread.
+// (workBudget), on the calling goroutine's thread. The evaluation is
+// stopped through a cancel the context's end triggers: left to itself,
+// OPA starts a goroutine per evaluation to watch the context, and ending
+// it woke another thread at the end of every decision.
 func (e *Engine) eval(ctx context.Context, c *compiled, opts []rego.EvalOption) (rego.ResultSet, error) {
 	ctx, done := workBudget(ctx, e.opts.Timeout, wallBound(e.opts.Timeout))
 	defer done()
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	rs, err := c.pq.Eval(ctx, opts...)
+	cancel := topdown.NewCancel()
+	defer context.AfterFunc(ctx, cancel.Cancel)()
+	rs, err := c.pq.Eval(ctx, append(opts, rego.EvalExternalCancel(cancel))...)
 	if ctx.Err() != nil {
 		// A decision that arrives after its deadline is not one, and
 		// the cause says which bound it crossed.

@@ -135,6 +135,64 @@ func TestCancelledContextDenies(t *testing.T) {
 	}
 }
 
+// runawayPolicy is a user policy whose evaluation would not end in
+// years: three nested loops of ten thousand steps each.
+const runawayPolicy = `package claw.user.runaway
+
+deny contains {"id": "user.runaway", "severity": "high", "msg": "never"} if {
+	some i in numbers.range(1, 10000)
+	some j in numbers.range(1, 10000)
+	some k in numbers.range(1, 10000)
+	i + j + k < 0
+}
+`
+
+// TestRunawayEvaluationIsStopped: an evaluation that would run for years
+// is stopped mid-way, by the CPU budget and by the caller's context
+// ending, and the decision is a deny.
+func TestRunawayEvaluationIsStopped(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "runaway.rego"), []byte(runawayPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	caller, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		ctx     context.Context
+		stop    func()
+	}{
+		{name: "budget", timeout: 20 * time.Millisecond, ctx: context.Background(), stop: func() {}},
+		// The budget is far away; the caller gives up once the
+		// evaluation is under way.
+		{name: "caller", timeout: time.Hour, ctx: caller, stop: func() { time.Sleep(100 * time.Millisecond); cancel() }},
+	} {
+		eng, err := New(context.Background(), Options{Policy: testPolicy(), Home: "/home/u", UserPolicyDir: dir, Timeout: tc.timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type answer struct {
+			d   Decision
+			err error
+		}
+		got := make(chan answer, 1)
+		go func() {
+			d, err := eng.Decide(tc.ctx, shellAction("ls"), testContext("full"))
+			got <- answer{d, err}
+		}()
+		tc.stop()
+		select {
+		case a := <-got:
+			if a.err == nil || a.d.Decision != Deny || a.d.Reasons[0].ID != reasonGateError {
+				t.Fatalf("%s: %s %v %v", tc.name, a.d.Decision, a.d.RuleIDs(), a.err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: the evaluation was not stopped", tc.name)
+		}
+	}
+}
+
 func TestMalformedResultsDeny(t *testing.T) {
 	tests := []struct {
 		name string
