@@ -9,8 +9,11 @@
 #      query prepared once, as claw does.
 # Prints, per sampled input, claw's p50, OPA's median evaluation time and
 # ns/op, and their ratio, then the median ratio; and the load average
-# before and after.
-# Usage: bench/gate-opa.sh [ROUNDS] [SAMPLE]
+# before and after. With CLAW_BASE=REV it first times the corpus with the
+# gateopa of revision REV and of the working tree, alternating, ROUNDS
+# times each, one pass per turn, so that both sides see the same load.
+# SAMPLE=0 leaves out OPA (and building it).
+# Usage: [CLAW_BASE=REV] bench/gate-opa.sh [ROUNDS] [SAMPLE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -18,7 +21,7 @@ sample=${2:-40}
 OPA_VERSION=v1.22.2
 out=bench/out
 mkdir -p "$out"
-if [ ! -x "$out/opa" ]; then
+if [ "$sample" != 0 ] && [ ! -x "$out/opa" ]; then
 	echo "bench: building opa $OPA_VERSION" >&2
 	GOBIN="$PWD/$out" go install "github.com/open-policy-agent/opa@$OPA_VERSION"
 fi
@@ -26,6 +29,24 @@ go build -o "$out/gateopa" ./bench/gateopa
 rm -rf "$out/gateopa-mix"
 
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${CLAW_BASE:-}" ]; then
+	rm -rf "$out/base-src" && mkdir -p "$out/base-src"
+	git archive "$CLAW_BASE" | tar -x -C "$out/base-src"
+	(cd "$out/base-src" && go build -o ../gateopa-rev ./bench/gateopa)
+	for r in $(seq 1 "$rounds"); do
+		for side in base this; do
+			bin=$out/gateopa
+			[ "$side" = base ] && bin=$out/gateopa-rev
+			printf '%-5s %s ' "$side" "$(cut -d' ' -f1 /proc/loadavg)"
+			"$bin" -out "$out/gateopa-$side" -rounds 1 -sample 1 | sed -n 1p
+		done
+	done
+	rm -rf "$out/gateopa-base" "$out/gateopa-this"
+fi
+if [ "$sample" = 0 ]; then
+	echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	exit 0
+fi
 "$out/gateopa" -out "$out/gateopa-mix" -rounds "$rounds" -sample "$sample"
 mix=$out/gateopa-mix
 printf '%-10s %-12s %-12s %-8s %s\n' "claw p50" "opa median" "opa ns/op" "ratio" case
