@@ -24,26 +24,26 @@ func inputValue(in *Input) (ast.Value, error) {
 	var u *ast.Term = ast.NullTerm()
 	if in.URL != nil {
 		u = obj(
-			kv("raw", ast.StringTerm(in.URL.Raw)),
-			kv("scheme", ast.StringTerm(in.URL.Scheme)),
-			kv("host", ast.StringTerm(in.URL.Host)),
+			kv("raw", str(in.URL.Raw)),
+			kv("scheme", str(in.URL.Scheme)),
+			kv("host", str(in.URL.Host)),
 			kv("port", ast.IntNumberTerm(in.URL.Port)),
-			kv("userinfo", ast.BooleanTerm(in.URL.Userinfo)),
-			kv("ip", ast.StringTerm(in.URL.IP)),
-			kv("class", ast.StringTerm(in.URL.Class)),
-			kv("error", ast.StringTerm(in.URL.Error)),
+			kv("userinfo", boolean(in.URL.Userinfo)),
+			kv("ip", str(in.URL.IP)),
+			kv("class", str(in.URL.Class)),
+			kv("error", str(in.URL.Error)),
 		)
 	}
 	var plug *ast.Term = ast.NullTerm()
 	if p := in.Plugin; p != nil {
-		plug = obj(kv("name", ast.StringTerm(p.Name)), kv("tool", ast.StringTerm(p.Tool)),
-			kv("status", ast.StringTerm(p.Status)), kv("detail", ast.StringTerm(p.Detail)))
+		plug = obj(kv("name", str(p.Name)), kv("tool", str(p.Tool)),
+			kv("status", str(p.Status)), kv("detail", str(p.Detail)))
 	}
 	c := in.Context
 	return ast.NewObject(
 		kv("version", ast.IntNumberTerm(in.Version)),
-		kv("action", obj(kv("tool", ast.StringTerm(string(in.Action.Tool))), kv("args", ast.NewTerm(args)))),
-		kv("kind", ast.StringTerm(string(in.Kind))),
+		kv("action", obj(kv("tool", str(string(in.Action.Tool))), kv("args", ast.NewTerm(args)))),
+		kv("kind", str(string(in.Kind))),
 		kv("parsed", parsed),
 		kv("paths", strs(in.Paths)),
 		kv("writes", strs(in.Writes)),
@@ -52,13 +52,13 @@ func inputValue(in *Input) (ast.Value, error) {
 		kv("errors", strs(in.Errors)),
 		kv("plugin", plug),
 		kv("context", obj(
-			kv("autonomy", ast.StringTerm(c.Autonomy)),
-			kv("workspace", ast.StringTerm(c.Workspace)),
-			kv("cwd", ast.StringTerm(c.Cwd)),
-			kv("home", ast.StringTerm(c.Home)),
-			kv("channel", ast.StringTerm(c.Channel)),
-			kv("estop", ast.BooleanTerm(c.Estop)),
-			kv("conversation", ast.StringTerm(c.Conversation)),
+			kv("autonomy", str(c.Autonomy)),
+			kv("workspace", str(c.Workspace)),
+			kv("cwd", str(c.Cwd)),
+			kv("home", str(c.Home)),
+			kv("channel", str(c.Channel)),
+			kv("estop", boolean(c.Estop)),
+			kv("conversation", str(c.Conversation)),
 		)),
 	), nil
 }
@@ -68,10 +68,10 @@ func analysisTerm(a *shell.Analysis) *ast.Term {
 	for i, c := range a.Commands {
 		marks := make([]*ast.Term, len(c.Marks))
 		for j, m := range c.Marks {
-			marks[j] = obj(kv("kind", ast.StringTerm(m.Kind)), kv("detail", ast.StringTerm(m.Detail)))
+			marks[j] = obj(kv("kind", str(m.Kind)), kv("detail", str(m.Detail)))
 		}
 		cmds[i] = obj(
-			kv("name", ast.StringTerm(c.Name)),
+			kv("name", str(c.Name)),
 			kv("argv", strs(c.Argv)),
 			kv("opts", strs(c.Opts)),
 			kv("operands", strs(c.Operands)),
@@ -80,25 +80,25 @@ func analysisTerm(a *shell.Analysis) *ast.Term {
 			kv("assigns", strs(c.Assigns)),
 			kv("depth", ast.IntNumberTerm(c.Depth)),
 			kv("via", strs(c.Via)),
-			kv("stdin", ast.StringTerm(c.Stdin)),
-			kv("dynamic", ast.BooleanTerm(c.Dynamic)),
-			kv("function", ast.BooleanTerm(c.Function)),
+			kv("stdin", str(c.Stdin)),
+			kv("dynamic", boolean(c.Dynamic)),
+			kv("function", boolean(c.Function)),
 			kv("marks", ast.ArrayTerm(marks...)),
 			kv("dests", destsTerm(c.Dests)),
 		)
 	}
 	reds := make([]*ast.Term, len(a.Redirects))
 	for i, r := range a.Redirects {
-		reds[i] = obj(kv("op", ast.StringTerm(r.Op)), kv("target", ast.StringTerm(r.Target)), kv("write", ast.BooleanTerm(r.Write)))
+		reds[i] = obj(kv("op", str(r.Op)), kv("target", str(r.Target)), kv("write", boolean(r.Write)))
 	}
 	return obj(
 		kv("commands", ast.ArrayTerm(cmds...)),
 		kv("redirects", ast.ArrayTerm(reds...)),
-		kv("dynamic", ast.BooleanTerm(a.Dynamic)),
+		kv("dynamic", boolean(a.Dynamic)),
 		kv("dynamic_reasons", strs(a.DynamicReasons)),
-		kv("fork_bomb", ast.BooleanTerm(a.ForkBomb)),
+		kv("fork_bomb", boolean(a.ForkBomb)),
 		kv("network", strs(a.Network)),
-		kv("error", ast.StringTerm(a.Error)),
+		kv("error", str(a.Error)),
 	)
 }
 
@@ -106,11 +106,11 @@ func destsTerm(ds []shell.Dest) *ast.Term {
 	t := make([]*ast.Term, len(ds))
 	for i, d := range ds {
 		t[i] = obj(
-			kv("addr", ast.StringTerm(d.Addr)),
+			kv("addr", str(d.Addr)),
 			kv("port", ast.IntNumberTerm(d.Port)),
-			kv("how", ast.StringTerm(d.How)),
-			kv("sends", ast.BooleanTerm(d.Sends)),
-			kv("dynamic", ast.BooleanTerm(d.Dynamic)),
+			kv("how", str(d.How)),
+			kv("sends", boolean(d.Sends)),
+			kv("dynamic", boolean(d.Dynamic)),
 		)
 	}
 	return ast.ArrayTerm(t...)
@@ -120,31 +120,69 @@ func destinationsTerm(ds []Destination) *ast.Term {
 	t := make([]*ast.Term, len(ds))
 	for i, d := range ds {
 		t[i] = obj(
-			kv("command", ast.StringTerm(d.Command)),
-			kv("raw", ast.StringTerm(d.Raw)),
-			kv("scheme", ast.StringTerm(d.Scheme)),
-			kv("host", ast.StringTerm(d.Host)),
+			kv("command", str(d.Command)),
+			kv("raw", str(d.Raw)),
+			kv("scheme", str(d.Scheme)),
+			kv("host", str(d.Host)),
 			kv("port", ast.IntNumberTerm(d.Port)),
-			kv("userinfo", ast.BooleanTerm(d.Userinfo)),
-			kv("class", ast.StringTerm(d.Class)),
-			kv("how", ast.StringTerm(d.How)),
-			kv("sends", ast.BooleanTerm(d.Sends)),
-			kv("known", ast.BooleanTerm(d.Known)),
-			kv("suffix", ast.StringTerm(d.Suffix)),
-			kv("error", ast.StringTerm(d.Error)),
+			kv("userinfo", boolean(d.Userinfo)),
+			kv("class", str(d.Class)),
+			kv("how", str(d.How)),
+			kv("sends", boolean(d.Sends)),
+			kv("known", boolean(d.Known)),
+			kv("suffix", str(d.Suffix)),
+			kv("error", str(d.Error)),
 		)
 	}
 	return ast.ArrayTerm(t...)
 }
 
-func kv(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{ast.StringTerm(k), v} }
+// keyTerms are the input's object keys, made once and shared by every
+// input (OPA does not change an input's terms): making each again took
+// about a tenth of a decision's allocations outside OPA.
+var keyTerms = func() map[string]*ast.Term {
+	m := map[string]*ast.Term{}
+	for _, k := range []string{
+		"action", "addr", "args", "argv", "assigns", "autonomy", "channel", "class", "command",
+		"commands", "context", "conversation", "cwd", "depth", "destinations", "dests", "detail",
+		"dynamic", "dynamic_reasons", "error", "errors", "estop", "fork_bomb", "function", "home",
+		"host", "how", "ip", "kind", "known", "marks", "name", "network", "op", "operands", "opts",
+		"parsed", "paths", "plugin", "port", "raw", "redirects", "scheme", "sends", "status", "stdin",
+		"suffix", "target", "tool", "url", "userinfo", "version", "via", "workspace", "write",
+		"writes",
+	} {
+		m[k] = ast.StringTerm(k)
+	}
+	return m
+}()
+
+// kv is one member of an input object; a key not in keyTerms is made
+// here.
+func kv(k string, v *ast.Term) [2]*ast.Term {
+	if t, ok := keyTerms[k]; ok {
+		return [2]*ast.Term{t, v}
+	}
+	return [2]*ast.Term{ast.StringTerm(k), v}
+}
+
+// str is a string of the input; the empty string, frequent there, is
+// OPA's shared term.
+func str(s string) *ast.Term {
+	if s == "" {
+		return ast.InternedEmptyString
+	}
+	return ast.StringTerm(s)
+}
+
+// boolean is a boolean of the input, one of OPA's two shared terms.
+func boolean(b bool) *ast.Term { return ast.InternedTerm(b) }
 
 func obj(items ...[2]*ast.Term) *ast.Term { return ast.NewTerm(ast.NewObject(items...)) }
 
 func strs(s []string) *ast.Term {
 	t := make([]*ast.Term, len(s))
 	for i, v := range s {
-		t[i] = ast.StringTerm(v)
+		t[i] = str(v)
 	}
 	return ast.ArrayTerm(t...)
 }
