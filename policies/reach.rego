@@ -11,7 +11,9 @@ package claw.gate
 import data.claw.lib
 
 # The rules add to reach_denials, which is only evaluated when the action
-# runs a program some rule looks at or writes something.
+# runs a program some rule looks at or writes something, and each family
+# that looks at programs only when the action runs one: a write alone,
+# the commoner case, enters the workspace-file family alone.
 deny contains r if {
 	reach_watched
 	some r in reach_denials
@@ -19,28 +21,35 @@ deny contains r if {
 
 reach_watched if {
 	input.kind == "shell"
+	reach_program_run
+}
+
+reach_watched if some _ in writes
+
+reach_program_run if {
+	input.kind == "shell"
 	count(command_names & reach_programs) > 0
 }
 
-reach_watched if {
+reach_program_run if {
 	input.kind == "shell"
 	some n in command_names
 	startswith(n, "git-credential-")
 }
 
-reach_watched if {
+reach_program_run if {
 	input.kind == "shell"
 	some n in command_names
 	startswith(n, "python")
 }
 
-reach_watched if {
+reach_program_run if {
 	input.kind == "shell"
 	some n in command_names
 	startswith(n, "docker-credential-")
 }
 
-reach_watched if {
+reach_program_run if {
 	input.kind == "shell"
 	some c in cmds
 	some v in c.via
@@ -48,8 +57,6 @@ reach_watched if {
 }
 
 reach_wrappers := identity_wrappers | {"systemd-run"}
-
-reach_watched if some _ in writes
 
 # reach_programs are the programs some rule here looks at (a literal set:
 # a set built from others would be built again for every decision).
@@ -258,6 +265,7 @@ identity_msgs contains sprintf("%s %s gives files to root", [c.name, c.operands[
 #   id: priv.identity
 #   severity: high
 reach_denials contains r if {
+	reach_program_run
 	some msg in identity_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -426,6 +434,7 @@ sub_verb(c) := sub(c)
 #   id: persist.config
 #   severity: high
 reach_denials contains r if {
+	reach_program_run
 	some msg in persist_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -457,6 +466,7 @@ delayed_msgs contains "crontab installs scheduled jobs" if {
 #   id: persist.delayed
 #   severity: high
 reach_denials contains r if {
+	reach_program_run
 	some msg in delayed_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -678,6 +688,7 @@ cred_msgs contains sprintf("%s is a credential helper", [c.name]) if {
 #   id: cred.printer
 #   severity: high
 reach_denials contains r if {
+	reach_program_run
 	some msg in cred_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -716,6 +727,7 @@ proc_msgs contains sprintf("service %s stops, starts or signals a service", [con
 #   id: proc.control
 #   severity: high
 reach_denials contains r if {
+	reach_program_run
 	some msg in proc_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
