@@ -16,8 +16,8 @@
 // without the policy digest, so that a policy change can be checked to
 // leave every decision byte-identical (cmp the files of two revisions).
 // -cpuprofile writes a CPU profile of the timed passes. It reports the
-// process's peak resident memory and garbage collections with the
-// timings, so that GOGC and GOMEMLIMIT settings can be compared.
+// process's resident memory (and its peak) and garbage collections with
+// the timings, so that GOGC and GOMEMLIMIT settings can be compared.
 //
 // Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE]
 package main
@@ -103,8 +103,8 @@ func run(out string, rounds, sample int, dump, cpuProfile string) error {
 	runtime.ReadMemStats(&gc1)
 	fmt.Printf("corpus: %d cases x %d rounds: p50 %s p90 %s p99 %s, cpu p50 %s p90 %s p99 %s\n",
 		len(cases), rounds, q(wall, 50), q(wall, 90), q(wall, 99), q(cpu, 50), q(cpu, 90), q(cpu, 99))
-	fmt.Printf("memory: peak resident %s, %d collections, heap in use %d MB\n",
-		peakRSS(), gc1.NumGC-gc0.NumGC, gc1.HeapInuse>>20)
+	fmt.Printf("memory: resident %s (peak %s), %d collections, heap in use %d MB\n",
+		procStatus("VmRSS"), procStatus("VmHWM"), gc1.NumGC-gc0.NumGC, gc1.HeapInuse>>20)
 	return writeSample(ctx, eng, cases, out, sample)
 }
 
@@ -136,15 +136,15 @@ func dumpDecisions(ctx context.Context, eng *gate.Engine, cases []gate.Case, nam
 	return os.WriteFile(name, b.Bytes(), 0o644)
 }
 
-// peakRSS is the process's peak resident memory (VmHWM), as the kernel
-// reports it.
-func peakRSS() string {
+// procStatus is the value of a field of /proc/self/status ("VmRSS":
+// resident memory, "VmHWM": its peak).
+func procStatus(field string) string {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return "unknown"
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}
