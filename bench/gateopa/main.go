@@ -19,7 +19,10 @@
 // process's resident memory (and its peak) and garbage collections with
 // the timings, so that GOGC and GOMEMLIMIT settings can be compared.
 //
-// Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE]
+// -idle-gc N collects garbage after every N decisions, outside the timed
+// part, as a daemon could between requests.
+//
+// Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE] [-idle-gc N]
 package main
 
 import (
@@ -45,12 +48,17 @@ import (
 
 const home = "/home/claw"
 
+// idleGC, when above 0, runs a collection after every idleGC decisions,
+// outside the timed part (-idle-gc).
+var idleGC int
+
 func main() {
 	out := flag.String("out", "", "directory for the policies, data and sampled inputs")
 	rounds := flag.Int("rounds", 5, "passes over the corpus")
 	sample := flag.Int("sample", 40, "cases whose input is written for opa bench")
 	dump := flag.String("dump", "", "write every decision of the corpus at every autonomy to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed passes to this file")
+	flag.IntVar(&idleGC, "idle-gc", 0, "collect garbage after every N decisions, untimed, as a daemon could while idle")
 	flag.Parse()
 	if err := run(*out, *rounds, *sample, *dump, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "gateopa:", err)
@@ -172,6 +180,9 @@ func timeCases(ctx context.Context, eng *gate.Engine, cases []gate.Case, rounds 
 			}
 			wall = append(wall, time.Since(t0))
 			cpu = append(cpu, processCPU()-c0)
+			if idleGC > 0 && len(wall)%idleGC == 0 {
+				runtime.GC()
+			}
 		}
 	}
 	return wall, cpu, nil
