@@ -42,6 +42,7 @@ type rule struct {
 // widens no package's reach.
 var leaves = map[string]string{
 	"internal/atomicfile": "one atomic file replacement (temp file, fsync, rename, fsync of the directory) for every state file",
+	"internal/idlegc":     "collecting garbage when a process is idle; it counts requests and calls the runtime, nothing else",
 	"internal/textesc":    "escaping and cutting text for display, a pure function of its input",
 	"internal/toolkind":   "the names of the kinds of action",
 }
@@ -87,6 +88,8 @@ var rules = map[string]rule{
 		why: "helpers of the terminal tests: a pseudo-terminal and printable checks; only tests import it", never: map[string]string{
 			"testing": "it takes the test as an interface, so that importing it links no test code into a non-test package",
 		}},
+	"internal/idlegc": {mayUse: []string{}, why: "a leaf every long-lived entry may use (see leaves)",
+		stdOnly: "every entry may link it; it adds no third-party code"},
 	"internal/busytest": {mayUse: []string{}, why: "keeps the CPUs busy for the tests that check answers under load; only tests import it",
 		never: map[string]string{"testing": "importing it must link no test code into a non-test package"}},
 	"internal/bypass": {mayUse: []string{}, why: "the bypass corpus is data claw gate test --bypass-suite ships; it decides nothing itself",

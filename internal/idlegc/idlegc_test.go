@@ -1,0 +1,110 @@
+package idlegc
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// forced is how many collections runtime.GC has run in this process.
+func forced() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+var sink []byte
+
+// makeGarbage allocates n bytes that are unreachable at once.
+func makeGarbage(n int) {
+	for i := 0; i < n; i += 64 << 10 {
+		sink = make([]byte, 64<<10)
+	}
+	sink = nil
+}
+
+// withoutPacing turns Go's own collections off for the test, so that a
+// collection it sees is the collector's.
+func withoutPacing(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+}
+
+// waitForced waits (boundedly) for more than n forced collections.
+func waitForced(t *testing.T, n uint64) bool {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if forced() > n {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCollectsWhenIdle(t *testing.T) {
+	withoutPacing(t)
+	c := New(time.Millisecond, 1<<20)
+	n := forced()
+	c.Begin()
+	makeGarbage(8 << 20)
+	if g := c.Garbage(); g < 4<<20 {
+		t.Fatalf("Garbage() = %d after 8 MiB of garbage", g)
+	}
+	c.End()
+	if !waitForced(t, n) {
+		t.Fatal("no collection after the last request ended")
+	}
+	if g := c.Garbage(); g >= 4<<20 {
+		t.Errorf("Garbage() = %d after the collection", g)
+	}
+}
+
+func TestNoCollectionInFlight(t *testing.T) {
+	withoutPacing(t)
+	c := New(time.Millisecond, 1<<20)
+	n := forced()
+	c.Begin()
+	c.Begin()
+	makeGarbage(8 << 20)
+	c.End() // one still in flight
+	time.Sleep(50 * time.Millisecond)
+	if forced() != n {
+		t.Fatal("collected while a request was in flight")
+	}
+	c.End()
+	if !waitForced(t, n) {
+		t.Fatal("no collection after the last request ended")
+	}
+}
+
+func TestBeginCancelsTheWait(t *testing.T) {
+	withoutPacing(t)
+	c := New(30*time.Millisecond, 1<<20)
+	n := forced()
+	makeGarbage(8 << 20)
+	c.Begin()
+	c.End()
+	c.Begin() // before the idle time is over
+	time.Sleep(100 * time.Millisecond)
+	if forced() != n {
+		t.Fatal("collected although a request began within the idle time")
+	}
+	c.End()
+	if !waitForced(t, n) {
+		t.Fatal("no collection after the last request ended")
+	}
+}
+
+func TestLittleGarbageIsLeft(t *testing.T) {
+	withoutPacing(t)
+	c := New(time.Millisecond, 64<<20)
+	n := forced()
+	c.Begin()
+	makeGarbage(1 << 20)
+	c.End()
+	time.Sleep(50 * time.Millisecond)
+	if forced() != n {
+		t.Fatal("collected 1 MiB of garbage below a 64 MiB threshold")
+	}
+}
