@@ -248,3 +248,51 @@ func TestStopPrestartDropsDeferred(t *testing.T) {
 		t.Errorf("%d workers armed after StopPrestart", n)
 	}
 }
+
+// TestHomeRemovedAfterReturn: with Prestart on, an action's home is
+// removed after Run returned, not on the action's way, and StopPrestart
+// does not return before it is gone; the next action has a home of its
+// own meanwhile.
+func TestHomeRemovedAfterReturn(t *testing.T) {
+	requireSandbox(t)
+	release := make(chan struct{})
+	homeRemoval = func() { <-release }
+	defer func() { homeRemoval = nil }()
+	Prestart()
+	stopped := false
+	defer func() {
+		if !stopped {
+			close(release)
+			StopPrestart()
+		}
+	}()
+	homeOf := func(res Result) string {
+		home := strings.TrimSpace(string(res.Stdout))
+		if res.ExitCode != 0 || !filepath.IsAbs(home) {
+			t.Fatalf("the action failed: %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		return home
+	}
+	spec := Spec{Argv: bash(`echo x > "$HOME/left"; echo "$HOME"`)}
+	first := homeOf(run(t, spec))
+	if _, err := os.Stat(filepath.Join(first, "left")); err != nil {
+		t.Fatalf("the home was removed before Run returned: %v", err)
+	}
+	second := homeOf(run(t, Spec{Argv: bash(`ls -A "$HOME"; echo "$HOME"`)}))
+	if second == first {
+		t.Fatalf("two actions had the home %s", first)
+	}
+	stopped = true
+	done := make(chan struct{})
+	go func() {
+		StopPrestart()
+		close(done)
+	}()
+	close(release)
+	<-done
+	for _, h := range []string{first, second} {
+		if _, err := os.Lstat(h); !os.IsNotExist(err) {
+			t.Errorf("left behind after StopPrestart: %s (%v)", h, err)
+		}
+	}
+}

@@ -146,7 +146,10 @@
 // namespaces, so nothing of one action reaches the next. Up to four
 // plans are kept armed, three workers each; an action with an egress grant
 // or streamed standard input never takes one. StopPrestart discards them
-// all. A replacement whose plan still has a ready worker starts arming a
+// all. With Prestart on, a finished action's home is removed in the
+// background after Run returns (no later child can reach it: each has its
+// own); StopPrestart waits for those removals. A replacement whose plan
+// still has a ready worker starts arming a
 // few milliseconds after the action, or as soon as that worker is taken,
 // so that it does not compete with the caller's work right after the
 // action (the broker's outcome receipt).
