@@ -143,6 +143,25 @@ func TestArmedWorkerPathsChanged(t *testing.T) {
 	if string(res.Stdout) != "new\n" {
 		t.Errorf("read %q, want the directory now at the granted path", res.Stdout)
 	}
+
+	// a granted symbolic link whose target was replaced: the link is the
+	// same file, what it leads to is not
+	link := filepath.Join(dir, "link")
+	must(t, os.Symlink(granted, link))
+	read = Spec{Argv: bash("cat " + filepath.Join(link, "f") + " || echo refused"), Read: []string{link}}
+	run(t, read)
+	waitArmed()
+	must(t, os.Rename(granted, filepath.Join(dir, "moved-again")))
+	must(t, os.Mkdir(granted, 0o755))
+	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("newer\n"), 0o644))
+	before = armedTaken.Load()
+	res = run(t, read)
+	if armedTaken.Load() != before {
+		t.Error("a worker armed before the target of its granted link was replaced was taken")
+	}
+	if string(res.Stdout) != "newer\n" {
+		t.Errorf("read %q through the link, want what it leads to now", res.Stdout)
+	}
 }
 
 // TestArmedNoStateCrosses: nothing one action leaves behind (files in its
