@@ -126,42 +126,34 @@ func TestArmedWorkerPathsChanged(t *testing.T) {
 		t.Errorf("wrote into a protected path: %q %q", res.Stdout, res.Stderr)
 	}
 
+	// replaced reads through path (granted), arms a worker for that,
+	// replaces the directory at granted by one holding want, and reads
+	// again: not in that worker, and what is there now
 	granted := filepath.Join(dir, "granted")
 	must(t, os.Mkdir(granted, 0o755))
-	read := Spec{Argv: bash("cat " + filepath.Join(granted, "f") + " || echo refused"), Read: []string{granted}}
 	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("old\n"), 0o644))
-	run(t, read)
-	waitArmed()
-	must(t, os.Rename(granted, filepath.Join(dir, "moved")))
-	must(t, os.Mkdir(granted, 0o755))
-	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("new\n"), 0o644))
-	before = armedTaken.Load()
-	res = run(t, read)
-	if armedTaken.Load() != before {
-		t.Error("a worker armed before its granted directory was replaced was taken")
+	replaced := func(what, path, want string) {
+		read := Spec{Argv: bash("cat " + filepath.Join(path, "f") + " || echo refused"), Read: []string{path}}
+		run(t, read)
+		waitArmed()
+		must(t, os.Rename(granted, filepath.Join(dir, "moved-"+want)))
+		must(t, os.Mkdir(granted, 0o755))
+		must(t, os.WriteFile(filepath.Join(granted, "f"), []byte(want+"\n"), 0o644))
+		before := armedTaken.Load()
+		res := run(t, read)
+		if armedTaken.Load() != before {
+			t.Errorf("a worker armed before %s was replaced was taken", what)
+		}
+		if string(res.Stdout) != want+"\n" {
+			t.Errorf("read %q, want what %s is now", res.Stdout, what)
+		}
 	}
-	if string(res.Stdout) != "new\n" {
-		t.Errorf("read %q, want the directory now at the granted path", res.Stdout)
-	}
-
-	// a granted symbolic link whose target was replaced: the link is the
-	// same file, what it leads to is not
+	replaced("its granted directory", granted, "new")
+	// a granted symbolic link: the link is the same file, what it leads
+	// to is not
 	link := filepath.Join(dir, "link")
 	must(t, os.Symlink(granted, link))
-	read = Spec{Argv: bash("cat " + filepath.Join(link, "f") + " || echo refused"), Read: []string{link}}
-	run(t, read)
-	waitArmed()
-	must(t, os.Rename(granted, filepath.Join(dir, "moved-again")))
-	must(t, os.Mkdir(granted, 0o755))
-	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("newer\n"), 0o644))
-	before = armedTaken.Load()
-	res = run(t, read)
-	if armedTaken.Load() != before {
-		t.Error("a worker armed before the target of its granted link was replaced was taken")
-	}
-	if string(res.Stdout) != "newer\n" {
-		t.Errorf("read %q through the link, want what it leads to now", res.Stdout)
-	}
+	replaced("the target of its granted link", link, "newer")
 }
 
 // TestArmedNoStateCrosses: nothing one action leaves behind (files in its
