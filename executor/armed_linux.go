@@ -384,6 +384,23 @@ func arm(pl *plan) (*proc, error) {
 	return p, nil
 }
 
+// relayCgroupArgs are the relay's arguments that make it join the job
+// cgroups cg itself, from the thread that clones an armed worker, instead
+// of being moved into them by claw; nil when claw moves it. With v1,
+// moving a whole process waits for an RCU grace period (a median of 9 ms
+// per worker at load 7, most of arming it), a thread that moves itself
+// does not. The worker and everything it starts are born inside.
+func relayCgroupArgs(cg *jobCgroup, how startHow) []string {
+	if how != startArmed || cg == nil || cg.version != "v1" {
+		return nil
+	}
+	var args []string
+	for _, d := range cg.dirs {
+		args = append(args, child.ArgCgroup, d)
+	}
+	return args
+}
+
 // confine sends the worker its config and reads its "ready" line, which
 // must say it applied what cfg asks.
 func confine(p *proc, cfg *child.Config) error {

@@ -1,11 +1,16 @@
 package executor
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clawsec/claw/executor/internal/child"
 )
 
 // armed runs f with Prestart on and every action with a plan in a worker
@@ -305,5 +310,86 @@ func TestHomeRemovedAfterReturn(t *testing.T) {
 		if _, err := os.Lstat(h); !os.IsNotExist(err) {
 			t.Errorf("left behind after StopPrestart: %s (%v)", h, err)
 		}
+	}
+}
+
+// TestArmedRelayJoinsCgroups: with v1 job cgroups, an armed worker's
+// relay joins them from the thread that clones the worker, rather than
+// being moved into them whole by claw (a move that waits for an RCU grace
+// period): one thread of the relay is inside, and so is the worker.
+// TestForkBombBounded checks that the worker's tree is bounded there.
+func TestArmedRelayJoinsCgroups(t *testing.T) {
+	requireSandbox(t)
+	if k := jobCgroups(); k.version != "v1" {
+		t.Skipf("job cgroups %q here, not v1", k.version)
+	}
+	if l, err := findHelper(); err != nil || l.self || !Check().ns.user {
+		t.Skip("no relay here")
+	}
+	Prestart()
+	defer StopPrestart()
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	waitArmed()
+	warm.Lock()
+	ch := warm.slots[0].workers[0]
+	warm.Unlock()
+	p := <-ch
+	ch <- p
+	if p == nil || p.cg == nil {
+		t.Fatalf("no armed worker with a job cgroup: %+v", p)
+	}
+	relay := p.cmd.Process.Pid
+	threads, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(relay), "task"))
+	must(t, err)
+	if len(threads) < 2 {
+		t.Fatalf("the relay has %d threads: cannot tell one from all", len(threads))
+	}
+	for _, d := range p.cg.dirs {
+		b, err := os.ReadFile(filepath.Join(d, "tasks"))
+		must(t, err)
+		relayIn, others := 0, 0
+		for _, f := range strings.Fields(string(b)) {
+			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(relay), "task", f)); err == nil {
+				relayIn++
+			} else {
+				others++
+			}
+		}
+		if relayIn != 1 || others == 0 {
+			t.Errorf("%s: %d of the relay's %d threads and %d others inside; want the relay's cloning thread and the worker", d, relayIn, len(threads), others)
+		}
+	}
+}
+
+// TestArmedRelayCgroupFails: a relay that cannot join a job cgroup
+// clones nothing and says so (stage "cgroup"); the worker is not armed.
+func TestArmedRelayCgroupFails(t *testing.T) {
+	requireSandbox(t)
+	sup := Check()
+	l, err := findHelper()
+	if err != nil || l.self || !sup.ns.user {
+		t.Skip("no relay here")
+	}
+	cg := &jobCgroup{version: "v1", dirs: []string{filepath.Join(t.TempDir(), "gone")}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p, err := startProc(l, sup.ns, false, cg, startArmed)
+	if err != nil {
+		t.Fatalf("claw moved the relay itself: %v", err)
+	}
+	defer func() {
+		for _, f := range []*os.File{p.cfgW, p.stdinW, p.stR, p.outR, p.errR} {
+			f.Close()
+		}
+	}()
+	line, err := bufio.NewReader(p.stR).ReadBytes('\n')
+	must(t, err)
+	var st child.Status
+	must(t, json.Unmarshal(line, &st))
+	if st.Stage != "cgroup" || st.Code != child.CodeSetup || !strings.Contains(st.Err, "gone") {
+		t.Fatalf("status %+v, want a failure at stage cgroup", st)
+	}
+	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != child.CodeSetup {
+		t.Fatalf("the relay: %v, want exit %d", err, child.CodeSetup)
 	}
 }

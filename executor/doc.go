@@ -156,7 +156,9 @@
 //
 // A prestarted child is cloned by the helper acting as a relay
 // (child.EntryRelay): the executor starts the relay with a clone that
-// shares its memory until the exec, attaches it to the cgroup, then sends
+// shares its memory until the exec, attaches it to the cgroup (with v1,
+// an armed worker's relay joins it instead from the thread that clones
+// the worker, which spares a wait for an RCU grace period), then sends
 // the go-ahead; the relay clones the child into its namespaces and exits
 // with its status, and its death kills the child. Cloning into a new user
 // namespace straight from the executor's process would copy its page
