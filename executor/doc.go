@@ -149,10 +149,10 @@
 // all. With Prestart on, a finished action's home is removed in the
 // background after Run returns (no later child can reach it: each has its
 // own); StopPrestart waits for those removals. A replacement whose plan
-// still has a ready worker starts arming a
-// few milliseconds after the action, or as soon as that worker is taken,
-// so that it does not compete with the caller's work right after the
-// action (the broker's outcome receipt).
+// still has a ready worker starts arming a few milliseconds after the
+// action, or as soon as that worker is taken, so that it does not compete
+// with the caller's work right after the action (the broker's outcome
+// receipt).
 //
 // A prestarted child is cloned by the helper acting as a relay
 // (child.EntryRelay): the executor starts the relay with a clone that
