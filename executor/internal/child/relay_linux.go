@@ -73,9 +73,9 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 // program the cheap way (sharing its memory until the exec), and the
 // relay does the clone. It waits for the go-ahead on fd 5 (claw moves it
 // into the job's cgroup first, so the child starts inside, unless the
-// relay is to join them itself: see below), clones the
-// child with fds 0–4, closes its own copies (the pipes' ends belong to
-// the child alone), and waits: it exits with the child's exit status, or
+// relay is to join them itself: see below), clones the child with fds
+// 0–4, closes its own copies (the pipes' ends belong to the child alone),
+// and waits: it exits with the child's exit status, or
 // with SIGKILL when the child was killed. Its death kills the child (the
 // child's parent-death signal), so killing the relay ends the sandbox.
 // A clone that fails is reported on the status fd as stage "start".
