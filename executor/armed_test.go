@@ -1,11 +1,16 @@
 package executor
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clawsec/claw/executor/internal/child"
 )
 
 // armed runs f with Prestart on and every action with a plan in a worker
@@ -126,23 +131,34 @@ func TestArmedWorkerPathsChanged(t *testing.T) {
 		t.Errorf("wrote into a protected path: %q %q", res.Stdout, res.Stderr)
 	}
 
+	// replaced reads through path (granted), arms a worker for that,
+	// replaces the directory at granted by one holding want, and reads
+	// again: not in that worker, and what is there now
 	granted := filepath.Join(dir, "granted")
 	must(t, os.Mkdir(granted, 0o755))
-	read := Spec{Argv: bash("cat " + filepath.Join(granted, "f") + " || echo refused"), Read: []string{granted}}
 	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("old\n"), 0o644))
-	run(t, read)
-	waitArmed()
-	must(t, os.Rename(granted, filepath.Join(dir, "moved")))
-	must(t, os.Mkdir(granted, 0o755))
-	must(t, os.WriteFile(filepath.Join(granted, "f"), []byte("new\n"), 0o644))
-	before = armedTaken.Load()
-	res = run(t, read)
-	if armedTaken.Load() != before {
-		t.Error("a worker armed before its granted directory was replaced was taken")
+	replaced := func(what, path, want string) {
+		read := Spec{Argv: bash("cat " + filepath.Join(path, "f") + " || echo refused"), Read: []string{path}}
+		run(t, read)
+		waitArmed()
+		must(t, os.Rename(granted, filepath.Join(dir, "moved-"+want)))
+		must(t, os.Mkdir(granted, 0o755))
+		must(t, os.WriteFile(filepath.Join(granted, "f"), []byte(want+"\n"), 0o644))
+		before := armedTaken.Load()
+		res := run(t, read)
+		if armedTaken.Load() != before {
+			t.Errorf("a worker armed before %s was replaced was taken", what)
+		}
+		if string(res.Stdout) != want+"\n" {
+			t.Errorf("read %q, want what %s is now", res.Stdout, what)
+		}
 	}
-	if string(res.Stdout) != "new\n" {
-		t.Errorf("read %q, want the directory now at the granted path", res.Stdout)
-	}
+	replaced("its granted directory", granted, "new")
+	// a granted symbolic link: the link is the same file, what it leads
+	// to is not
+	link := filepath.Join(dir, "link")
+	must(t, os.Symlink(granted, link))
+	replaced("the target of its granted link", link, "newer")
 }
 
 // TestArmedNoStateCrosses: nothing one action leaves behind (files in its
@@ -246,5 +262,134 @@ func TestStopPrestartDropsDeferred(t *testing.T) {
 	}
 	if n := armStarts.Load() - before; n != 0 {
 		t.Errorf("%d workers armed after StopPrestart", n)
+	}
+}
+
+// TestHomeRemovedAfterReturn: with Prestart on, an action's home is
+// removed after Run returned, not on the action's way, and StopPrestart
+// does not return before it is gone; the next action has a home of its
+// own meanwhile.
+func TestHomeRemovedAfterReturn(t *testing.T) {
+	requireSandbox(t)
+	release := make(chan struct{})
+	homeRemoval = func() { <-release }
+	defer func() { homeRemoval = nil }()
+	Prestart()
+	stopped := false
+	defer func() {
+		if !stopped {
+			close(release)
+			StopPrestart()
+		}
+	}()
+	homeOf := func(res Result) string {
+		home := strings.TrimSpace(string(res.Stdout))
+		if res.ExitCode != 0 || !filepath.IsAbs(home) {
+			t.Fatalf("the action failed: %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		return home
+	}
+	spec := Spec{Argv: bash(`echo x > "$HOME/left"; echo "$HOME"`)}
+	first := homeOf(run(t, spec))
+	if _, err := os.Stat(filepath.Join(first, "left")); err != nil {
+		t.Fatalf("the home was removed before Run returned: %v", err)
+	}
+	second := homeOf(run(t, Spec{Argv: bash(`ls -A "$HOME"; echo "$HOME"`)}))
+	if second == first {
+		t.Fatalf("two actions had the home %s", first)
+	}
+	stopped = true
+	done := make(chan struct{})
+	go func() {
+		StopPrestart()
+		close(done)
+	}()
+	close(release)
+	<-done
+	for _, h := range []string{first, second} {
+		if _, err := os.Lstat(h); !os.IsNotExist(err) {
+			t.Errorf("left behind after StopPrestart: %s (%v)", h, err)
+		}
+	}
+}
+
+// TestArmedRelayJoinsCgroups: with v1 job cgroups, an armed worker's
+// relay joins them from the thread that clones the worker, rather than
+// being moved into them whole by claw (a move that waits for an RCU grace
+// period): one thread of the relay is inside, and so is the worker.
+// TestForkBombBounded checks that the worker's tree is bounded there.
+func TestArmedRelayJoinsCgroups(t *testing.T) {
+	requireSandbox(t)
+	if k := jobCgroups(); k.version != "v1" {
+		t.Skipf("job cgroups %q here, not v1", k.version)
+	}
+	if l, err := findHelper(); err != nil || l.self || !Check().ns.user {
+		t.Skip("no relay here")
+	}
+	Prestart()
+	defer StopPrestart()
+	run(t, Spec{Argv: []string{"/bin/true"}})
+	waitArmed()
+	warm.Lock()
+	ch := warm.slots[0].workers[0]
+	warm.Unlock()
+	p := <-ch
+	ch <- p
+	if p == nil || p.cg == nil {
+		t.Fatalf("no armed worker with a job cgroup: %+v", p)
+	}
+	relay := p.cmd.Process.Pid
+	threads, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(relay), "task"))
+	must(t, err)
+	if len(threads) < 2 {
+		t.Fatalf("the relay has %d threads: cannot tell one from all", len(threads))
+	}
+	for _, d := range p.cg.dirs {
+		b, err := os.ReadFile(filepath.Join(d, "tasks"))
+		must(t, err)
+		relayIn, others := 0, 0
+		for _, f := range strings.Fields(string(b)) {
+			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(relay), "task", f)); err == nil {
+				relayIn++
+			} else {
+				others++
+			}
+		}
+		if relayIn != 1 || others == 0 {
+			t.Errorf("%s: %d of the relay's %d threads and %d others inside; want the relay's cloning thread and the worker", d, relayIn, len(threads), others)
+		}
+	}
+}
+
+// TestArmedRelayCgroupFails: a relay that cannot join a job cgroup
+// clones nothing and says so (stage "cgroup"); the worker is not armed.
+func TestArmedRelayCgroupFails(t *testing.T) {
+	requireSandbox(t)
+	sup := Check()
+	l, err := findHelper()
+	if err != nil || l.self || !sup.ns.user {
+		t.Skip("no relay here")
+	}
+	cg := &jobCgroup{version: "v1", dirs: []string{filepath.Join(t.TempDir(), "gone")}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p, err := startProc(l, sup.ns, false, cg, startArmed)
+	if err != nil {
+		t.Fatalf("claw moved the relay itself: %v", err)
+	}
+	defer func() {
+		for _, f := range []*os.File{p.cfgW, p.stdinW, p.stR, p.outR, p.errR} {
+			f.Close()
+		}
+	}()
+	line, err := bufio.NewReader(p.stR).ReadBytes('\n')
+	must(t, err)
+	var st child.Status
+	must(t, json.Unmarshal(line, &st))
+	if st.Stage != "cgroup" || st.Code != child.CodeSetup || !strings.Contains(st.Err, "gone") {
+		t.Fatalf("status %+v, want a failure at stage cgroup", st)
+	}
+	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != child.CodeSetup {
+		t.Fatalf("the relay: %v, want exit %d", err, child.CodeSetup)
 	}
 }

@@ -146,14 +146,19 @@
 // namespaces, so nothing of one action reaches the next. Up to four
 // plans are kept armed, three workers each; an action with an egress grant
 // or streamed standard input never takes one. StopPrestart discards them
-// all. A replacement whose plan still has a ready worker starts arming a
-// few milliseconds after the action, or as soon as that worker is taken,
-// so that it does not compete with the caller's work right after the
-// action (the broker's outcome receipt).
+// all. With Prestart on, a finished action's home is removed in the
+// background after Run returns (no later child can reach it: each has its
+// own); StopPrestart waits for those removals. A replacement whose plan
+// still has a ready worker starts arming a few milliseconds after the
+// action, or as soon as that worker is taken, so that it does not compete
+// with the caller's work right after the action (the broker's outcome
+// receipt).
 //
 // A prestarted child is cloned by the helper acting as a relay
 // (child.EntryRelay): the executor starts the relay with a clone that
-// shares its memory until the exec, attaches it to the cgroup, then sends
+// shares its memory until the exec, attaches it to the cgroup (with v1,
+// an armed worker's relay joins it instead from the thread that clones
+// the worker, which spares a wait for an RCU grace period), then sends
 // the go-ahead; the relay clones the child into its namespaces and exits
 // with its status, and its death kills the child. Cloning into a new user
 // namespace straight from the executor's process would copy its page

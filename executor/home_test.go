@@ -196,6 +196,7 @@ func TestHomeRemovedWhateverModes(t *testing.T) {
 		if res.ExitCode != 0 || !filepath.IsAbs(home) {
 			t.Fatalf("the action failed: %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
 		}
+		waitHomes() // with Prestart on, removed after Run returns
 		if _, err := os.Lstat(home); !os.IsNotExist(err) {
 			t.Errorf("the home %s is still there: %v", home, err)
 		}

@@ -143,8 +143,10 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, ex
 			}
 		}()
 	}
-	var goW *os.File // the relay's go-ahead
+	var goW *os.File   // the relay's go-ahead
+	var joins []string // the relay joins the job cgroups itself
 	if relayed(l, m, how) {
+		joins = relayCgroupArgs(cg, how)
 		goR, w, err := os.Pipe()
 		if err != nil {
 			closeAll()
@@ -152,7 +154,8 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, ex
 		}
 		goW = w
 		defer goR.Close()
-		p.cmd.Args = append([]string{l.argv0, child.EntryRelay, strconv.Itoa(m.bits(netOn))}, args[1:]...)
+		p.cmd.Args = append([]string{l.argv0, child.EntryRelay, strconv.Itoa(m.bits(netOn))}, joins...)
+		p.cmd.Args = append(p.cmd.Args, args[1:]...)
 		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, goR)
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	}
@@ -169,6 +172,9 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, ex
 	inR.Close()
 	outW.Close()
 	errW.Close()
+	if joins != nil {
+		cg = nil // not moved by claw
+	}
 	if err := cg.add(p.cmd.Process.Pid); err != nil {
 		if goW != nil {
 			goW.Close()

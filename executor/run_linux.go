@@ -130,7 +130,7 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 	} else if h, err = newHome(); err != nil {
 		return Result{}, err
 	}
-	defer h.remove()
+	defer removeHome(h)
 	home := h.dir
 	if cfg.UID >= 0 {
 		if err := os.Chown(home, cfg.UID, cfg.GID); err != nil {

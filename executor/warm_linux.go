@@ -23,10 +23,14 @@ var warmTaken atomic.Int64
 
 var warm struct {
 	sync.Mutex
-	users int          // Prestart calls not yet matched by StopPrestart
-	next  chan *proc   // a child being started or ready; nil when none
-	slots []*armedSlot // armed workers by plan, least recently used first
+	users    int          // Prestart calls not yet matched by StopPrestart
+	next     chan *proc   // a child being started or ready; nil when none
+	slots    []*armedSlot // armed workers by plan, least recently used first
+	removing int          // homes of finished actions being removed
+	removed  sync.Cond    // signalled (on warm's lock) when removing drops to 0
 }
+
+func init() { warm.removed.L = &warm.Mutex }
 
 // Prestart makes Run keep one sandbox child started ahead of the next
 // action, and, after each action, armed workers for its confinement plan
@@ -66,6 +70,48 @@ func StopPrestart() {
 			p.discard()
 		}
 	}
+	waitHomes()
+}
+
+// removeHome removes the home of a finished action. While a caller keeps
+// children started ahead (a long-lived program) it does so in the
+// background, after Run has returned, and StopPrestart waits for it: no
+// later action can see that home, since every child has its own, made
+// when it was started. Otherwise it is removed before Run returns.
+func removeHome(h *sandboxHome) {
+	warm.Lock()
+	later := warm.users > 0
+	if later {
+		warm.removing++
+	}
+	warm.Unlock()
+	if !later {
+		h.remove()
+		return
+	}
+	go func() {
+		if homeRemoval != nil {
+			homeRemoval()
+		}
+		h.remove()
+		warm.Lock()
+		if warm.removing--; warm.removing == 0 {
+			warm.removed.Broadcast()
+		}
+		warm.Unlock()
+	}()
+}
+
+// homeRemoval (tests) runs before a home is removed in the background.
+var homeRemoval func()
+
+// waitHomes waits until the homes being removed in the background are.
+func waitHomes() {
+	warm.Lock()
+	for warm.removing > 0 {
+		warm.removed.Wait()
+	}
+	warm.Unlock()
 }
 
 // refill starts the next warm child, unless one is on its way.

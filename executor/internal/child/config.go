@@ -47,6 +47,10 @@ const ArgArmed = "armed"
 // cloned it: the child then has a life pipe on LifeFD.
 const ArgRelayed = "relayed"
 
+// ArgCgroup, in the relay's arguments (see Relay), precedes a job cgroup
+// directory the relay joins before it clones the child.
+const ArgCgroup = "cgroup"
+
 // warmDecoder decodes a small config once, so that the reflection work
 // of the JSON decoder is done before the real config arrives.
 func warmDecoder() {

@@ -3,6 +3,7 @@ package child
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -71,15 +72,29 @@ func CloneAttr(ns int) *syscall.SysProcAttr {
 // paid by whatever claw did next. claw therefore starts this small
 // program the cheap way (sharing its memory until the exec), and the
 // relay does the clone. It waits for the go-ahead on fd 5 (claw moves it
-// into the job's cgroup first, so the child starts inside), clones the
-// child with fds 0–4, closes its own copies (the pipes' ends belong to
-// the child alone), and waits: it exits with the child's exit status, or
+// into the job's cgroup first, so the child starts inside, unless the
+// relay is to join them itself: see below), clones the child with fds
+// 0–4, closes its own copies (the pipes' ends belong to the child alone),
+// and waits: it exits with the child's exit status, or
 // with SIGKILL when the child was killed. Its death kills the child (the
 // child's parent-death signal), so killing the relay ends the sandbox.
 // A clone that fails is reported on the status fd as stage "start".
+//
+// Between NS and EntrySandbox may come job cgroup directories (v1), each
+// as ArgCgroup followed by the directory: the relay then moves the thread
+// that clones the child into each of them before the clone, so that the
+// child, and every thread and process it starts, is born inside (a
+// thread that moves itself does so without the lock that moving a whole
+// process takes: see joinCgroups). A move that fails is reported as stage
+// "cgroup", and nothing is cloned.
 func Relay(args []string) int {
 	runtime.LockOSThread() // the child's parent-death signal follows this thread
 	ns, err := strconv.Atoi(firstArg(args))
+	var cgroups []string
+	for len(args) > 2 && args[1] == ArgCgroup && filepath.IsAbs(args[2]) {
+		cgroups = append(cgroups, args[2])
+		args = append(args[:1:1], args[3:]...)
+	}
 	if err != nil || ns < 0 || ns&^(NSUser|NSPID|NSMount|NSNet|NSIPC|NSUTS) != 0 || len(args) < 2 || args[1] != EntrySandbox {
 		fmt.Fprintln(os.Stderr, "claw: sandbox: relay: bad arguments")
 		return CodeSetup
@@ -89,6 +104,10 @@ func Relay(args []string) int {
 	unix.Close(GoFD)
 	if n != 1 {
 		return CodeSetup // the parent gave up before the clone
+	}
+	if err := joinCgroups(cgroups); err != nil {
+		writeStatus(os.NewFile(StatusFD, "status"), Status{Stage: "cgroup", Code: CodeSetup, UID: -1, Err: err.Error()})
+		return CodeSetup
 	}
 	attr := CloneAttr(ns)
 	// The child's parent-death signal is set only after its id maps are
