@@ -83,6 +83,7 @@ import (
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/grant"
+	"github.com/clawsec/claw/internal/idlegc"
 	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
@@ -362,6 +363,10 @@ func notAllowed(d gate.Decision, tool toolkind.Kind) gate.Decision {
 // recorded with its outcome in one commit. A relayed question (relay, its reason, not nil) skips the gate
 // and the executor.
 func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string, relay *gate.Reason) (*Outcome, error) {
+	// The garbage of an action is collected once the process is idle
+	// again (an agent waiting for its model), not in the next decision.
+	idlegc.Begin()
+	defer idlegc.End()
 	x := invocation{b: b, c: &b.cfg, a: a, conversation: conversation, relay: relay}
 	x.decide(ctx)
 	if status, msg, ok := x.endsAtDecision(); ok {
