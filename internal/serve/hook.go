@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,30 +112,18 @@ func AskHook(ctx context.Context, socket, token string, wantUID int, r HookReque
 // ask posts body to path on the daemon's unix socket, after checking the
 // peer's uid is wantUID, and reads the answer: what the calling command
 // prints and exits with, at most max bytes of JSON. One connection, no
-// keep-alive; any error means the daemon did not answer.
+// keep-alive; any error means the daemon did not answer. The socket is a
+// blocking one, bounded by ctx's deadline (a minute without one): the
+// request is one write and the answer one read in the caller's thread,
+// without the poller, a timer or another goroutine to wake on the way.
+// A cancelled ctx is noticed at that deadline.
 func ask(ctx context.Context, socket, token string, wantUID int, path string, h http.Header, body []byte, max int64) (HookAnswer, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	f, err := dialBlocking(ctx, socket, wantUID)
 	if err != nil {
 		return HookAnswer{}, err
 	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	}
-	if err := checkPeer(c.(*net.UnixConn), wantUID); err != nil {
-		return HookAnswer{}, err
-	}
-	used := false
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(context.Context, string, string) (net.Conn, error) {
-		if used {
-			return nil, errors.New("one connection per call")
-		}
-		used = true
-		return c, nil
-	}}
-	defer tr.CloseIdleConnections()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://claw"+path, bytes.NewReader(body))
+	defer f.Close()
+	hr, err := http.NewRequest(http.MethodPost, "http://claw"+path, bytes.NewReader(body))
 	if err != nil {
 		return HookAnswer{}, err
 	}
@@ -142,12 +132,32 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 	}
 	hr.Header.Set("Authorization", "Bearer "+token)
 	hr.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Transport: tr}).Do(hr)
+	hr.Close = true
+	// A daemon may answer (413) and close before it has read it all: its
+	// answer is read even when the request could not be sent whole.
+	werr := hr.Write(f)
+	resp, err := http.ReadResponse(bufio.NewReader(f), hr)
 	if err != nil {
-		return HookAnswer{}, err
+		if werr != nil {
+			return HookAnswer{}, fmt.Errorf("sending the request: %w", werr)
+		}
+		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if ctx.Err() != nil {
+		return HookAnswer{}, ctx.Err()
+	}
+	return readAnswer(resp, max)
+}
+
+// readAnswer is the daemon's answer in resp: a 200 with one strict JSON
+// HookAnswer of at most max bytes. A 409 wraps ErrOtherConfig.
+func readAnswer(resp *http.Response, max int64) (HookAnswer, error) {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusConflict:
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrOtherConfig)
+	default:
 		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -166,21 +176,48 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 	return a, nil
 }
 
-// checkPeer compares the uid of the process serving c with want.
-func checkPeer(c *net.UnixConn, want int) error {
-	raw, err := c.SyscallConn()
+// dialBlocking connects a blocking unix socket to path, with send and
+// receive timeouts at ctx's deadline, and checks its peer's uid.
+func dialBlocking(ctx context.Context, path string, wantUID int) (*os.File, error) {
+	wait := time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return nil, os.NewSyscallError("socket", err)
 	}
-	var cred *syscall.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return err
+	f := os.NewFile(uintptr(fd), path)
+	tv := syscall.NsecToTimeval(wait.Nanoseconds())
+	for _, opt := range []int{syscall.SO_SNDTIMEO, syscall.SO_RCVTIMEO} {
+		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
+			f.Close()
+			return nil, os.NewSyscallError("setsockopt", err)
+		}
 	}
-	if cerr != nil {
-		return fmt.Errorf("reading the socket's peer: %w", cerr)
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		f.Close()
+		return nil, &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
+	}
+	if err := checkPeer(fd, wantUID); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkPeer compares the uid of the process serving the socket fd with
+// want.
+func checkPeer(fd int, want int) error {
+	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("reading the socket's peer: %w", err)
 	}
 	if int(cred.Uid) != want {
 		return fmt.Errorf("%w (uid %d)", ErrPeer, cred.Uid)
