@@ -394,7 +394,7 @@ func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.H
 	for _, t := range r.Trusted {
 		trusted[t] = true
 	}
-	run := hook.Runner{Format: f, Deadline: r.Deadline, Open: func(context.Context) (*hook.Guard, func(), error) {
+	run := hook.Runner{Format: f, Deadline: r.Deadline, Go: serve.GoWarm, Open: func(context.Context) (*hook.Guard, func(), error) {
 		// Reread as a hook process does: an unreadable store applies none.
 		gs, err := grant.Open(filepath.Join(h.e.Home, grant.FileName)).Load()
 		if err != nil {

@@ -74,8 +74,8 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 	if t := r.Header.Get(hookTrustHeader); t != "" {
 		req.Trusted = strings.Split(t, ",")
 	}
-	var a HookAnswer
-	onWarmStack(func() { a, err = s.cfg.Hook(r.Context(), req) })
+	// The hook's decision runs on a warm goroutine of its own (GoWarm).
+	a, err := s.cfg.Hook(r.Context(), req)
 	switch {
 	case errors.Is(err, ErrOtherConfig):
 		writeError(w, http.StatusConflict, "other_config", err.Error())
