@@ -112,17 +112,19 @@ func AskHook(ctx context.Context, socket, token string, wantUID int, r HookReque
 // ask posts body to path on the daemon's unix socket, after checking the
 // peer's uid is wantUID, and reads the answer: what the calling command
 // prints and exits with, at most max bytes of JSON. One connection, no
-// keep-alive; any error means the daemon did not answer. The socket is a
-// blocking one, bounded by ctx's deadline (a minute without one): the
-// request is one write and the answer one read in the caller's thread,
-// without the poller, a timer or another goroutine to wake on the way.
-// A cancelled ctx is noticed at that deadline.
+// keep-alive; any error means the daemon did not answer. The request is
+// one write and the answer one read in the caller's goroutine, without
+// net/http's transport and its goroutines to wake on the way; while it
+// waits, the caller's goroutine is parked in the poller, so that an idle
+// runtime sleeps instead of watching a blocked system call.
 func ask(ctx context.Context, socket, token string, wantUID int, path string, h http.Header, body []byte, max int64) (HookAnswer, error) {
-	f, err := dialBlocking(ctx, socket, wantUID)
+	f, err := dialUnix(ctx, socket, wantUID)
 	if err != nil {
 		return HookAnswer{}, err
 	}
 	defer f.Close()
+	stop := context.AfterFunc(ctx, func() { f.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	hr, err := http.NewRequest(http.MethodPost, "http://claw"+path, bytes.NewReader(body))
 	if err != nil {
 		return HookAnswer{}, err
@@ -144,9 +146,6 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
 	}
 	defer resp.Body.Close()
-	if ctx.Err() != nil {
-		return HookAnswer{}, ctx.Err()
-	}
 	return readAnswer(resp, max)
 }
 
@@ -176,36 +175,43 @@ func readAnswer(resp *http.Response, max int64) (HookAnswer, error) {
 	return a, nil
 }
 
-// dialBlocking connects a blocking unix socket to path, with send and
-// receive timeouts at ctx's deadline, and checks its peer's uid.
-func dialBlocking(ctx context.Context, path string, wantUID int) (*os.File, error) {
-	wait := time.Minute
-	if dl, ok := ctx.Deadline(); ok {
-		wait = time.Until(dl)
+// dialUnix connects a unix socket to path within ctx's deadline (a
+// minute without one), checks its peer's uid, and returns it as a file
+// read and written through the poller, with ctx's deadline.
+func dialUnix(ctx context.Context, path string, wantUID int) (*os.File, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(time.Minute)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if wait <= 0 {
-		return nil, context.DeadlineExceeded
 	}
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	f := os.NewFile(uintptr(fd), path)
-	tv := syscall.NsecToTimeval(wait.Nanoseconds())
-	for _, opt := range []int{syscall.SO_SNDTIMEO, syscall.SO_RCVTIMEO} {
-		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
-			f.Close()
-			return nil, os.NewSyscallError("setsockopt", err)
+	// A blocking connect, bounded: a unix socket's connect does not wait
+	// unless the daemon's backlog is full.
+	tv := syscall.NsecToTimeval(max(time.Until(dl), time.Microsecond).Nanoseconds())
+	err = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+	if err == nil {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != nil {
+			err = &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
 		}
 	}
-	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
-		f.Close()
-		return nil, &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
+	if err == nil {
+		err = checkPeer(fd, wantUID)
 	}
-	if err := checkPeer(fd, wantUID); err != nil {
+	if err == nil {
+		err = syscall.SetNonblock(fd, true)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path) // non-blocking: in the poller
+	if err := f.SetDeadline(dl); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -193,3 +193,20 @@ func TestAskHookChecksThePeerFirst(t *testing.T) {
 		t.Errorf("%d bytes were sent to another user's socket, want none", n-sent)
 	}
 }
+
+// A cancelled context (the hook's SIGINT or SIGTERM) ends the wait for a
+// daemon that does not answer, well before the context's deadline.
+func TestAskHookCancelled(t *testing.T) {
+	sock, _ := fakeDaemon(t, func(c net.Conn) { time.Sleep(5 * time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	a, err := AskHook(ctx, sock, token, os.Getuid(), hookRequest())
+	if err == nil {
+		t.Fatalf("answer %+v after the context was cancelled, want an error", a)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want soon after the cancel", d)
+	}
+}
