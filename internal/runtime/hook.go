@@ -316,12 +316,14 @@ func (h *Hook) debug() bool { return os.Getenv("CLAW_HOOK_DEBUG") != "" }
 
 // AskFirst is the fast path of a hook call, taken before the command tree
 // is built and the config parsed: it reads the event and asks the claw
-// serve at the claw home's default socket (home and configPath are the
-// --home and --config flags), naming the config by its sourceID. answered
-// is false when the daemon did not answer; h.Stdin then gives the event
-// again and h.Start says when the call began, for the command's own run,
-// which asks the daemon again by configID only when retry says the
-// daemon refused the sourceID alone (its config may still be the same).
+// serve at the claw home's default socket with the default token file
+// (home and configPath are the --home and --config flags), naming the
+// config by its sourceID. answered is false when the daemon did not
+// answer; h.Stdin then gives the event again and h.Start says when the
+// call began, for the command's own run, which asks the daemon named by
+// the parsed config again only when retry says that one may answer: the
+// fast path found no daemon or token where the defaults put them, or the
+// daemon refused its token or the source id alone.
 func (h *Hook) AskFirst(ctx context.Context, home, configPath string) (code int, answered, retry bool) {
 	h.Start = time.Now()
 	home, configPath, err := ConfigPaths(home, configPath)
@@ -354,7 +356,7 @@ func (h *Hook) AskFirst(ctx context.Context, home, configPath string) (code int,
 	switch {
 	case err == nil:
 		return h.answerFrom(a, "claw: answered by claw serve"), true, false
-	case errors.Is(err, serve.ErrOtherConfig), errors.Is(err, errNoDaemon):
+	case errors.Is(err, serve.ErrOtherConfig), errors.Is(err, serve.ErrToken), errors.Is(err, errNoDaemon):
 		if h.debug() {
 			fmt.Fprintf(h.Stderr, "claw: claw serve at %s did not take the config's source: %v\n", rt.socket, err)
 		}

@@ -86,6 +86,9 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ErrToken marks a daemon that did not take the caller's token.
+var ErrToken = errors.New("the daemon did not take the token")
+
 // ErrPeer marks a socket served by another user than the caller.
 var ErrPeer = errors.New("the socket's server runs as another user")
 
@@ -150,12 +153,15 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 }
 
 // readAnswer is the daemon's answer in resp: a 200 with one strict JSON
-// HookAnswer of at most max bytes. A 409 wraps ErrOtherConfig.
+// HookAnswer of at most max bytes. A 409 wraps ErrOtherConfig, a 401
+// ErrToken.
 func readAnswer(resp *http.Response, max int64) (HookAnswer, error) {
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusConflict:
 		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrOtherConfig)
+	case http.StatusUnauthorized:
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrToken)
 	default:
 		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
 	}

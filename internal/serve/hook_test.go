@@ -78,8 +78,15 @@ func TestAskHookRefusals(t *testing.T) {
 			t.Errorf("%s: answer %+v, error %v; want an error with %q", c.name, a, err, c.want)
 		}
 	}
-	if n := calls.Load(); n != 2 {
-		t.Errorf("the hook ran %d times, want 2 (other config, daemon error)", n)
+	// the refusals a hook may ask again about, by the config it parses
+	if _, err := AskHook(ctx, r.sock, token+"x", os.Getuid(), hookRequest()); !errors.Is(err, ErrToken) {
+		t.Errorf("wrong token: error %v, want ErrToken", err)
+	}
+	if _, err := AskHook(ctx, r.sock, token, os.Getuid(), other); !errors.Is(err, ErrOtherConfig) {
+		t.Errorf("other config: error %v, want ErrOtherConfig", err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the hook ran %d times, want 3 (other config twice, daemon error)", n)
 	}
 }
 
