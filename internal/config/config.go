@@ -401,9 +401,22 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("failed to read config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read config %q: %w", path, err)
+	// Room for the size stat saw and one byte more, so that a file of
+	// that size is one read and the end of file the next (a hook reads
+	// the config on every call); a file that grew meanwhile still reads.
+	data := make([]byte, 0, min(max(st.Size(), 0), MaxSize)+1)
+	for len(data) <= MaxSize {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read config %q: %w", path, err)
+		}
 	}
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("config %q is larger than %d bytes", path, MaxSize)
