@@ -51,7 +51,7 @@ func (s *Server) handleGateTest(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "gate_test", "the daemon could not answer the gate test")
 	default:
-		writeAnswer(w, a)
+		writeJSON(w, http.StatusOK, a)
 	}
 }
 

@@ -82,7 +82,7 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "hook", "the daemon could not answer the hook")
 	default:
-		writeAnswer(w, a)
+		writeJSON(w, http.StatusOK, a)
 	}
 }
 
@@ -128,30 +128,49 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 	defer f.Close()
 	stop := context.AfterFunc(ctx, func() { f.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	hr, err := http.NewRequest(http.MethodPost, "http://claw"+path, bytes.NewReader(body))
+	if err != nil {
+		return HookAnswer{}, err
+	}
+	for k, v := range h {
+		hr.Header[k] = v
+	}
+	hr.Header.Set("Authorization", "Bearer "+token)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Close = true
 	// A daemon may answer (413) and close before it has read it all: its
 	// answer is read even when the request could not be sent whole.
-	werr := writeRequest(f, path, token, h, body)
-	status, code, b, err := readResponse(bufio.NewReader(f), max)
+	werr := hr.Write(f)
+	resp, err := http.ReadResponse(bufio.NewReader(f), hr)
 	if err != nil {
 		if werr != nil {
 			return HookAnswer{}, fmt.Errorf("sending the request: %w", werr)
 		}
-		return HookAnswer{}, err
+		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
 	}
-	return readAnswer(status, code, b)
+	defer resp.Body.Close()
+	return readAnswer(resp, max)
 }
 
-// readAnswer is the daemon's answer: a 200 with one strict JSON
-// HookAnswer. A 409 wraps ErrOtherConfig, a 401 ErrToken.
-func readAnswer(status string, code int, b []byte) (HookAnswer, error) {
-	switch code {
+// readAnswer is the daemon's answer in resp: a 200 with one strict JSON
+// HookAnswer of at most max bytes. A 409 wraps ErrOtherConfig, a 401
+// ErrToken.
+func readAnswer(resp *http.Response, max int64) (HookAnswer, error) {
+	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusConflict:
-		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", status, ErrOtherConfig)
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrOtherConfig)
 	case http.StatusUnauthorized:
-		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", status, ErrToken)
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrToken)
 	default:
-		return HookAnswer{}, fmt.Errorf("the daemon answered %s", status)
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
+	}
+	if int64(len(b)) > max {
+		return HookAnswer{}, errors.New("the daemon's answer is too large")
 	}
 	var a HookAnswer
 	dec := json.NewDecoder(bytes.NewReader(b))
