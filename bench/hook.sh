@@ -4,8 +4,9 @@
 # process (--no-daemon), next to `claw version` (the start-up floor), in
 # one interleaved run; and `claw gate test` of one action the same two
 # ways. CLAW_BASE=REV adds the hook and the gate test built from revision
-# REV, in process (the hook with --no-daemon; for a revision before the
-# hook's daemon path, which lacks the flag, set CLAW_BASE_HOOK_FLAGS=);
+# REV, in process (with --no-daemon; for a revision before the
+# hook's daemon path, which lacks the flag, set CLAW_BASE_HOOK_FLAGS=,
+# and CLAW_BASE_GATE_FLAGS= for one before the gate test's);
 # with CLAW_BASE_DAEMON=1 also REV's hook through REV's own claw serve,
 # in a claw home of its own, right after REV's in-process hook.
 # Usage: [CLAW_BASE=REV [CLAW_BASE_DAEMON=1]] bench/hook.sh [rounds]   (default 100)
@@ -23,7 +24,7 @@ if [ -n "${CLAW_BASE:-}" ]; then
 	git archive "$CLAW_BASE" | tar -x -C "$out/base-src"
 	(cd "$out/base-src" && go build -trimpath -o "$out/claw-base" ./cmd/claw)
 	base=(-c "hook, revision $CLAW_BASE (in process)|$out/read.json|$out/claw-base hook claude-code ${CLAW_BASE_HOOK_FLAGS---no-daemon}"
-		-c "gate test, revision $CLAW_BASE (in process)||$out/claw-base gate test file_read notes.txt")
+		-c "gate test, revision $CLAW_BASE (in process)||$out/claw-base gate test ${CLAW_BASE_GATE_FLAGS---no-daemon} file_read notes.txt")
 fi
 export CLAW_HOME="$out/home"
 mkdir -p "$out/ws"
