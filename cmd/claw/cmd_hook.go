@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,14 @@ EXIT STATUS
 	}
 	c.AddCommand(newHookAgentCommand(g, runtime.HookClaudeCode, "Claude Code"), newHookAgentCommand(g, runtime.HookCodex, "Codex"))
 	return c
+}
+
+// hookFallback is what the hook's fast path (fastHook) hands the command
+// when the daemon did not answer: when the call began, and whether the
+// daemon may be asked again by configID (it refused only the source id).
+type hookFallback struct {
+	start time.Time
+	retry bool
 }
 
 // wireHook gives the call h (its flags set) the config, key and streams
@@ -91,16 +100,12 @@ EXIT STATUS
   0 answered, 2 blocked. Never 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			h.Trusted = map[string]bool{}
-			for _, t := range trust {
-				if strings.HasPrefix(t, "mcp__") || strings.TrimSpace(t) == "" {
-					// Exit 2: a usage error blocks the tool call too.
-					return usageErrorf("--trust-tool %q: MCP tools are judged by the gate; write a policy for them instead", t)
-				}
-				h.Trusted[t] = true
+			if err := setHookFlags(h, trust); err != nil {
+				return err
 			}
-			if h.Deadline <= 0 {
-				h.Deadline = runtime.HookDeadline
+			if f := g.hookFallback; f != nil {
+				h.Start = f.start
+				h.NoDaemon = h.NoDaemon || !f.retry
 			}
 			return wireHook(g, h).Run(c.Context())
 		},
@@ -111,6 +116,23 @@ EXIT STATUS
 	c.Flags().BoolVar(&h.NoDaemon, "no-daemon", false, "decide in this process even when a claw serve of the same config is running")
 	c.Flags().StringVar(&h.PassphraseFile, "passphrase-file", "", "read the receipt key passphrase from this file (or $CLAW_KEY_PASSPHRASE_FILE); never prompts")
 	return c
+}
+
+// setHookFlags checks the hook's flags and completes h with them: the
+// trusted tools, and the default deadline for none.
+func setHookFlags(h *runtime.Hook, trust []string) error {
+	h.Trusted = map[string]bool{}
+	for _, t := range trust {
+		if strings.HasPrefix(t, "mcp__") || strings.TrimSpace(t) == "" {
+			// Exit 2: a usage error blocks the tool call too.
+			return usageErrorf("--trust-tool %q: MCP tools are judged by the gate; write a policy for them instead", t)
+		}
+		h.Trusted[t] = true
+	}
+	if h.Deadline <= 0 {
+		h.Deadline = runtime.HookDeadline
+	}
+	return nil
 }
 
 func formatHelp(f runtime.HookFormat) string {

@@ -21,6 +21,8 @@ type globals struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// hookFallback is set when the hook's fast path tried first (fastHook).
+	hookFallback *hookFallback
 }
 
 // commands are claw's command groups, one file each.
@@ -96,6 +98,9 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globals{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	if code, ok := fastHook(ctx, args, g); ok {
+		return code
+	}
 	root := newRootCommand(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -299,8 +299,8 @@ func Default(home string) *Config {
 		},
 		Autonomous: defaultAutonomous(),
 		Serve: Serve{
-			Socket:            filepath.Join(h, "run", "claw.sock"),
-			TokenFile:         filepath.Join(h, "token"),
+			Socket:            DefaultSocket(h),
+			TokenFile:         DefaultTokenFile(h),
 			MaxBodyBytes:      1 << 20,
 			ReadHeaderTimeout: Duration{5 * time.Second},
 			RequestTimeout:    Duration{120 * time.Second},
@@ -308,6 +308,11 @@ func Default(home string) *Config {
 		Home: home,
 	}
 }
+
+// DefaultSocket and DefaultTokenFile are claw serve's socket and token
+// file in the claw home when the config names none.
+func DefaultSocket(home string) string    { return filepath.Join(home, "run", "claw.sock") }
+func DefaultTokenFile(home string) string { return filepath.Join(home, "token") }
 
 // HomeDir returns the claw home: flagHome when set, else $CLAW_HOME, else
 // ~/.claw. The result is absolute and cleaned; a leading ~ is expanded.
@@ -343,19 +348,11 @@ func HomeDir(flagHome string) (string, error) {
 // result. A missing file is an error for which errors.Is(err, fs.ErrNotExist)
 // holds; problems in the file are reported together as an [*Errors].
 func Load(path, home string) (*Config, error) {
-	data, err := readBounded(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Parse(data, path, home)
-	if err != nil {
-		return nil, err
-	}
-	c.Path = path
-	if err := c.Expand(envWithHome(home)); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return FromSource(data, path, home, EnvWithHome(home))
 }
 
 // LoadOrDefault is [Load], except that a missing file yields the expanded
@@ -365,14 +362,33 @@ func LoadOrDefault(path, home string) (c *Config, missing bool, err error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return c, false, err
 	}
-	c = Default(home)
-	if err := c.Expand(envWithHome(home)); err != nil {
-		return nil, true, err
-	}
-	return c, true, nil
+	c, err = FromSource(nil, "", home, EnvWithHome(home))
+	return c, true, err
 }
 
-func readBounded(path string) ([]byte, error) {
+// FromSource is the config [Load] makes of the file content data read
+// from path, with getenv for the environment ([EnvWithHome]); nil data
+// is no file: the expanded defaults. It reads nothing else: the result
+// is a function of data, home and what getenv answers.
+func FromSource(data []byte, path, home string, getenv func(string) string) (*Config, error) {
+	c := Default(home)
+	if data != nil {
+		var err error
+		if c, err = Parse(data, path, home); err != nil {
+			return nil, err
+		}
+		c.Path = path
+	}
+	if err := c.Expand(getenv); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ReadFile reads the config file at path as [Load] does: a regular file
+// of at most [MaxSize] bytes. A missing file is an error for which
+// errors.Is(err, fs.ErrNotExist) holds.
+func ReadFile(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read config: %w", err)
@@ -385,9 +401,22 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("failed to read config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read config %q: %w", path, err)
+	// Room for the size stat saw and one byte more, so that a file of
+	// that size is one read and the end of file the next (a hook reads
+	// the config on every call); a file that grew meanwhile still reads.
+	data := make([]byte, 0, min(max(st.Size(), 0), MaxSize)+1)
+	for len(data) <= MaxSize {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read config %q: %w", path, err)
+		}
 	}
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("config %q is larger than %d bytes", path, MaxSize)
@@ -395,8 +424,9 @@ func readBounded(path string) ([]byte, error) {
 	return data, nil
 }
 
-// envWithHome is os.Getenv, with CLAW_HOME defaulting to home.
-func envWithHome(home string) func(string) string {
+// EnvWithHome is os.Getenv, with CLAW_HOME defaulting to home: the
+// environment [Load] expands paths with.
+func EnvWithHome(home string) func(string) string {
 	return func(k string) string {
 		v := os.Getenv(k)
 		if v == "" && k == "CLAW_HOME" {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -191,4 +192,35 @@ func isVarName(s string) bool {
 		}
 	}
 	return true
+}
+
+// EnvNames lists, sorted and once each, the variables a config document
+// names as $NAME or ${NAME} outside whole-line comments, and HOME and
+// CLAW_HOME, which every config may use (~, the defaults). It reads the
+// text only, without parsing it: a reference spelt with a TOML escape
+// (\u0024) or on a line of a multi-line string that starts with # is
+// missed, so a caller that relies on the list must check it against the
+// variables [Config.Expand] asked for.
+func EnvNames(data []byte) []string {
+	names := []string{"CLAW_HOME", "HOME"}
+	for line := range bytes.Lines(data) {
+		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '#' {
+			continue
+		}
+		for i := bytes.IndexByte(line, '$'); i >= 0; i = bytes.IndexByte(line, '$') {
+			line = line[i+1:]
+			if len(line) > 0 && line[0] == '{' {
+				line = line[1:]
+			}
+			j := 0
+			for j < len(line) && isVarChar(line[j]) {
+				j++
+			}
+			if j > 0 && isVarStart(line[0]) {
+				names = append(names, string(line[:j]))
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -108,3 +108,44 @@ func FuzzCredentialHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEnvNames checks EnvNames on any text: sorted, once each, variable
+// names only, HOME and CLAW_HOME always; and on a config whose paths are
+// written as the fuzzer's text in literal strings (no escapes), that
+// every variable the config's expansion asks for is listed, as the hook's
+// source id needs.
+func FuzzEnvNames(f *testing.F) {
+	f.Add(Template(), "$A/${B}/x")
+	f.Add([]byte("# $NOT\nx = '$YES' # $ALSO\n"), "$$X$Y")
+	f.Add([]byte("a = \"\\u0024X\""), "~/${_a1}$b")
+	f.Add([]byte("$"), "${")
+	f.Fuzz(func(t *testing.T, data []byte, path string) {
+		names := EnvNames(data)
+		if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+			t.Fatalf("EnvNames(%q) = %q: not sorted once each", data, names)
+		}
+		for _, n := range names {
+			if !isVarName(n) {
+				t.Fatalf("EnvNames(%q) lists %q, not a variable name", data, n)
+			}
+		}
+		if !slices.Contains(names, "HOME") || !slices.Contains(names, "CLAW_HOME") {
+			t.Fatalf("EnvNames(%q) = %q: HOME or CLAW_HOME missing", data, names)
+		}
+		if strings.ContainsAny(path, "'\n\r") {
+			return
+		}
+		doc := []byte("workspace_dir = '" + path + "'\n[security]\nread_paths = ['" + path + "']\n")
+		asked := map[string]bool{}
+		_, _ = FromSource(doc, "config.toml", "/h/.claw", func(k string) string {
+			asked[k] = true
+			return "/v"
+		})
+		names = EnvNames(doc)
+		for k := range asked {
+			if !slices.Contains(names, k) {
+				t.Fatalf("the config %q uses $%s; EnvNames lists %q", doc, k, names)
+			}
+		}
+	})
+}

@@ -241,6 +241,10 @@ type Runner struct {
 	// Open loads the guard (config, gate, receipt log). It runs inside
 	// the deadline; close is called when the run ends.
 	Open func(ctx context.Context) (g *Guard, close func(), err error)
+	// Go starts the decision on another goroutine, so that the deadline
+	// is kept however long it takes; nil is a go statement. (claw serve
+	// starts it on a goroutine whose stack has already grown.)
+	Go func(func())
 
 	// fault, when set, is called between the decision's stages ("open",
 	// "decide"), so tests can inject a panic, a delay or an error.
@@ -262,7 +266,11 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	ch := make(chan result, 1)
-	go func() {
+	start := r.Go
+	if start == nil {
+		start = func(f func()) { go f() }
+	}
+	start(func() {
 		var res result
 		defer func() {
 			if p := recover(); p != nil {
@@ -274,7 +282,7 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 			ch <- res
 		}()
 		res.v, res.err = r.decide(ctx, stdin)
-	}()
+	})
 	var res result
 	select {
 	case res = <-ch:

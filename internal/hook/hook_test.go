@@ -919,3 +919,24 @@ func TestDecideOneCommit(t *testing.T) {
 		t.Fatalf("the log does not verify: %v %+v", err, rep)
 	}
 }
+
+// The decision runs where Runner.Go starts it, and the deadline holds
+// whatever Go does with it: a decision never started blocks the call.
+func TestRunnerGo(t *testing.T) {
+	f := newFixture(t)
+	input := f.expand([]byte(`{"tool_name":"Read","cwd":"$WS","tool_input":{"file_path":"notes.txt"}}`))
+	started := 0
+	code, out, _ := f.run(t, ClaudeCode, input, func(r *Runner) {
+		r.Go = func(fn func()) { started++; go fn() }
+	})
+	if code != ExitAnswered || started != 1 || !strings.Contains(out, `"permissionDecision":"allow"`) {
+		t.Fatalf("exit %d, %d decisions started through Go, answer %q; want one, allowed", code, started, out)
+	}
+	code, out, errb := f.run(t, ClaudeCode, input, func(r *Runner) {
+		r.Deadline = 200 * time.Millisecond
+		r.Go = func(func()) {} // never runs it
+	})
+	if code != ExitBlock || out != "" || !strings.Contains(errb, "no decision within 200ms") {
+		t.Fatalf("a decision never started: exit %d, stdout %q, stderr %q; want a block for the deadline", code, out, errb)
+	}
+}

@@ -5,12 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+
+	"github.com/clawsec/claw/internal/config"
 )
 
 // configID names a claw home and its effective config (after defaults and
@@ -144,3 +149,83 @@ type bytesHash struct{ bytes.Buffer }
 func (*bytesHash) Sum(b []byte) []byte { return b }
 func (*bytesHash) Size() int           { return 0 }
 func (*bytesHash) BlockSize() int      { return 1 }
+
+// sourceID names a config by what it is made from instead of by its
+// value: the claw home, the user's home directory and the mount namespace
+// (as configID), the config file's bytes (nil: no file) and the value
+// getenv gives every variable config.EnvNames finds in them. A hook
+// computes it without parsing the config. It vouches for the config only
+// through a daemon that checked, when it loaded, that these inputs make
+// the config it decides with (loadedSourceID): config.FromSource reads
+// nothing else, so the same inputs make the same config, and the same
+// configID.
+func sourceID(home, userDir string, data []byte, getenv func(string) string) (string, error) {
+	mnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	var buf [binary.MaxVarintLen64]byte
+	field := func(b []byte) {
+		h.Write(buf[:binary.PutUvarint(buf[:], uint64(len(b)))])
+		h.Write(b)
+	}
+	field([]byte("claw config source v1"))
+	field([]byte(home))
+	field([]byte(userDir))
+	field([]byte(mnt))
+	if data == nil {
+		field([]byte("no file"))
+	} else {
+		field([]byte("file"))
+		field(data)
+	}
+	for _, n := range config.EnvNames(data) {
+		field([]byte(n))
+		field([]byte(getenv(n)))
+	}
+	return "source:sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// loadedSourceID is the sourceID of e's config, whose configID is id, or
+// "" when the daemon cannot vouch for one: it reads the config file
+// again and makes a config of it, recording the variables asked for; the
+// sourceID holds only when that config has the same configID (the file
+// did not change meanwhile) and every variable asked for is one that
+// sourceID covers (config.EnvNames may miss an escaped reference).
+func loadedSourceID(e *Env, id string) string {
+	path := e.Config.Path
+	if path == "" {
+		path = filepath.Join(e.Home, "config.toml")
+	}
+	data, err := config.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		return ""
+	}
+	env := config.EnvWithHome(e.Home)
+	asked := map[string]bool{}
+	c, err := config.FromSource(data, path, e.Home, func(k string) string {
+		asked[k] = true
+		return env(k)
+	})
+	if err != nil {
+		return ""
+	}
+	if again, err := configID(&Env{Home: e.Home, UserDir: e.UserDir, Config: c}); err != nil || again != id {
+		return ""
+	}
+	names := config.EnvNames(data)
+	for k := range asked {
+		if _, ok := slices.BinarySearch(names, k); !ok {
+			return ""
+		}
+	}
+	src, err := sourceID(e.Home, e.UserDir, data, env)
+	if err != nil {
+		return ""
+	}
+	return src
+}

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -127,5 +129,97 @@ func change(v reflect.Value) {
 			k.SetString("added-by-test")
 		}
 		v.SetMapIndex(k, reflect.New(v.Type().Elem()).Elem())
+	}
+}
+
+// sourceHome is a claw home whose config.toml is doc, loaded as claw serve
+// loads it, with its configID.
+func sourceHome(t *testing.T, doc string) (*Env, string) {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := config.LoadOrDefault(filepath.Join(home, "config.toml"), home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Home: home, Config: c, UserDir: os.Getenv("HOME")}
+	id, err := configID(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, id
+}
+
+// The source id a hook computes from the file, without parsing it, is the
+// one the daemon vouches for after loading the same file; a changed
+// byte, variable, home or user directory is another id.
+func TestSourceIDMatchesTheLoadedConfig(t *testing.T) {
+	t.Setenv("CLAW_SRC_DIR", "/srv/data")
+	doc := "[security]\nread_paths = [\"$CLAW_SRC_DIR\", \"~/x\"]\n"
+	e, id := sourceHome(t, doc)
+	daemon := loadedSourceID(e, id)
+	if daemon == "" {
+		t.Fatal("the daemon vouches for no source id of a plain config")
+	}
+	data, err := config.ReadFile(filepath.Join(e.Home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookID := func(home, userDir string, data []byte) string {
+		t.Helper()
+		id, err := sourceID(home, userDir, data, config.EnvWithHome(home))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if got := hookID(e.Home, e.UserDir, data); got != daemon {
+		t.Fatalf("the hook's source id %s, the daemon's %s", got, daemon)
+	}
+	for name, other := range map[string]func() string{
+		"a byte":         func() string { return hookID(e.Home, e.UserDir, append([]byte(" "), data...)) },
+		"no file":        func() string { return hookID(e.Home, e.UserDir, nil) },
+		"the home":       func() string { return hookID(e.Home+"x", e.UserDir, data) },
+		"the user's dir": func() string { return hookID(e.Home, e.UserDir+"x", data) },
+		"a variable": func() string {
+			t.Setenv("CLAW_SRC_DIR", "/srv/other")
+			return hookID(e.Home, e.UserDir, data)
+		},
+		"$HOME": func() string {
+			t.Setenv("HOME", "/elsewhere")
+			return hookID(e.Home, e.UserDir, data)
+		},
+	} {
+		if other() == daemon {
+			t.Errorf("another %s, the same source id", name)
+		}
+		t.Setenv("CLAW_SRC_DIR", "/srv/data")
+		t.Setenv("HOME", e.UserDir)
+	}
+}
+
+// The daemon vouches for no source id when the text does not show every
+// variable the config uses (a TOML escape spells the $), nor when the
+// file no longer makes the config it loaded.
+func TestLoadedSourceIDRefuses(t *testing.T) {
+	t.Setenv("CLAW_SRC_DIR", "/srv/data")
+	e, id := sourceHome(t, "[security]\nread_paths = [\"\\u0024CLAW_SRC_DIR\"]\n")
+	if e.Config.Security.ReadPaths[0] != "/srv/data" {
+		t.Fatalf("read_paths %q: the escape was not expanded", e.Config.Security.ReadPaths)
+	}
+	if src := loadedSourceID(e, id); src != "" {
+		t.Errorf("source id %s for a config whose variable the text hides", src)
+	}
+	e, id = sourceHome(t, "[security]\nautonomy = \"supervised\"\n")
+	if loadedSourceID(e, id) == "" {
+		t.Fatal("no source id for a plain config")
+	}
+	if err := os.WriteFile(filepath.Join(e.Home, "config.toml"), []byte("[security]\nautonomy = \"full\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if src := loadedSourceID(e, id); src != "" {
+		t.Errorf("source id %s for a file edited since the config was loaded", src)
 	}
 }

@@ -151,7 +151,7 @@ type GateTestDecide func(ctx context.Context, e *Env, eng *gate.Engine, r serve.
 // run decided by decide. It writes no receipt.
 func gateTestService(env func() (*Env, error), decide GateTestDecide) GateTests {
 	s := &gateService{decide: decide}
-	return GateTests{Load: func(ctx context.Context) (func(), error) { return s.load(ctx, env, gateTestID) }, Answer: s.answer}
+	return GateTests{Load: func(ctx context.Context) (func(), error) { return s.load(ctx, env, gateTestID, nil) }, Answer: s.answer}
 }
 
 type gateService struct {

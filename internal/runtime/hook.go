@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,9 @@ type Hook struct {
 	// $CLAW_KEY_PASSPHRASE_FILE. A hook never prompts.
 	PassphraseFile string
 	NoDaemon       bool // decide in process even when a daemon could
+	// Start is when the call began (AskFirst sets it); zero: when Run
+	// starts. The deadline counts from it.
+	Start time.Time
 
 	// Env loads the config; QuietEnv loads it without notes, to find the
 	// daemon that could answer.
@@ -74,20 +78,22 @@ func (h *Hook) Run(ctx context.Context) error {
 // of the same user and config answers when it can; otherwise the hook
 // decides in process.
 func (h *Hook) run(ctx context.Context) int {
-	ctx, cancel := context.WithTimeout(ctx, h.Deadline)
+	start := h.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	ctx, cancel := context.WithDeadline(ctx, start.Add(h.Deadline))
 	defer cancel()
 	event, complete, stdin := readEvent(ctx, h.Stdin)
 	if !h.NoDaemon && complete {
-		if a, ok := h.askDaemon(ctx, event); ok {
-			if a.Exit == hook.ExitBlock {
-				io.WriteString(h.Stderr, a.Stderr)
-				return a.Exit
+		if rt, ok := h.configRoute(); ok {
+			a, err := h.askDaemon(ctx, event, rt)
+			if err == nil {
+				return h.answerFrom(a, "claw: answered by claw serve, asked with the parsed config")
 			}
-			if _, err := io.WriteString(h.Stdout, a.Stdout); err != nil {
-				fmt.Fprintf(h.Stderr, "claw: blocked: failed to write the answer: %v\n", err)
-				return hook.ExitBlock
+			if h.debug() && !errors.Is(err, errNoDaemon) {
+				fmt.Fprintf(h.Stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
 			}
-			return hook.ExitAnswered
 		}
 	}
 	r := hook.Runner{Format: h.Format, Deadline: h.Deadline, Open: h.openGuard}
@@ -241,47 +247,125 @@ func (l *lateReader) Read(p []byte) (int, error) {
 	return l.r.Read(p)
 }
 
-// askDaemon tries the claw serve of this user and config for one hook
-// call. It returns false when no daemon answered a well-formed answer
-// within its share of the deadline; the caller then decides in process,
-// so nothing here can let a tool call run that the gate did not allow.
-func (h *Hook) askDaemon(ctx context.Context, event []byte) (serve.HookAnswer, bool) {
+// daemonRoute is where a hook asks claw serve, and how it names the
+// config it would decide with.
+type daemonRoute struct{ socket, tokenFile, id string }
+
+// configRoute is the route of the loaded config (QuietEnv): its socket
+// and token, and its configID.
+func (h *Hook) configRoute() (daemonRoute, bool) {
 	e, err := h.QuietEnv()
 	if err != nil || e.Config.Serve.Socket == "" {
-		return serve.HookAnswer{}, false
+		return daemonRoute{}, false
 	}
 	id, err := configID(e)
 	if err != nil {
-		return serve.HookAnswer{}, false
+		return daemonRoute{}, false
 	}
-	if _, err := os.Stat(e.Config.Serve.Socket); err != nil {
-		return serve.HookAnswer{}, false // no daemon: not worth reading the token
+	return daemonRoute{e.Config.Serve.Socket, e.Config.Serve.TokenFile, id}, true
+}
+
+// askDaemon tries the claw serve at rt for one hook call. It returns an
+// error when no daemon answered a well-formed answer within its share of
+// the deadline; the caller then decides in process, so nothing here can
+// let a tool call run that the gate did not allow. errNoDaemon: nothing
+// listens on the socket's path.
+func (h *Hook) askDaemon(ctx context.Context, event []byte, rt daemonRoute) (serve.HookAnswer, error) {
+	if _, err := os.Stat(rt.socket); err != nil {
+		return serve.HookAnswer{}, errNoDaemon // not worth reading the token
 	}
-	token, err := serve.LoadToken(e.Config.Serve.TokenFile)
+	token, err := serve.LoadToken(rt.tokenFile)
 	if err != nil {
-		return serve.HookAnswer{}, false
+		return serve.HookAnswer{}, errNoDaemon
 	}
 	// A third of the deadline: what is left is enough to decide in process.
 	ctx, cancel := context.WithTimeout(ctx, h.Deadline/3)
 	defer cancel()
-	req := serve.HookRequest{Format: string(h.Format), Config: id, Workspace: h.Workspace, Deadline: h.Deadline / 3, Event: event}
+	req := serve.HookRequest{Format: string(h.Format), Config: rt.id, Workspace: h.Workspace, Deadline: h.Deadline / 3, Event: event}
 	for t := range h.Trusted {
 		req.Trusted = append(req.Trusted, t)
 	}
-	a, err := serve.AskHook(ctx, e.Config.Serve.Socket, token, os.Getuid(), req)
+	a, err := serve.AskHook(ctx, rt.socket, token, os.Getuid(), req)
 	if err == nil {
 		err = hook.CheckAnswer(h.Format, a.Exit, a.Stdout)
 	}
+	return a, err
+}
+
+// errNoDaemon marks a route with no daemon to ask.
+var errNoDaemon = errors.New("no claw serve at the socket")
+
+// answerFrom passes the daemon's answer a on and returns the exit status;
+// note is the debugging line that says who answered.
+func (h *Hook) answerFrom(a serve.HookAnswer, note string) int {
+	if h.debug() {
+		fmt.Fprintln(h.Stderr, note)
+	}
+	if a.Exit == hook.ExitBlock {
+		io.WriteString(h.Stderr, a.Stderr)
+		return a.Exit
+	}
+	if _, err := io.WriteString(h.Stdout, a.Stdout); err != nil {
+		fmt.Fprintf(h.Stderr, "claw: blocked: failed to write the answer: %v\n", err)
+		return hook.ExitBlock
+	}
+	return hook.ExitAnswered
+}
+
+func (h *Hook) debug() bool { return os.Getenv("CLAW_HOOK_DEBUG") != "" }
+
+// AskFirst is the fast path of a hook call, taken before the command tree
+// is built and the config parsed: it reads the event and asks the claw
+// serve at the claw home's default socket with the default token file
+// (home and configPath are the --home and --config flags), naming the
+// config by its sourceID. answered is false when the daemon did not
+// answer; h.Stdin then gives the event again and h.Start says when the
+// call began, for the command's own run, which asks the daemon named by
+// the parsed config again only when retry says that one may answer: the
+// fast path found no daemon or token where the defaults put them, or the
+// daemon refused its token or the source id alone.
+func (h *Hook) AskFirst(ctx context.Context, home, configPath string) (code int, answered, retry bool) {
+	h.Start = time.Now()
+	home, configPath, err := ConfigPaths(home, configPath)
 	if err != nil {
-		if os.Getenv("CLAW_HOOK_DEBUG") != "" {
-			fmt.Fprintf(h.Stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
+		return 0, false, true
+	}
+	rt := daemonRoute{socket: config.DefaultSocket(home), tokenFile: config.DefaultTokenFile(home)}
+	if _, err := os.Stat(rt.socket); err != nil {
+		return 0, false, true // nothing read yet
+	}
+	ctx, cancel := context.WithDeadline(ctx, h.Start.Add(h.Deadline))
+	defer cancel()
+	event, complete, stdin := readEvent(ctx, h.Stdin)
+	h.Stdin = stdin
+	if !complete {
+		return 0, false, false
+	}
+	data, err := config.ReadFile(configPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		return 0, false, true // the command reports it
+	}
+	userDir, _ := os.UserHomeDir() // as the command's config load
+	if rt.id, err = sourceID(home, userDir, data, config.EnvWithHome(home)); err != nil {
+		return 0, false, true
+	}
+	a, err := h.askDaemon(ctx, event, rt)
+	switch {
+	case err == nil:
+		return h.answerFrom(a, "claw: answered by claw serve"), true, false
+	case errors.Is(err, serve.ErrOtherConfig), errors.Is(err, serve.ErrToken), errors.Is(err, errNoDaemon):
+		if h.debug() {
+			fmt.Fprintf(h.Stderr, "claw: claw serve at %s did not take the config's source: %v\n", rt.socket, err)
 		}
-		return serve.HookAnswer{}, false
+		return 0, false, true
 	}
-	if os.Getenv("CLAW_HOOK_DEBUG") != "" {
-		fmt.Fprintln(h.Stderr, "claw: answered by claw serve")
+	if h.debug() {
+		fmt.Fprintf(h.Stderr, "claw: deciding in process: claw serve did not answer: %v\n", err)
 	}
-	return a, true
+	return 0, false, false
 }
 
 // hookService is the answerer of hook calls in claw serve: the same
@@ -289,7 +373,7 @@ func (h *Hook) askDaemon(ctx context.Context, event []byte) (serve.HookAnswer, b
 // engine compiled once per (re)load. env loads the config now in force.
 func hookService(env func() (*Env, error), log *broker.Log) Hooks {
 	h := &hookAnswerer{log: log}
-	return Hooks{Load: func(ctx context.Context) (func(), error) { return h.load(ctx, env, configID) }, Answer: h.answer}
+	return Hooks{Load: func(ctx context.Context) (func(), error) { return h.load(ctx, env, configID, loadedSourceID) }, Answer: h.answer}
 }
 
 type hookAnswerer struct {
@@ -305,14 +389,14 @@ func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.H
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r.Config != h.id {
+	if r.Config != h.id && (h.src == "" || r.Config != h.src) {
 		return serve.HookAnswer{}, serve.ErrOtherConfig
 	}
 	trusted := map[string]bool{}
 	for _, t := range r.Trusted {
 		trusted[t] = true
 	}
-	run := hook.Runner{Format: f, Deadline: r.Deadline, Open: func(context.Context) (*hook.Guard, func(), error) {
+	run := hook.Runner{Format: f, Deadline: r.Deadline, Go: serve.GoWarm, Open: func(context.Context) (*hook.Guard, func(), error) {
 		// Reread as a hook process does: an unreadable store applies none.
 		gs, err := grant.Open(filepath.Join(h.e.Home, grant.FileName)).Load()
 		if err != nil {
@@ -328,20 +412,21 @@ func (h *hookAnswerer) answer(ctx context.Context, r serve.HookRequest) (serve.H
 }
 
 // compiled is the engine a service of claw serve decides with, compiled
-// once per (re)load, and the config and id it was compiled for.
+// once per (re)load, and the config and ids it was compiled for.
 type compiled struct {
 	mu  sync.Mutex // one decision at a time: the engine's grants are shared
 	e   *Env
 	id  string
+	src string // the config's sourceID, or "" (none vouched for)
 	eng *gate.Engine
 }
 
-// load loads the config now in force, names it with idOf before the
-// policies are read, compiles them, and returns the function that puts
-// them in force, so that a reload that fails later leaves the previous
-// ones. A policy edited meanwhile gives callers another id, and they
-// decide in process.
-func (c *compiled) load(ctx context.Context, env func() (*Env, error), idOf func(*Env) (string, error)) (swap func(), err error) {
+// load loads the config now in force, names it with idOf (and srcOf,
+// when not nil) before the policies are read, compiles them, and returns
+// the function that puts them in force, so that a reload that fails
+// later leaves the previous ones. A policy edited meanwhile gives
+// callers another id, and they decide in process.
+func (c *compiled) load(ctx context.Context, env func() (*Env, error), idOf func(*Env) (string, error), srcOf func(*Env, string) string) (swap func(), err error) {
 	e, err := env()
 	if err != nil {
 		return nil, err
@@ -350,6 +435,10 @@ func (c *compiled) load(ctx context.Context, env func() (*Env, error), idOf func
 	if err != nil {
 		return nil, err
 	}
+	var src string
+	if srcOf != nil {
+		src = srcOf(e, id)
+	}
 	eng, err := NewEngine(ctx, e, Policy(e.Config))
 	if err != nil {
 		return nil, err
@@ -357,7 +446,7 @@ func (c *compiled) load(ctx context.Context, env func() (*Env, error), idOf func
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.e, c.id, c.eng = e, id, eng
+		c.e, c.id, c.src, c.eng = e, id, src, eng
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,8 +74,8 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 	if t := r.Header.Get(hookTrustHeader); t != "" {
 		req.Trusted = strings.Split(t, ",")
 	}
-	var a HookAnswer
-	onWarmStack(func() { a, err = s.cfg.Hook(r.Context(), req) })
+	// The hook's decision runs on a warm goroutine of its own (GoWarm).
+	a, err := s.cfg.Hook(r.Context(), req)
 	switch {
 	case errors.Is(err, ErrOtherConfig):
 		writeError(w, http.StatusConflict, "other_config", err.Error())
@@ -83,6 +85,9 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a)
 	}
 }
+
+// ErrToken marks a daemon that did not take the caller's token.
+var ErrToken = errors.New("the daemon did not take the token")
 
 // ErrPeer marks a socket served by another user than the caller.
 var ErrPeer = errors.New("the socket's server runs as another user")
@@ -110,30 +115,20 @@ func AskHook(ctx context.Context, socket, token string, wantUID int, r HookReque
 // ask posts body to path on the daemon's unix socket, after checking the
 // peer's uid is wantUID, and reads the answer: what the calling command
 // prints and exits with, at most max bytes of JSON. One connection, no
-// keep-alive; any error means the daemon did not answer.
+// keep-alive; any error means the daemon did not answer. The request is
+// one write and the answer one read in the caller's goroutine, without
+// net/http's transport and its goroutines to wake on the way; while it
+// waits, the caller's goroutine is parked in the poller, so that an idle
+// runtime sleeps instead of watching a blocked system call.
 func ask(ctx context.Context, socket, token string, wantUID int, path string, h http.Header, body []byte, max int64) (HookAnswer, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	f, err := dialUnix(ctx, socket, wantUID)
 	if err != nil {
 		return HookAnswer{}, err
 	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	}
-	if err := checkPeer(c.(*net.UnixConn), wantUID); err != nil {
-		return HookAnswer{}, err
-	}
-	used := false
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(context.Context, string, string) (net.Conn, error) {
-		if used {
-			return nil, errors.New("one connection per call")
-		}
-		used = true
-		return c, nil
-	}}
-	defer tr.CloseIdleConnections()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://claw"+path, bytes.NewReader(body))
+	defer f.Close()
+	stop := context.AfterFunc(ctx, func() { f.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	hr, err := http.NewRequest(http.MethodPost, "http://claw"+path, bytes.NewReader(body))
 	if err != nil {
 		return HookAnswer{}, err
 	}
@@ -142,12 +137,32 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 	}
 	hr.Header.Set("Authorization", "Bearer "+token)
 	hr.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Transport: tr}).Do(hr)
+	hr.Close = true
+	// A daemon may answer (413) and close before it has read it all: its
+	// answer is read even when the request could not be sent whole.
+	werr := hr.Write(f)
+	resp, err := http.ReadResponse(bufio.NewReader(f), hr)
 	if err != nil {
-		return HookAnswer{}, err
+		if werr != nil {
+			return HookAnswer{}, fmt.Errorf("sending the request: %w", werr)
+		}
+		return HookAnswer{}, fmt.Errorf("reading the daemon's answer: %w", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	return readAnswer(resp, max)
+}
+
+// readAnswer is the daemon's answer in resp: a 200 with one strict JSON
+// HookAnswer of at most max bytes. A 409 wraps ErrOtherConfig, a 401
+// ErrToken.
+func readAnswer(resp *http.Response, max int64) (HookAnswer, error) {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusConflict:
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrOtherConfig)
+	case http.StatusUnauthorized:
+		return HookAnswer{}, fmt.Errorf("the daemon answered %s: %w", resp.Status, ErrToken)
+	default:
 		return HookAnswer{}, fmt.Errorf("the daemon answered %s", resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -166,21 +181,55 @@ func ask(ctx context.Context, socket, token string, wantUID int, path string, h 
 	return a, nil
 }
 
-// checkPeer compares the uid of the process serving c with want.
-func checkPeer(c *net.UnixConn, want int) error {
-	raw, err := c.SyscallConn()
+// dialUnix connects a unix socket to path within ctx's deadline (a
+// minute without one), checks its peer's uid, and returns it as a file
+// read and written through the poller, with ctx's deadline.
+func dialUnix(ctx context.Context, path string, wantUID int) (*os.File, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(time.Minute)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return nil, os.NewSyscallError("socket", err)
 	}
-	var cred *syscall.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return err
+	// A blocking connect, bounded: a unix socket's connect does not wait
+	// unless the daemon's backlog is full.
+	tv := syscall.NsecToTimeval(max(time.Until(dl), time.Microsecond).Nanoseconds())
+	err = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+	if err == nil {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != nil {
+			err = &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
+		}
 	}
-	if cerr != nil {
-		return fmt.Errorf("reading the socket's peer: %w", cerr)
+	if err == nil {
+		err = checkPeer(fd, wantUID)
+	}
+	if err == nil {
+		err = syscall.SetNonblock(fd, true)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path) // non-blocking: in the poller
+	if err := f.SetDeadline(dl); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkPeer compares the uid of the process serving the socket fd with
+// want.
+func checkPeer(fd int, want int) error {
+	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("reading the socket's peer: %w", err)
 	}
 	if int(cred.Uid) != want {
 		return fmt.Errorf("%w (uid %d)", ErrPeer, cred.Uid)

@@ -78,8 +78,15 @@ func TestAskHookRefusals(t *testing.T) {
 			t.Errorf("%s: answer %+v, error %v; want an error with %q", c.name, a, err, c.want)
 		}
 	}
-	if n := calls.Load(); n != 2 {
-		t.Errorf("the hook ran %d times, want 2 (other config, daemon error)", n)
+	// the refusals a hook may ask again about, by the config it parses
+	if _, err := AskHook(ctx, r.sock, token+"x", os.Getuid(), hookRequest()); !errors.Is(err, ErrToken) {
+		t.Errorf("wrong token: error %v, want ErrToken", err)
+	}
+	if _, err := AskHook(ctx, r.sock, token, os.Getuid(), other); !errors.Is(err, ErrOtherConfig) {
+		t.Errorf("other config: error %v, want ErrOtherConfig", err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the hook ran %d times, want 3 (other config twice, daemon error)", n)
 	}
 }
 
@@ -191,5 +198,22 @@ func TestAskHookChecksThePeerFirst(t *testing.T) {
 	time.Sleep(400 * time.Millisecond) // the fake daemon's read deadline
 	if n := got.Load(); n != sent {
 		t.Errorf("%d bytes were sent to another user's socket, want none", n-sent)
+	}
+}
+
+// A cancelled context (the hook's SIGINT or SIGTERM) ends the wait for a
+// daemon that does not answer, well before the context's deadline.
+func TestAskHookCancelled(t *testing.T) {
+	sock, _ := fakeDaemon(t, func(c net.Conn) { time.Sleep(5 * time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	a, err := AskHook(ctx, sock, token, os.Getuid(), hookRequest())
+	if err == nil {
+		t.Fatalf("answer %+v after the context was cancelled, want an error", a)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want soon after the cancel", d)
 	}
 }

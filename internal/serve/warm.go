@@ -22,17 +22,23 @@ var warmJobs = make(chan func())
 // in f is raised again in the caller, as if f had run there.
 func onWarmStack(f func()) {
 	done := make(chan any, 1)
-	job := func() {
+	GoWarm(func() {
 		defer func() { done <- recover() }()
 		f()
-	}
-	select {
-	case warmJobs <- job:
-	default:
-		go warmLoop(job)
-	}
+	})
 	if p := <-done; p != nil {
 		panic(p)
+	}
+}
+
+// GoWarm starts f on a warm goroutine, or on a new one when none is
+// idle, and returns. f must recover its own panics, as with a go
+// statement.
+func GoWarm(f func()) {
+	select {
+	case warmJobs <- f:
+	default:
+		go warmLoop(f)
 	}
 }
 
