@@ -19,10 +19,13 @@
 // process's resident memory (and its peak) and garbage collections with
 // the timings, so that GOGC and GOMEMLIMIT settings can be compared.
 //
-// -idle-gc N collects garbage after every N decisions, outside the timed
-// part, as a daemon could between requests.
+// -idle runs, after each decision and outside the timed part, what claw
+// serve's and the broker's idle collector (internal/idlegc) runs once no
+// request has been in flight for a while: a collection when the garbage
+// is worth one. It measures decisions as a daemon answers them, with
+// idle time between an agent's calls.
 //
-// Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE] [-idle-gc N]
+// Usage: gateopa -out DIR [-rounds N] [-sample N] [-dump FILE] [-cpuprofile FILE] [-idle]
 package main
 
 import (
@@ -43,14 +46,15 @@ import (
 
 	"github.com/clawsec/claw/gate"
 	"github.com/clawsec/claw/internal/config"
+	"github.com/clawsec/claw/internal/idlegc"
 	clawrt "github.com/clawsec/claw/internal/runtime"
 )
 
 const home = "/home/claw"
 
-// idleGC, when above 0, runs a collection after every idleGC decisions,
-// outside the timed part (-idle-gc).
-var idleGC int
+// idle, when not nil, is the idle collector run after each decision,
+// outside the timed part (-idle).
+var idle *idlegc.Collector
 
 func main() {
 	out := flag.String("out", "", "directory for the policies, data and sampled inputs")
@@ -58,8 +62,11 @@ func main() {
 	sample := flag.Int("sample", 40, "cases whose input is written for opa bench")
 	dump := flag.String("dump", "", "write every decision of the corpus at every autonomy to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed passes to this file")
-	flag.IntVar(&idleGC, "idle-gc", 0, "collect garbage after every N decisions, untimed, as a daemon could while idle")
+	idleRun := flag.Bool("idle", false, "after each decision, untimed, run the idle collector as claw serve does between calls")
 	flag.Parse()
+	if *idleRun {
+		idle = idlegc.New(0, 0)
+	}
 	if err := run(*out, *rounds, *sample, *dump, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "gateopa:", err)
 		os.Exit(1)
@@ -180,8 +187,8 @@ func timeCases(ctx context.Context, eng *gate.Engine, cases []gate.Case, rounds 
 			}
 			wall = append(wall, time.Since(t0))
 			cpu = append(cpu, processCPU()-c0)
-			if idleGC > 0 && len(wall)%idleGC == 0 {
-				runtime.GC()
+			if idle != nil {
+				idle.Idle()
 			}
 		}
 	}

@@ -7,10 +7,11 @@
 // them. Requests from agents come with idle time between them (an agent
 // calls a tool, then waits for its model), and a collection in that
 // time costs no request anything. A Collector counts the requests in
-// flight; once none has been for Idle, and more than Garbage bytes have
-// been allocated since the last collection, it collects. Go's own pacing
-// stays on as the backstop: a process that is never idle collects as it
-// did.
+// flight; once none has been for Idle, and the garbage is more than half
+// of what Go's pacing lets the heap grow by before it collects (at least
+// 4 MB), it collects: at most about twice as often as Go would, never in
+// a request of its making. Go's own pacing stays on as the backstop: a
+// process that is never idle collects as it did.
 package idlegc
 
 import (
@@ -27,38 +28,38 @@ const (
 	// (a hook's client starting is about 6 ms), shorter than an agent's
 	// wait for its model.
 	DefaultIdle = 10 * time.Millisecond
-	// DefaultGarbage is the least garbage worth a collection: about
-	// forty decisions' worth.
-	DefaultGarbage = 4 << 20
+	// MinGarbage is the least garbage worth a collection: about forty
+	// decisions' worth.
+	MinGarbage = 4 << 20
 )
 
 // Collector collects when the requests it is told about leave the
 // process idle. The zero value is not usable; use New.
 type Collector struct {
 	idle    time.Duration
-	garbage uint64
+	garbage uint64 // 0: half of the heap's headroom, at least MinGarbage
 
 	mu       sync.Mutex
 	inFlight int
 	timer    *time.Timer
 	gen      uint64 // bumped at every Begin, so a stale timer does nothing
 
-	samples [2]metrics.Sample
+	samples [3]metrics.Sample
 }
 
 // New returns a collector that collects after idle without requests
 // when more than garbage bytes are unreachable since the last
-// collection. A zero idle or garbage takes the default.
+// collection. A zero idle is DefaultIdle; a zero garbage is half of the
+// heap's headroom (what Go's pacing lets it grow by), at least
+// MinGarbage.
 func New(idle time.Duration, garbage uint64) *Collector {
 	if idle <= 0 {
 		idle = DefaultIdle
 	}
-	if garbage == 0 {
-		garbage = DefaultGarbage
-	}
 	c := &Collector{idle: idle, garbage: garbage}
 	c.samples[0].Name = "/memory/classes/heap/objects:bytes"
 	c.samples[1].Name = "/gc/heap/live:bytes"
+	c.samples[2].Name = "/gc/heap/goal:bytes"
 	return c
 }
 
@@ -95,10 +96,19 @@ func (c *Collector) fire(gen uint64) {
 	c.mu.Lock()
 	stale := gen != c.gen || c.inFlight > 0
 	c.mu.Unlock()
-	if stale || c.Garbage() < c.garbage {
-		return
+	if !stale {
+		c.Idle()
+	}
+}
+
+// Idle does what the collector does once the process has been idle: it
+// collects when the garbage is worth it, and reports whether it did.
+func (c *Collector) Idle() bool {
+	if garbage, threshold := c.read(); garbage < threshold {
+		return false
 	}
 	runtime.GC()
+	return true
 }
 
 // Garbage is how many bytes of heap objects the last collection did not
@@ -106,17 +116,32 @@ func (c *Collector) fire(gen uint64) {
 // it, which a collection now would not free either (an estimate from
 // above).
 func (c *Collector) Garbage() uint64 {
+	garbage, _ := c.read()
+	return garbage
+}
+
+// read returns the garbage and the least garbage worth a collection.
+func (c *Collector) read() (garbage, threshold uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	metrics.Read(c.samples[:])
-	objects, live := c.samples[0].Value, c.samples[1].Value
-	if objects.Kind() != metrics.KindUint64 || live.Kind() != metrics.KindUint64 {
-		return 0 // a runtime without these metrics: Go's pacing alone
+	for _, s := range c.samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return 0, 1 // a runtime without these metrics: Go's pacing alone
+		}
 	}
-	if objects.Uint64() < live.Uint64() {
-		return 0
+	objects, live, goal := c.samples[0].Value.Uint64(), c.samples[1].Value.Uint64(), c.samples[2].Value.Uint64()
+	if objects > live {
+		garbage = objects - live
 	}
-	return objects.Uint64() - live.Uint64()
+	threshold = c.garbage
+	if threshold == 0 {
+		threshold = MinGarbage
+		if goal > live && (goal-live)/2 > threshold {
+			threshold = (goal - live) / 2
+		}
+	}
+	return garbage, threshold
 }
 
 // std is the process's collector: collections are the process's, so one

@@ -1,6 +1,7 @@
 package idlegc
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
@@ -106,5 +107,32 @@ func TestLittleGarbageIsLeft(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if forced() != n {
 		t.Fatal("collected 1 MiB of garbage below a 64 MiB threshold")
+	}
+}
+
+func TestAdaptiveThreshold(t *testing.T) {
+	c := New(time.Millisecond, 0)
+	_, threshold := c.read()
+	if threshold < MinGarbage {
+		t.Fatalf("threshold %d below MinGarbage", threshold)
+	}
+	// A live heap of 64 MiB gives Go's pacing about 64 MiB of headroom
+	// at GOGC=100: half of it is worth a collection.
+	old := debug.SetGCPercent(100)
+	live := make([][]byte, 1024)
+	for i := range live {
+		live[i] = make([]byte, 64<<10)
+	}
+	runtime.GC()
+	if _, threshold := c.read(); threshold < 24<<20 || threshold > 40<<20 {
+		t.Errorf("threshold %d MiB with 64 MiB live, want about 32", threshold>>20)
+	}
+	runtime.KeepAlive(live)
+	debug.SetGCPercent(old)
+	// With Go's pacing off, the headroom is unbounded and so is the
+	// threshold: an idle collection never comes of it.
+	withoutPacing(t)
+	if _, threshold := c.read(); threshold < 1<<40 {
+		t.Fatalf("threshold %d with the collector off", threshold)
 	}
 }

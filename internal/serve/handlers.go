@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawsec/claw/internal/approvals"
+	"github.com/clawsec/claw/internal/idlegc"
 )
 
 // Paging bounds of GET /receipts and /memory/search.
@@ -57,9 +58,14 @@ func (s *Server) routes() http.Handler {
 	return s.guard(mux)
 }
 
-// guard applies the token check, the body bound and the request timeout.
+// guard applies the token check, the body bound and the request timeout,
+// and counts the request for the idle collector.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Garbage is collected once no request is in flight (between an
+		// agent's tool calls), not in the middle of a decision.
+		idlegc.Begin()
+		defer idlegc.End()
 		if !(r.Method == http.MethodGet && r.URL.Path == "/health") && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="claw"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
