@@ -23,21 +23,37 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// launch starts the child with the config, feeds it, waits, and collects.
-func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std stdio, maxOut int64, cg *jobCgroup, netOn bool, extra ...*os.File) (Result, *child.Status, error) {
+// launch starts the child, then runs prepare, which completes cfg with
+// what the child needs only once it runs (its seccomp program, its home)
+// and makes its job cgroup: the child starts its runtime meanwhile, on
+// another CPU. Then it feeds the child, waits, and collects. When prepare
+// fails the child, which has run nothing, is discarded. The job cgroup is
+// returned whatever happened.
+func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std stdio, maxOut int64, prepare func() (*jobCgroup, error), netOn bool, extra ...*os.File) (Result, *child.Status, *jobCgroup, error) {
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	move := cg // moved into the job cgroup by this process
-	if cg.joinedByChild(cfg) {
-		cfg.Cgroups, move = cg.dirs, nil
-	}
-	p, err := startProc(l, m, netOn, move, startOnDemand, extra...)
+	// Nothing is prepared while the child is being started: until it
+	// executes the helper it shares this process's memory copy-on-write,
+	// and every page written here meanwhile would be copied.
+	p, err := startProc(l, m, netOn, nil, startOnDemand, extra...)
 	if err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, nil, err
+	}
+	cg, err := prepare()
+	if err != nil {
+		p.discard()
+		return Result{}, nil, cg, err
 	}
 	p.cg = cg
-	return p.run(ctx, cfg, std, maxOut)
+	if cg.joinedByChild(cfg) {
+		cfg.Cgroups = cg.dirs
+	} else if err := cg.add(p.cmd.Process.Pid); err != nil {
+		p.discard()
+		return Result{}, nil, cg, &SetupError{Stage: "cgroup", Msg: err.Error()}
+	}
+	res, st, err := p.run(ctx, cfg, std, maxOut)
+	return res, st, cg, err
 }
 
 // proc is a started child that waits for its config on its config pipe:
