@@ -247,7 +247,7 @@ func (p *proc) discard() {
 // environment, directory) in a frame.
 func (p *proc) message(cfg *child.Config) ([]byte, error) {
 	if p.ready == nil {
-		return json.Marshal(cfg)
+		return child.MarshalConfig(cfg), nil
 	}
 	data, err := json.Marshal(child.Request{Argv: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir})
 	if err != nil {

@@ -36,9 +36,6 @@ func Main(args []string) int {
 	if slices.Contains(args, ArgRelayed) && orphaned(LifeFD) {
 		return CodeSetup // nobody is left to hear a report
 	}
-	if len(args) > 0 && args[0] == ArgPrestarted {
-		warmDecoder()
-	}
 	armed := slices.Contains(args, ArgArmed)
 	c, err := readConfig(cf, armed)
 	if !armed {
