@@ -1,7 +1,6 @@
 package child
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -292,8 +291,7 @@ func report(f *os.File, s Status) int {
 }
 
 func writeStatus(f *os.File, s Status) {
-	b, _ := json.Marshal(s)
-	f.Write(append(b, '\n'))
+	f.Write(s.Line())
 }
 
 // lowerRlimit sets the soft and hard limit of l.Resource to l.Max, or to
