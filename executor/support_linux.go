@@ -123,8 +123,8 @@ var (
 // inferred from sysctls. Run uses it, and falls back to Check (and retries
 // once) when the child cannot be started or mounted as inferred, so a
 // short-lived claw does not pay for a probe child on every action. Nor
-// does it compile a seccomp program: the action compiles the one it needs
-// while its child starts.
+// does it compile a seccomp program or look for job cgroups (its Cgroup
+// is empty): the action does both while its child starts.
 func fastSupport() Support {
 	fastOnce.Do(func() {
 		fast = staticSupport(false)
@@ -169,12 +169,13 @@ func userNSAllowed() bool {
 }
 
 // staticSupport is everything Check knows without starting a child. With
-// compile it also compiles the seccomp program of an action without
-// network, and seccomp is available when that succeeds. Without, seccomp
-// is taken to be available: an action compiles its own program while its
-// child starts (runStdio) and fails closed when it cannot, and the child
-// fails closed when the kernel refuses the program.
-func staticSupport(compile bool) Support {
+// full it also compiles the seccomp program of an action without network
+// (seccomp is available when that succeeds) and finds where job cgroups
+// go. Without, both are left to the action, which does them once its
+// child has started (runStdio): seccomp is taken to be available, and an
+// action that cannot compile its program fails closed, as does a child
+// whose program the kernel refuses.
+func staticSupport(full bool) Support {
 	var s Support
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -194,13 +195,13 @@ func staticSupport(compile bool) Support {
 	// network is compiled when one needs it (which fails closed) and by
 	// the probe: a short-lived claw compiles only the one it uses.
 	s.Seccomp = true
-	if compile {
+	if full {
 		if _, err = seccompProgram(false); err != nil {
 			s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", err))
 			s.Seccomp = false
 		}
+		s.Cgroup = jobCgroups().version
 	}
-	s.Cgroup = jobCgroups().version
 	return s
 }
 
