@@ -260,6 +260,22 @@ func (p *proc) message(cfg *child.Config) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// pipeSize is the capacity of the pipe f writes to: what a write to it
+// takes at once when it is empty (0 when unknown).
+func pipeSize(f *os.File) int {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	sc.Control(func(fd uintptr) {
+		if size, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil {
+			n = size
+		}
+	})
+	return n
+}
+
 // earlyReturns counts the runs that ended on the child's exit report
 // rather than its exit.
 var earlyReturns atomic.Int64
@@ -284,10 +300,18 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	}
 	p.stdout.setMax(maxOut)
 	p.stderr.setMax(maxOut)
-	go func() {
-		p.cfgW.Write(cfgData) // the child waits for this before doing anything
+	// The child waits for this before doing anything. A message that fits
+	// in the empty pipe is written at once, not after the goroutines below
+	// have started; a larger one is written meanwhile.
+	writeCfg := func() {
+		p.cfgW.Write(cfgData)
 		p.cfgW.Close()
-	}()
+	}
+	if len(cfgData) <= pipeSize(p.cfgW) {
+		writeCfg()
+	} else {
+		go writeCfg()
+	}
 	go func() {
 		if std.in != nil {
 			// fails with EPIPE when the command does not read it all
