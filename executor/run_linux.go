@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/clawsec/claw/executor/internal/child"
 	"golang.org/x/sys/unix"
@@ -97,7 +98,8 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 	// time) after a child started on demand, while it starts its runtime.
 	// Without one an action fails closed, unless it is degraded: then it
 	// runs without seccomp (and a tool not in the child, which needs it).
-	withBPF := func() error {
+	// Once: an armed plan needs it before its worker is taken.
+	withBPF := sync.OnceValue(func() error {
 		if !sup.Seccomp {
 			return nil
 		}
@@ -113,7 +115,7 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		warnings = append(warnings, "DEGRADED: "+err.Error())
 		cfg.InProcess = false
 		return nil
-	}
+	})
 
 	netOn := s.Net.On() || s.Net.Egress != nil
 	var pl *plan // without Prestart, or for an egress or streamed action, no armed worker
