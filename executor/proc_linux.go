@@ -137,7 +137,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, ex
 	p.cmd = &exec.Cmd{
 		Path:        l.path,
 		Args:        args,
-		Env:         []string{},
+		Env:         helperEnv,
 		Dir:         "/",
 		Stdin:       inR,
 		Stdout:      outW,
@@ -469,6 +469,12 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	res.OutputSHA256 = hex.EncodeToString(both[:])
 	return res, st, nil
 }
+
+// helperEnv is the whole environment of the helper (the command gets
+// its own, from the config): one P for the Go runtime, which then starts
+// fewer threads before the helper reads its config, while claw finishes
+// that config on the other CPUs.
+var helperEnv = []string{"GOMAXPROCS=1"}
 
 // relayed reports whether the child is cloned by the helper's relay
 // rather than by this process: a clone into a new user namespace copies

@@ -122,3 +122,32 @@ func TestKernelRefusedSeccompRunsNothing(t *testing.T) {
 	}
 	absent(t, marker)
 }
+
+// TestHelperEnvironment: the helper runs with helperEnv and nothing else
+// (one P for its runtime), and the command gets none of it.
+func TestHelperEnvironment(t *testing.T) {
+	requireSandbox(t)
+	var environs []string
+	withCompiler(t, func(net bool) ([]byte, error) {
+		for _, pid := range helperChildren(t) {
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+			if err != nil {
+				t.Error(err)
+			}
+			environs = append(environs, string(b))
+		}
+		return buildSeccomp(net)
+	})
+	res := run(t, Spec{Argv: []string{"env"}})
+	if len(environs) == 0 {
+		t.Fatal("no helper seen")
+	}
+	for _, e := range environs {
+		if e != "GOMAXPROCS=1\x00" {
+			t.Errorf("helper environment %q, want GOMAXPROCS=1 alone", e)
+		}
+	}
+	if strings.Contains(string(res.Stdout), "GOMAXPROCS") {
+		t.Errorf("the command got the helper's environment:\n%s", res.Stdout)
+	}
+}
