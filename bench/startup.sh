@@ -5,8 +5,9 @@
 # (bench/startup/sandboxonly: the floor of a sandbox command that does not
 # start the whole claw binary), `claw version`, and a hello-world Go
 # program alone and with one of the libraries claw links
-# (bench/startup/linked, by build tag). CLAW_BASE=REV adds `claw version`
-# and `claw sandbox run` built from revision REV.
+# (bench/startup/linked, by build tag). CLAW_BASE=REV adds `claw version`,
+# `claw sandbox run` and (when REV has it) sandboxonly built from revision
+# REV.
 # Usage: [CLAW_BASE=REV] bench/startup.sh [rounds]   (default 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,10 @@ if [ -n "${CLAW_BASE:-}" ]; then
 		CGO_ENABLED=0 go build -trimpath -o "$out/base/claw-sandbox" ./executor/cmd/claw-sandbox)
 	base=(-c "claw version, revision $CLAW_BASE||$out/base/claw version"
 		-c "claw sandbox run, revision $CLAW_BASE||$out/base/claw sandbox run -- /bin/true")
+	if [ -d "$out/base-src/bench/startup/sandboxonly" ]; then
+		(cd "$out/base-src" && go build -trimpath -o "$out/base/sandboxonly" ./bench/startup/sandboxonly)
+		base+=(-c "executor.Run alone, revision $CLAW_BASE||$out/base/sandboxonly /bin/true")
+	fi
 fi
 
 echo "kernel $(uname -r), $(nproc) CPUs"

@@ -404,11 +404,7 @@ func relayCgroupArgs(cg *jobCgroup, how startHow) []string {
 // confine sends the worker its config and reads its "ready" line, which
 // must say it applied what cfg asks.
 func confine(p *proc, cfg *child.Config) error {
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	if err := child.WriteFrame(p.cfgW, data); err != nil {
+	if err := child.WriteFrame(p.cfgW, child.MarshalConfig(cfg)); err != nil {
 		return err
 	}
 	p.stR.SetReadDeadline(time.Now().Add(armTimeout))

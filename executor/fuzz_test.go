@@ -195,27 +195,22 @@ func FuzzArmedRequest(f *testing.F) {
 	})
 }
 
-// FuzzParseConfig: an accepted config is one JSON value with a known
-// mode, a command to exec, a whole seccomp program of at most 65535
-// instructions, absolute paths, in_process only for a tool entry and
-// never with cgroups the child joins, and it survives an encode and parse
-// unchanged; a refused one is nil.
+// FuzzParseConfig: an accepted config is the one encoding of a config
+// (MarshalConfig gives back the same bytes) with a known mode, a command
+// to exec, a whole seccomp program of at most 65535 instructions,
+// absolute paths, no NUL byte in any string, in_process only for a tool
+// entry and never with cgroups the child joins, and it survives an
+// encode and parse unchanged; a refused one is nil.
 func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"mode":"exec","argv":["/bin/true"],"env":[],"dir":"/","min_abi":6,"uid":-1,"gid":-1,"ro":["/usr"],"bpf":"AAAAAAAAAAA="}`))
-	f.Add([]byte(`{"mode":"probe","argv":null,"env":null,"dir":"","min_abi":0,"uid":-1,"gid":-1}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"ro":["relative"]}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"bpf":"AAA="}`))
-	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"in_process":true}`))
-	f.Add([]byte(`{"mode":"armed","exe":"/h/claw-sandbox","in_process":true,"min_abi":7,"uid":-1,"gid":-1,"ro":["/usr"]}`))
-	f.Add([]byte(`{"mode":"armed","argv":["x"],"min_abi":7,"uid":-1,"gid":-1}`))
-	f.Add([]byte(`{"mode":"armed","in_process":true,"min_abi":7,"uid":-1,"gid":-1}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"]}]`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"exe":"rel","dir":"/"}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"cgroups":["/sys/fs/cgroup/pids/claw-1-1"],"cgroup_ns":true,"uid":-1,"gid":-1}`))
-	f.Add([]byte(`{"mode":"exec","argv":["x"],"cgroups":["claw-1-1"]}`))
-	f.Add([]byte(`{"mode":"exec","argv":["claw-sandbox","__sandbox-tool","file_read"],"in_process":true,"cgroups":["/sys/fs/cgroup/pids/claw-1-1"]}`))
-	f.Add([]byte(`{"mode":"probe","rw":[""],"dev":["/dev/null"],"tcp_ports":[],"rlimits":[{"resource":7,"max":18446744073709551615}],"bpf":""}`))
+	valid, invalid := configSeeds()
+	for _, c := range slices.Concat(valid, invalid) {
+		f.Add(child.MarshalConfig(c))
+	}
+	good := child.MarshalConfig(valid[0])
+	f.Add(good[:len(good)-1])                              // truncated
+	f.Add(append(slices.Clone(good), 0))                   // trailing data
+	f.Add(append([]byte("claw-config-2\n"), good[14:]...)) // another build's
+	f.Add([]byte(`{"mode":"exec","argv":["/bin/true"],"env":[],"dir":"/","min_abi":6,"uid":-1,"gid":-1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := child.ParseConfig(data)
 		if err != nil {
@@ -224,8 +219,8 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			return
 		}
-		if !json.Valid(data) {
-			t.Fatalf("accepted %q: not one JSON value", data)
+		if again := child.MarshalConfig(c); !bytes.Equal(again, data) {
+			t.Fatalf("accepted %q, which encodes as %q", data, again)
 		}
 		switch c.Mode {
 		case child.ModeExec:
@@ -264,18 +259,68 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("accepted relative path %q", p)
 			}
 		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
+		for _, s := range slices.Concat(paths, c.Argv, c.Env, []string{c.Mode, c.Hostname}) {
+			if strings.IndexByte(s, 0) >= 0 {
+				t.Fatalf("accepted a NUL byte in %q", s)
+			}
 		}
-		back, err := child.ParseConfig(b)
+		back, err := child.ParseConfig(child.MarshalConfig(c))
 		if err != nil {
-			t.Fatalf("round trip: %v\n%s", err, b)
+			t.Fatalf("round trip: %v", err)
 		}
 		if diff := cmp.Diff(c, back, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("round trip of %s changed the config (-parsed +again):\n%s", b, diff)
+			t.Fatalf("round trip changed the config (-parsed +again):\n%s", diff)
 		}
 	})
+}
+
+// TestConfigRoundTrip: the configs the executor writes, a seccomp
+// program with NUL bytes in it included, parse back as they were.
+func TestConfigRoundTrip(t *testing.T) {
+	valid, invalid := configSeeds()
+	for _, c := range valid {
+		back, err := child.ParseConfig(child.MarshalConfig(c))
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if diff := cmp.Diff(c, back, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip changed the config (-written +parsed):\n%s", diff)
+		}
+	}
+	for _, c := range invalid {
+		if back, err := child.ParseConfig(child.MarshalConfig(c)); err == nil {
+			t.Errorf("accepted %+v", back)
+		}
+	}
+}
+
+// configSeeds are configs as the executor writes them, and configs a
+// parser must refuse.
+func configSeeds() (valid, invalid []*child.Config) {
+	bpf := []byte{0x20, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0xff, 0x7f} // ld arch; ret allow
+	valid = []*child.Config{
+		{Mode: child.ModeExec, Argv: []string{"/bin/true"}, Env: []string{"HOME=/h", "PATH=/usr/bin:/bin"}, Dir: "/",
+			RO: []string{"/usr", "/etc/passwd"}, RW: []string{"/h", "/ws"}, Protect: []string{"/ws/.git/hooks"}, Dev: []string{"/dev/null"},
+			Net: true, TCPPorts: []uint16{443, 65535}, UDPPorts: []uint16{53}, MinABI: 6, MountNS: true, MountProc: true, Hostname: "claw",
+			Cgroups: []string{"/sys/fs/cgroup/pids/claw-1-1"}, CgroupNS: true, UID: 65534, GID: 65534,
+			Limits: []child.Rlimit{{Resource: 0, Max: 120}, {Resource: 7, Max: 1<<64 - 1}}, BPF: bpf},
+		{Mode: child.ModeProbe, UID: -1, GID: -1, Degraded: true},
+		{Mode: child.ModeExec, Argv: []string{"claw-sandbox", child.EntryTool, "file_read"}, Exe: "/h/claw-sandbox", InProcess: true, MinABI: 7, UID: -1, GID: -1},
+		{Mode: child.ModeArmed, Exe: "/h/claw-sandbox", InProcess: true, MinABI: 7, UID: -1, GID: -1, RO: []string{"/usr"}, EgressPort: 8080},
+	}
+	invalid = []*child.Config{
+		{Mode: child.ModeArmed, Argv: []string{"x"}, MinABI: 7, UID: -1, GID: -1},
+		{Mode: child.ModeArmed, InProcess: true, UID: -1, GID: -1},
+		{Mode: child.ModeExec, Argv: []string{"x"}, RO: []string{"relative"}},
+		{Mode: child.ModeExec, Argv: []string{"x"}, BPF: []byte{1, 2, 3}},
+		{Mode: child.ModeExec, Argv: []string{"x"}, InProcess: true},
+		{Mode: child.ModeExec, Argv: []string{"x"}, Exe: "rel", Dir: "/"},
+		{Mode: child.ModeExec, Argv: []string{"x"}, Cgroups: []string{"claw-1-1"}},
+		{Mode: child.ModeExec, Argv: []string{"claw-sandbox", child.EntryTool, "file_read"}, InProcess: true, Cgroups: []string{"/sys/fs/cgroup/pids/claw-1-1"}},
+		{Mode: child.ModeExec, Argv: []string{"x\x00y"}},
+		{Mode: "run", Argv: []string{"x"}},
+	}
+	return valid, invalid
 }
 
 // toolTree is the tree FuzzToolArgs runs the tools in: text, binary and

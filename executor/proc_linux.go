@@ -23,21 +23,37 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// launch starts the child with the config, feeds it, waits, and collects.
-func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std stdio, maxOut int64, cg *jobCgroup, netOn bool, extra ...*os.File) (Result, *child.Status, error) {
+// launch starts the child, then runs prepare, which completes cfg with
+// what the child needs only once it runs (its seccomp program, its home)
+// and makes its job cgroup: the child starts its runtime meanwhile, on
+// another CPU. Then it feeds the child, waits, and collects. When prepare
+// fails the child, which has run nothing, is discarded. The job cgroup is
+// returned whatever happened.
+func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std stdio, maxOut int64, prepare func() (*jobCgroup, error), netOn bool, extra ...*os.File) (Result, *child.Status, *jobCgroup, error) {
 	// Pdeathsig follows the thread that forked: keep it for the whole run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	move := cg // moved into the job cgroup by this process
-	if cg.joinedByChild(cfg) {
-		cfg.Cgroups, move = cg.dirs, nil
-	}
-	p, err := startProc(l, m, netOn, move, startOnDemand, extra...)
+	// Nothing is prepared while the child is being started: until it
+	// executes the helper it shares this process's memory copy-on-write,
+	// and every page written here meanwhile would be copied.
+	p, err := startProc(l, m, netOn, nil, startOnDemand, extra...)
 	if err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, nil, err
+	}
+	cg, err := prepare()
+	if err != nil {
+		p.discard()
+		return Result{}, nil, cg, err
 	}
 	p.cg = cg
-	return p.run(ctx, cfg, std, maxOut)
+	if cg.joinedByChild(cfg) {
+		cfg.Cgroups = cg.dirs
+	} else if err := cg.add(p.cmd.Process.Pid); err != nil {
+		p.discard()
+		return Result{}, nil, cg, &SetupError{Stage: "cgroup", Msg: err.Error()}
+	}
+	res, st, err := p.run(ctx, cfg, std, maxOut)
+	return res, st, cg, err
 }
 
 // proc is a started child that waits for its config on its config pipe:
@@ -121,7 +137,7 @@ func startProc(l launcher, m nsMode, netOn bool, cg *jobCgroup, how startHow, ex
 	p.cmd = &exec.Cmd{
 		Path:        l.path,
 		Args:        args,
-		Env:         []string{},
+		Env:         helperEnv,
 		Dir:         "/",
 		Stdin:       inR,
 		Stdout:      outW,
@@ -237,7 +253,7 @@ func (p *proc) discard() {
 // environment, directory) in a frame.
 func (p *proc) message(cfg *child.Config) ([]byte, error) {
 	if p.ready == nil {
-		return json.Marshal(cfg)
+		return child.MarshalConfig(cfg), nil
 	}
 	data, err := json.Marshal(child.Request{Argv: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir})
 	if err != nil {
@@ -248,6 +264,22 @@ func (p *proc) message(cfg *child.Config) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// pipeSize is the capacity of the pipe f writes to: what a write to it
+// takes at once when it is empty (0 when unknown).
+func pipeSize(f *os.File) int {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	sc.Control(func(fd uintptr) {
+		if size, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil {
+			n = size
+		}
+	})
+	return n
 }
 
 // earlyReturns counts the runs that ended on the child's exit report
@@ -274,10 +306,18 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	}
 	p.stdout.setMax(maxOut)
 	p.stderr.setMax(maxOut)
-	go func() {
-		p.cfgW.Write(cfgData) // the child waits for this before doing anything
+	// The child waits for this before doing anything. A message that fits
+	// in the empty pipe is written at once, not after the goroutines below
+	// have started; a larger one is written meanwhile.
+	writeCfg := func() {
+		p.cfgW.Write(cfgData)
 		p.cfgW.Close()
-	}()
+	}
+	if len(cfgData) <= pipeSize(p.cfgW) {
+		writeCfg()
+	} else {
+		go writeCfg()
+	}
 	go func() {
 		if std.in != nil {
 			// fails with EPIPE when the command does not read it all
@@ -435,6 +475,12 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	res.OutputSHA256 = hex.EncodeToString(both[:])
 	return res, st, nil
 }
+
+// helperEnv is the whole environment of the helper (the command gets
+// its own, from the config): one P for the Go runtime, which then starts
+// fewer threads before the helper reads its config, while claw finishes
+// that config on the other CPUs.
+var helperEnv = []string{"GOMAXPROCS=1"}
 
 // relayed reports whether the child is cloned by the helper's relay
 // rather than by this process: a clone into a new user namespace copies

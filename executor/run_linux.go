@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/clawsec/claw/executor/internal/child"
 	"golang.org/x/sys/unix"
@@ -93,15 +94,35 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		defer eg.close() // on an early return; the report is taken below
 		cfg.Net, cfg.TCPPorts, cfg.EgressPort = true, []uint16{EgressPort}, EgressPort
 	}
-	if sup.Seccomp {
-		if cfg.BPF, err = seccompProgram(cfg.Net); err != nil {
-			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	// withBPF puts the seccomp program into cfg: compiled (the first
+	// time) after a child started on demand, while it starts its runtime.
+	// Without one an action fails closed, unless it is degraded: then it
+	// runs without seccomp (and a tool not in the child, which needs it).
+	// Once: an armed plan needs it before its worker is taken.
+	withBPF := sync.OnceValue(func() error {
+		if !sup.Seccomp {
+			return nil
 		}
-	}
+		prog, err := seccompProgram(cfg.Net)
+		if err == nil {
+			cfg.BPF = prog
+			return nil
+		}
+		err = fmt.Errorf("%w: seccomp filters are not available: %v", ErrUnavailable, err)
+		if !s.Degraded {
+			return err
+		}
+		warnings = append(warnings, "DEGRADED: "+err.Error())
+		cfg.InProcess = false
+		return nil
+	})
 
 	netOn := s.Net.On() || s.Net.Egress != nil
 	var pl *plan // without Prestart, or for an egress or streamed action, no armed worker
 	if eg == nil && !std.streamed() && prestarting() {
+		if err := withBPF(); err != nil {
+			return Result{}, err
+		}
 		if pl, err = newPlan(l, sup.ns, netOn, s.Limits, cfg); err != nil {
 			return Result{}, err
 		}
@@ -125,29 +146,32 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		refill()
 	}()
 	var h *sandboxHome
-	if p != nil {
-		h = p.home
-	} else if h, err = newHome(); err != nil {
-		return Result{}, err
-	}
-	defer removeHome(h)
-	home := h.dir
-	if cfg.UID >= 0 {
-		if err := os.Chown(home, cfg.UID, cfg.GID); err != nil {
-			return Result{}, fmt.Errorf("sandbox home: %w", err)
+	defer func() {
+		if h != nil {
+			removeHome(h)
 		}
-	}
-	cfg.RW = append([]string{home}, cfg.RW...)
-	cfg.Env = buildEnv(&s, home)
-	if eg != nil {
-		cfg.Env = egressEnv(cfg.Env)
-	}
-	cfg.Dir = s.Cwd
-	if cfg.Dir == "" {
-		cfg.Dir = home
-		if len(s.Write) > 0 {
-			cfg.Dir = s.Write[0]
+	}()
+	// useHome gives the child its private home, and the environment and
+	// directory that depend on it.
+	useHome := func() error {
+		if cfg.UID >= 0 {
+			if err := os.Chown(h.dir, cfg.UID, cfg.GID); err != nil {
+				return fmt.Errorf("sandbox home: %w", err)
+			}
 		}
+		cfg.RW = append([]string{h.dir}, cfg.RW...)
+		cfg.Env = buildEnv(&s, h.dir)
+		if eg != nil {
+			cfg.Env = egressEnv(cfg.Env)
+		}
+		cfg.Dir = s.Cwd
+		if cfg.Dir == "" {
+			cfg.Dir = h.dir
+			if len(s.Write) > 0 {
+				cfg.Dir = s.Write[0]
+			}
+		}
+		return nil
 	}
 
 	var cancel context.CancelFunc
@@ -167,21 +191,44 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		cg  *jobCgroup
 	)
 	if p != nil {
-		cg = p.cg
+		h, cg = p.home, p.cg
+		if err := withBPF(); err != nil {
+			return Result{}, err
+		}
+		if err := useHome(); err != nil {
+			return Result{}, err
+		}
 		res, st, err = p.run(ctx, cfg, std, maxOut)
 		p = nil
 	} else {
-		if k := jobCgroups(); k.version != "" {
-			if cg, err = newJobCgroup(k, s.Limits); err != nil {
-				warnings = append(warnings, err.Error())
-				cg = nil
+		// what the child needs only once it has started
+		prepare := func() (*jobCgroup, error) {
+			if err := withBPF(); err != nil {
+				return nil, err
 			}
+			var err error
+			if h, err = newHome(); err != nil {
+				return nil, err
+			}
+			if err := useHome(); err != nil {
+				return nil, err
+			}
+			k := jobCgroups()
+			if k.version == "" {
+				return nil, nil
+			}
+			cg, err := newJobCgroup(k, s.Limits)
+			if err != nil {
+				warnings = append(warnings, err.Error())
+				return nil, nil
+			}
+			return cg, nil
 		}
 		var extra []*os.File
 		if eg != nil {
 			extra = []*os.File{eg.child}
 		}
-		res, st, err = launch(ctx, l, sup.ns, cfg, std, maxOut, cg, s.Net.On(), extra...)
+		res, st, cg, err = launch(ctx, l, sup.ns, cfg, std, maxOut, prepare, s.Net.On(), extra...)
 	}
 	if eg != nil {
 		res.Egress = eg.close()

@@ -647,7 +647,6 @@ func supportMismatch(f, p Support) string {
 	same("landlock errata", f.LandlockErrata, p.LandlockErrata)
 	same("root", f.Root, p.Root)
 	same("helper", f.Helper, p.Helper)
-	same("cgroup", f.Cgroup, p.Cgroup)
 	notLess := func(name string, inferred, probed bool) {
 		if probed && !inferred {
 			bad = append(bad, name+": the probe has it, the inference does not (Run would not use it)")
@@ -663,6 +662,16 @@ func supportMismatch(f, p Support) string {
 	notLess("cgroup namespace", f.ns.cgroup, p.ns.cgroup)
 	notLess("fresh /proc", f.ns.proc, p.ns.proc)
 	return strings.Join(bad, "; ")
+}
+
+// TestFastSupportLeavesCgroupsToTheAction: the support a short-lived
+// claw infers does not read the cgroup hierarchy (its own cgroup, the
+// controllers' mounts, the stale job groups to sweep): an action started
+// on demand does, once its child is starting.
+func TestFastSupportLeavesCgroupsToTheAction(t *testing.T) {
+	if f := staticSupport(false); f.Cgroup != "" {
+		t.Fatalf("the inferred support found cgroup %s", f.Cgroup)
+	}
 }
 
 // TestSupportMismatchIsFound proves supportMismatch can fail.

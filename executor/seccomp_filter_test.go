@@ -242,10 +242,17 @@ func seccompData(nr, arch uint32, args [6]uint64) []uint32 {
 // runBPF interprets a classic BPF program (struct sock_filter entries, as
 // the kernel takes them) on a seccomp_data and returns its verdict.
 func runBPF(prog []byte, data []uint32) (uint32, error) {
+	v, _, err := runBPFSteps(prog, data)
+	return v, err
+}
+
+// runBPFSteps is runBPF that also counts the instructions it ran.
+func runBPFSteps(prog []byte, data []uint32) (verdict uint32, steps int, err error) {
 	var a, x uint32
 	var mem [16]uint32
 	n := len(prog) / 8
 	for pc := 0; pc < n; pc++ {
+		steps++
 		ins := prog[8*pc:]
 		code := binary.NativeEndian.Uint16(ins)
 		jt, jf, k := int(ins[2]), int(ins[3]), binary.NativeEndian.Uint32(ins[4:])
@@ -259,7 +266,7 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			switch code & 0xe0 {
 			case unix.BPF_ABS:
 				if k%4 != 0 || int(k/4) >= len(data) {
-					return 0, fmt.Errorf("pc %d: load at %d", pc, k)
+					return 0, steps, fmt.Errorf("pc %d: load at %d", pc, k)
 				}
 				v = data[k/4]
 			case unix.BPF_IMM:
@@ -269,7 +276,7 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			case unix.BPF_LEN:
 				v = uint32(4 * len(data))
 			default:
-				return 0, fmt.Errorf("pc %d: load mode %#x", pc, code)
+				return 0, steps, fmt.Errorf("pc %d: load mode %#x", pc, code)
 			}
 			if code&0x07 == unix.BPF_LD {
 				a = v
@@ -299,7 +306,7 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			case unix.BPF_NEG:
 				a = -a
 			default:
-				return 0, fmt.Errorf("pc %d: alu op %#x", pc, code)
+				return 0, steps, fmt.Errorf("pc %d: alu op %#x", pc, code)
 			}
 		case unix.BPF_JMP:
 			var taken bool
@@ -316,7 +323,7 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			case unix.BPF_JSET:
 				taken = a&operand != 0
 			default:
-				return 0, fmt.Errorf("pc %d: jump op %#x", pc, code)
+				return 0, steps, fmt.Errorf("pc %d: jump op %#x", pc, code)
 			}
 			if taken {
 				pc += jt
@@ -325,9 +332,9 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			}
 		case unix.BPF_RET:
 			if code&0x18 == unix.BPF_A {
-				return a, nil
+				return a, steps, nil
 			}
-			return k, nil
+			return k, steps, nil
 		case unix.BPF_MISC:
 			if code&0xf8 == unix.BPF_TXA {
 				a = x
@@ -336,5 +343,56 @@ func runBPF(prog []byte, data []uint32) (uint32, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("no return in %d instructions", n)
+	return 0, steps, fmt.Errorf("no return in %d instructions", n)
+}
+
+// TestSeccompTree: the programs are compiled as a binary tree of the call
+// numbers, which decides any call in a few dozen instructions (the kernel
+// runs the program for every call number as it loads it, and for every
+// call the command makes), and they decide every call number, of each
+// architecture the filter knows and of others, on every argument pattern
+// tried, as the list of rules does.
+func TestSeccompTree(t *testing.T) {
+	native, ok := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
+	if !ok {
+		t.Skipf("no audit arch for %s here", runtime.GOARCH)
+	}
+	args := [][6]uint64{{}, {^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)},
+		{unix.AF_UNIX, unix.SOCK_DGRAM, 0o4755, unix.O_CREAT, 0o6000}, {unix.AF_INET, unix.SOCK_STREAM, unix.O_TMPFILE, 0o4000, unix.O_CREAT}}
+	for _, netOn := range []bool{false, true} {
+		bpfMu.Lock() // seccompProgram reads optimize under it
+		tree, err := buildSeccomp(netOn)
+		was := optimize
+		optimize = false
+		list, lerr := buildSeccomp(netOn)
+		optimize = was
+		bpfMu.Unlock()
+		must(t, err)
+		must(t, lerr)
+		most, total := map[string]int{}, map[string]int{}
+		for _, arch := range []uint32{native, unix.AUDIT_ARCH_I386, unix.AUDIT_ARCH_ARM} {
+			for nr := uint32(0); nr < 1100; nr++ {
+				for _, nrs := range []uint32{nr, nr | 0x40000000} {
+					for _, a := range args {
+						d := seccompData(nrs, arch, a)
+						got, steps, err := runBPFSteps(tree, d)
+						want, listSteps, lerr := runBPFSteps(list, d)
+						if err != nil || lerr != nil || got != want {
+							t.Fatalf("network %v, arch %#x, call %d, args %x: tree %#x (%v), list %#x (%v)", netOn, arch, nrs, a, got, err, want, lerr)
+						}
+						most["tree"] = max(most["tree"], steps)
+						most["list"] = max(most["list"], listSteps)
+						if arch == native && a == args[0] {
+							total["tree"] += steps
+							total["list"] += listSteps
+						}
+					}
+				}
+			}
+		}
+		t.Logf("network %v: up to %d instructions, %d on average (the list %d, %d)", netOn, most["tree"], total["tree"]/2200, most["list"], total["list"]/2200)
+		if total["tree"]/2200 > 32 {
+			t.Errorf("network %v: the program runs %d instructions for a call on average (the list %d)", netOn, total["tree"]/2200, total["list"]/2200)
+		}
+	}
 }

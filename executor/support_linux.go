@@ -122,10 +122,12 @@ var (
 // fastSupport is Check without starting a child: the namespaces are
 // inferred from sysctls. Run uses it, and falls back to Check (and retries
 // once) when the child cannot be started or mounted as inferred, so a
-// short-lived claw does not pay for a probe child on every action.
+// short-lived claw does not pay for a probe child on every action. Nor
+// does it compile a seccomp program or look for job cgroups (its Cgroup
+// is empty): the action does both while its child starts.
 func fastSupport() Support {
 	fastOnce.Do(func() {
-		fast = staticSupport()
+		fast = staticSupport(false)
 		if fast.Helper == "" {
 			return
 		}
@@ -166,8 +168,14 @@ func userNSAllowed() bool {
 	return true
 }
 
-// staticSupport is everything Check knows without starting a child.
-func staticSupport() Support {
+// staticSupport is everything Check knows without starting a child. With
+// full it also compiles the seccomp program of an action without network
+// (seccomp is available when that succeeds) and finds where job cgroups
+// go. Without, both are left to the action, which does them once its
+// child has started (runStdio): seccomp is taken to be available, and an
+// action that cannot compile its program fails closed, as does a child
+// whose program the kernel refuses.
+func staticSupport(full bool) Support {
 	var s Support
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -186,17 +194,19 @@ func staticSupport() Support {
 	// The program of an action without network. That of an action with
 	// network is compiled when one needs it (which fails closed) and by
 	// the probe: a short-lived claw compiles only the one it uses.
-	_, err = seccompProgram(false)
-	if err != nil {
-		s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", err))
+	s.Seccomp = true
+	if full {
+		if _, err = seccompProgram(false); err != nil {
+			s.Missing = append(s.Missing, fmt.Sprintf("seccomp: %v", err))
+			s.Seccomp = false
+		}
+		s.Cgroup = jobCgroups().version
 	}
-	s.Seccomp = err == nil
-	s.Cgroup = jobCgroups().version
 	return s
 }
 
 func probe() Support {
-	s := staticSupport()
+	s := staticSupport(true)
 	if s.Helper == "" {
 		return s
 	}
@@ -257,7 +267,7 @@ func probeOne(l launcher, m nsMode, withBPF bool) (probeResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, st, err := launch(ctx, l, m, cfg, stdio{}, 4096, nil, false)
+	res, st, _, err := launch(ctx, l, m, cfg, stdio{}, 4096, func() (*jobCgroup, error) { return nil, nil }, false)
 	if err != nil {
 		return probeResult{}, err
 	}

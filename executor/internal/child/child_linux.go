@@ -1,7 +1,6 @@
 package child
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,9 +34,6 @@ func Main(args []string) int {
 	}
 	if slices.Contains(args, ArgRelayed) && orphaned(LifeFD) {
 		return CodeSetup // nobody is left to hear a report
-	}
-	if len(args) > 0 && args[0] == ArgPrestarted {
-		warmDecoder()
 	}
 	armed := slices.Contains(args, ArgArmed)
 	c, err := readConfig(cf, armed)
@@ -295,8 +291,7 @@ func report(f *os.File, s Status) int {
 }
 
 func writeStatus(f *os.File, s Status) {
-	b, _ := json.Marshal(s)
-	f.Write(append(b, '\n'))
+	f.Write(s.Line())
 }
 
 // lowerRlimit sets the soft and hard limit of l.Resource to l.Max, or to

@@ -33,7 +33,7 @@ const (
 )
 
 // ArgPrestarted follows EntrySandbox when the child was started ahead of
-// its action: it has time to prepare while it waits for its config.
+// its action, to wait for its config.
 const ArgPrestarted = "prestarted"
 
 // ArgArmed follows ArgPrestarted when the child is an armed worker: it
@@ -51,15 +51,9 @@ const ArgRelayed = "relayed"
 // directory the relay joins before it clones the child.
 const ArgCgroup = "cgroup"
 
-// warmDecoder decodes a small config once, so that the reflection work
-// of the JSON decoder is done before the real config arrives.
-func warmDecoder() {
-	ParseConfig([]byte(`{"mode":"exec","argv":["x"],"env":["A=B"],"dir":"/","ro":["/"],"rw":["/tmp"],"dev":["/dev/null"],"min_abi":0,"uid":-1,"gid":-1,"rlimits":[{"resource":0,"max":1}],"bpf":"AAAAAAAAAAA="}`))
-}
-
 // File descriptors the parent hands the child.
 const (
-	ConfigFD = 3 // the Config, JSON, then EOF
+	ConfigFD = 3 // the Config (MarshalConfig), then EOF
 	StatusFD = 4 // status lines written by the child, closed on exec
 	GoFD     = 5 // the relay's go-ahead: one byte once it is in its cgroup
 	// LifeFD, in a child the relay cloned, is the read end of a pipe whose
@@ -177,16 +171,11 @@ func DecodeConfig(r io.Reader) (*Config, error) {
 	return ParseConfig(data)
 }
 
-// ParseConfig decodes and validates a Config.
+// ParseConfig decodes (see MarshalConfig) and validates a Config.
 func ParseConfig(data []byte) (*Config, error) {
-	dec := json.NewDecoder(bytesReader(data))
-	dec.DisallowUnknownFields()
-	var c Config
-	if err := dec.Decode(&c); err != nil {
+	c, err := unmarshalConfig(data)
+	if err != nil {
 		return nil, fmt.Errorf("malformed sandbox config: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed sandbox config: trailing data")
 	}
 	switch c.Mode {
 	case ModeExec:
@@ -224,7 +213,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Dir != "" && c.Dir[0] != '/' {
 		return nil, fmt.Errorf("sandbox config: cwd %q is not absolute", c.Dir)
 	}
-	return &c, nil
+	return c, nil
 }
 
 func toolArgv(argv []string) bool { return len(argv) == 3 && argv[1] == EntryTool && argv[2] != "" }
