@@ -6,7 +6,10 @@
 #      spread over the corpus, each with its in-process p50;
 #   2. `opa bench` (v1.22.2, built from the module proxy) evaluates
 #      data.claw.gate.result on each sampled input: a running OPA with the
-#      query prepared once, as claw does.
+#      query prepared once, as claw does;
+#   3. the corpus again with the idle collector (internal/idlegc) run
+#      between decisions, untimed, as claw serve and the broker run it
+#      between an agent's calls.
 # Prints, per sampled input, claw's p50, OPA's median evaluation time and
 # ns/op, and their ratio, then the median ratio; and the load average
 # before and after. With CLAW_BASE=REV it first times the corpus with the
@@ -48,6 +51,10 @@ if [ "$sample" = 0 ]; then
 	exit 0
 fi
 "$out/gateopa" -out "$out/gateopa-mix" -rounds "$rounds" -sample "$sample"
+# the same passes with the idle collector run between decisions, as claw
+# serve and the broker run it between an agent's calls
+"$out/gateopa" -out "$out/gateopa-idle" -rounds "$rounds" -sample 0 -idle | sed -n 1p
+rm -rf "$out/gateopa-idle"
 mix=$out/gateopa-mix
 printf '%-10s %-12s %-12s %-8s %s\n' "claw p50" "opa median" "opa ns/op" "ratio" case
 while read -r f ours name; do

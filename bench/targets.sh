@@ -10,7 +10,8 @@
 #      claw version, interleaved;
 #   3. bench/startup.sh: claw sandbox run -- /bin/true and bwrap,
 #      interleaved;
-#   4. bench/gate-opa.sh: the bypass corpus decided in process, and
+#   4. bench/gate-opa.sh: the bypass corpus decided in process (and again
+#      with the idle collector between decisions, as claw serve runs it), and
 #      opa bench on sampled inputs.
 # Usage: bench/targets.sh [N] [ACTIONS]   (process rounds, default 60;
 # broker actions per case, default 200)
@@ -53,6 +54,9 @@ corpus=$(grep '^corpus:' "$out/gate")
 us() { awk '{v = $1 + 0; if ($1 ~ /ms$/) v *= 1000; else if ($1 ~ /ns$/) v /= 1000; else if ($1 ~ /[0-9]s$/) v *= 1e6; print v}' <<<"$1"; }
 read -r w50 w99 c50 c99 < <(sed -E 's/.*rounds: p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^,]+), cpu p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^ ]+).*/\1 \3 \4 \6/' <<<"$corpus")
 dp50=$(us "$w50") dp99=$(us "$w99") cp50=$(us "$c50") cp99=$(us "$c99")
+idlecorpus=$(grep '^corpus, idle collector:' "$out/gate")
+read -r w50 w99 c50 c99 < <(sed -E 's/.*rounds: p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^,]+), cpu p50 ([^ ]+) (p90 [^ ]+ )?p99 ([^ ]+).*/\1 \3 \4 \6/' <<<"$idlecorpus")
+ip50=$(us "$w50") ip99=$(us "$w99") icp99=$(us "$c99")
 echo
 echo "| target | measured | anchor (same run) | result |"
 echo "|---|---|---|---|"
@@ -70,5 +74,6 @@ echo "| hook through claw serve ≤ 1.5× claw version | $hookd ms = $(ratio "$h
 echo "| claw sandbox run ≤ 2× bwrap | $sbx ms = $(ratio "$sbx" "$bwrap")× | $bwrap ms | $(le "$(ratio "$sbx" "$bwrap")" 2.0) |"
 echo "| decision p50 ≤ 250 µs (bypass corpus; wall, CPU) | $dp50 µs, $cp50 µs | opa bench: see part 4 | $(le "$dp50" 250) |"
 echo "| decision p99 ≤ 2 ms (bypass corpus; wall, CPU) | $dp99 µs, $cp99 µs | — | wall $(le "$dp99" 2000), CPU $(le "$cp99" 2000) |"
+echo "| the same, idle collector between decisions (as claw serve) | p50 $ip50 µs, p99 $ip99 µs; CPU p99 $icp99 µs | — | wall $(le "$ip99" 2000), CPU $(le "$icp99" 2000) |"
 echo
 echo "load average at the end: $(load)"

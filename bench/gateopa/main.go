@@ -116,7 +116,11 @@ func run(out string, rounds, sample int, dump, cpuProfile string) error {
 	}
 	var gc1 runtime.MemStats
 	runtime.ReadMemStats(&gc1)
-	fmt.Printf("corpus: %d cases x %d rounds: p50 %s p90 %s p99 %s, cpu p50 %s p90 %s p99 %s\n",
+	label := "corpus"
+	if idle != nil {
+		label = "corpus, idle collector"
+	}
+	fmt.Printf("%s: %d cases x %d rounds: p50 %s p90 %s p99 %s, cpu p50 %s p90 %s p99 %s\n", label,
 		len(cases), rounds, q(wall, 50), q(wall, 90), q(wall, 99), q(cpu, 50), q(cpu, 90), q(cpu, 99))
 	fmt.Printf("memory: resident %s (peak %s), %d collections, heap in use %d MB\n",
 		procStatus("VmRSS"), procStatus("VmHWM"), gc1.NumGC-gc0.NumGC, gc1.HeapInuse>>20)
