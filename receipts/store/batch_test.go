@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/receipts"
 	"github.com/clawsec/claw/receipts/store"
@@ -170,5 +171,64 @@ func TestAppendAllConcurrent(t *testing.T) {
 	rep := mustVerify(t, dir, s.PublicKey())
 	if want := writers * n; rep.ByType["decision"] != want {
 		t.Fatalf("decisions %d, want %d", rep.ByType["decision"], want)
+	}
+}
+
+// TestCommitPanicLeavesLogUsable: the caller that commits for an idle log
+// does so on its own goroutine; when the commit panics and the caller
+// recovers, the next append still commits (it would wait for ever on a
+// log left "writing"), and the log verifies.
+func TestCommitPanicLeavesLogUsable(t *testing.T) {
+	var panicking sync.Mutex
+	boom := false
+	l, s, dir := openLog(t, store.Options{CheckpointInterval: -1, Now: func() time.Time {
+		panicking.Lock()
+		defer panicking.Unlock()
+		if boom {
+			boom = false
+			panic("clock failed")
+		}
+		return time.Now()
+	}})
+	ctx := context.Background()
+	if _, err := l.AppendAll(ctx, actionPair("a1")...); err != nil {
+		t.Fatal(err)
+	}
+	panicking.Lock()
+	boom = true
+	panicking.Unlock()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the commit did not panic")
+			}
+		}()
+		l.AppendAll(ctx, actionPair("a2")...)
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.AppendAll(ctx, actionPair("a3")...)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an append after a recovered panic never committed")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, dir, s.PublicKey())
+	var ids []string
+	for _, b := range bodies(t, dir) {
+		if b.ActionID != "" {
+			ids = append(ids, b.ActionID)
+		}
+	}
+	if got := strings.Join(ids, " "); got != "a1 a1 a3 a3" {
+		t.Errorf("actions in the log: %s, want a1 a1 a3 a3", got)
 	}
 }

@@ -19,8 +19,11 @@ import (
 
 var rangeFactory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
 
-// submit queues r for the committing goroutine, starting it if idle
-// (group commit: one write and one fsync per batch), and waits.
+// submit queues r and waits for its commit (group commit: one write and
+// one fsync per batch). When no commit is under way the caller commits the
+// queue itself, with no goroutine to start and wake and no wake-up back;
+// what queued meanwhile goes on in a committing goroutine, so that a caller
+// never commits for others longer than its own batch.
 func (l *Log) submit(ctx context.Context, r *request) ([]receipts.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -34,9 +37,13 @@ func (l *Log) submit(ctx context.Context, r *request) ([]receipts.Entry, error) 
 	l.queue = append(l.queue, r)
 	if !l.writing {
 		l.writing = true
-		go l.drain()
+		batch := l.queue
+		l.queue = nil
+		l.mu.Unlock()
+		l.lead(batch)
+	} else {
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
 	<-r.done
 	if r.err != nil {
 		return nil, r.err
@@ -53,17 +60,50 @@ func (l *Log) drain() {
 		batch := l.queue
 		l.queue = nil
 		l.mu.Unlock()
-		err := l.commit(batch)
+		l.commitBatch(batch)
+		l.mu.Lock()
+	}
+	l.writing = false
+	l.mu.Unlock()
+}
+
+// lead commits batch, the queue of an idle log, on the caller's
+// goroutine, then leaves what queued meanwhile to a committing goroutine.
+// It does so even when the commit panics, so that a caller that recovers
+// leaves a log others can still append to.
+func (l *Log) lead(batch []*request) {
+	defer func() {
+		l.mu.Lock()
+		if len(l.queue) > 0 {
+			go l.drain()
+		} else {
+			l.writing = false
+		}
+		l.mu.Unlock()
+	}()
+	l.commitBatch(batch)
+}
+
+// errCommitPanicked is the error of a batch whose commit panicked.
+var errCommitPanicked = errors.New("receipt commit failed: internal error")
+
+// commitBatch commits batch and ends the wait of each of its requests,
+// with errCommitPanicked when the commit panics (the panic goes on, and
+// the log reloads its state from the files before the next commit).
+func (l *Log) commitBatch(batch []*request) {
+	err := errCommitPanicked
+	defer func() {
+		if err == errCommitPanicked {
+			l.st.loaded = false
+		}
 		for _, q := range batch {
 			if q.err == nil && err != nil {
 				q.err = err
 			}
 			close(q.done)
 		}
-		l.mu.Lock()
-	}
-	l.writing = false
-	l.mu.Unlock()
+	}()
+	err = l.commit(batch)
 }
 
 type built struct {
