@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawsec/claw/gate"
@@ -43,6 +44,7 @@ const (
 const (
 	ReasonUnknownTool  = "hook.unknown_tool"
 	ReasonInvalidInput = "hook.invalid_input"
+	ReasonDeadline     = "hook.deadline"
 	ReasonCannotAsk    = "hook.cannot_ask"
 	ReasonPassphrase   = "hook.passphrase_as_ask"
 	ReasonTrustedTool  = "hook.trusted_tool"
@@ -108,6 +110,16 @@ var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 // ([broker.Broker.CloseAll]). All of it is durable before Decide
 // returns. An error means no verdict: the caller must block.
 func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error) {
+	return g.DecideWithin(ctx, ctx, f, ev, nil)
+}
+
+// DecideWithin is Decide with the decision bounded by ctx and its
+// receipts by rctx (which ends later), so that a decision cut short by
+// ctx is still recorded as blocked. claim, when not nil, is called once
+// the answer is known and before it is recorded: false means the caller
+// has already told the agent "blocked" (its deadline passed), and the
+// receipts then say so instead of the answer nobody will see.
+func (g *Guard) DecideWithin(ctx, rctx context.Context, f Format, ev *Event, claim func() bool) (Verdict, error) {
 	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Workspace: g.Workspace, Home: g.Home,
 		Channel: string(f), EstopFile: g.EstopFile, Redact: g.redact(), ToolsAllow: g.ToolsAllow})
 	cwd := g.Workspace
@@ -130,7 +142,7 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 		done = append(done, h)
 		if err != nil {
 			// Recorded as a deny; the run blocks with the reason.
-			return Verdict{}, errors.Join(err, b.CloseAll(ctx, done, false, "blocked: "+err.Error()))
+			return Verdict{}, errors.Join(err, b.CloseAll(rctx, done, false, "blocked: "+err.Error()))
 		}
 		d := h.Decision
 		v.ActionIDs = append(v.ActionIDs, h.ActionID)
@@ -148,7 +160,11 @@ func (g *Guard) Decide(ctx context.Context, f Format, ev *Event) (Verdict, error
 	if len(v.Reasons) > n {
 		why = "denied: " + v.Reasons[n].ID
 	}
-	if err := b.CloseAll(ctx, done, v.Answer != gate.Deny, why); err != nil {
+	if claim != nil && !claim() {
+		err := errors.New("no decision within the deadline")
+		return Verdict{}, errors.Join(err, b.CloseAll(rctx, done, false, "blocked: "+err.Error()))
+	}
+	if err := b.CloseAll(rctx, done, v.Answer != gate.Deny, why); err != nil {
 		return Verdict{}, err
 	}
 	return v, nil
@@ -203,6 +219,16 @@ func (g *Guard) unknown(name string, estop bool) (gate.Decision, []string) {
 	return d, nil
 }
 
+// RecordLate writes a deny receipt for a call whose deadline passed
+// before it was decided (the guard took that long to open), so that the
+// block the agent was given leaves a trace.
+func (g *Guard) RecordLate(ctx context.Context, f Format, raw []byte, ev *Event) error {
+	b := broker.New(broker.Config{Gate: g.Gate, Log: g.Log, Autonomy: g.Autonomy, Channel: string(f), Redact: g.redact()})
+	_, err := b.Refuse(ctx, broker.Refusal{Tool: "hook", Args: raw, Rule: ReasonDeadline, Msg: "blocked: no decision within the deadline", ParentAction: g.ParentAction,
+		Conversation: clip(ev.SessionID, 128), Summary: fmt.Sprintf("%s: not decided within the deadline", clip(ev.ToolName, 64))})
+	return err
+}
+
 // RecordInvalid writes a deny receipt for input that could not be decoded,
 // so that a refused hook call leaves a trace too. The input itself is
 // only summarised by its size and digest.
@@ -247,8 +273,9 @@ type Runner struct {
 	Go func(func())
 
 	// fault, when set, is called between the decision's stages ("open",
-	// "decide"), so tests can inject a panic, a delay or an error.
-	fault func(stage string) error
+	// "decide") with the decision's context, so tests can inject a panic,
+	// a delay or an error.
+	fault func(ctx context.Context, stage string) error
 }
 
 type result struct {
@@ -257,14 +284,24 @@ type result struct {
 }
 
 // Run handles one hook call and returns the process exit status: 0 with
-// an answer on stdout, or 2 (block) with the reason on stderr.
+// an answer on stdout, or 2 (block) with the reason on stderr. The answer
+// comes within the deadline. The decision must come within the deadline
+// less a reserve (recordReserve); a call not decided by then is blocked,
+// and the reserve is for writing the receipt that says so.
 func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 	d := r.Deadline
 	if d <= 0 {
 		d = DefaultDeadline
 	}
-	ctx, cancel := context.WithTimeout(ctx, d)
+	hard, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	soft, cancelSoft := context.WithTimeout(hard, d-recordReserve(d))
+	defer cancelSoft()
+	// The answer is claimed once: by the decision when it has one, or
+	// here when the decision's time is up; the receipts say the answer
+	// that was claimed.
+	var claimed atomic.Int32 // 0 open, 1 the decision's, 2 blocked here
+	claim := func() bool { return claimed.CompareAndSwap(0, 1) || claimed.Load() == 1 }
 	ch := make(chan result, 1)
 	start := r.Go
 	if start == nil {
@@ -281,18 +318,9 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 			}
 			ch <- res
 		}()
-		res.v, res.err = r.decide(ctx, stdin)
+		res.v, res.err = r.decide(soft, hard, stdin, claim)
 	})
-	var res result
-	select {
-	case res = <-ch:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			res.err = fmt.Errorf("no decision within %s", d)
-		} else {
-			res.err = fmt.Errorf("interrupted before a decision: %w", ctx.Err())
-		}
-	}
+	res := r.wait(ctx, soft, hard, ch, &claimed, d)
 	if res.err != nil {
 		fmt.Fprintf(stderr, "claw: blocked: %s\n", oneLine(redact.String(res.err.Error())))
 		return ExitBlock
@@ -311,19 +339,59 @@ func (r *Runner) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 	return ExitAnswered
 }
 
-func (r *Runner) decide(ctx context.Context, stdin io.Reader) (Verdict, error) {
+// wait returns the decision's result, or a block once its time is up. A
+// block claimed here still waits, until the deadline, for the decision to
+// record it; a decision that claimed its answer first is waited for until
+// the deadline too (only its receipts are left to write).
+func (r *Runner) wait(ctx, soft, hard context.Context, ch chan result, claimed *atomic.Int32, d time.Duration) result {
+	select {
+	case res := <-ch:
+		return res
+	case <-soft.Done():
+	}
+	late := result{err: fmt.Errorf("no decision within %s", d)}
+	blocked := claimed.CompareAndSwap(0, 2)
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return result{err: fmt.Errorf("interrupted before a decision: %w", ctx.Err())}
+	}
+	if blocked {
+		select {
+		case <-ch: // the block is recorded, or could not be
+		case <-hard.Done():
+		}
+		return late
+	}
+	select {
+	case res := <-ch:
+		return res
+	case <-hard.Done():
+		return late
+	}
+}
+
+// recordReserve is the part of a hook's deadline kept for recording a
+// block when the decision has not come: a tenth, at most half a second.
+func recordReserve(d time.Duration) time.Duration {
+	return min(d/10, 500*time.Millisecond)
+}
+
+// decide decodes the event and decides it within ctx, with its receipts
+// within rctx (see Guard.DecideWithin); claim is the answer's claim.
+func (r *Runner) decide(ctx, rctx context.Context, stdin io.Reader, claim func() bool) (Verdict, error) {
 	raw, rerr := ReadInput(stdin)
 	var ev *Event
 	if rerr == nil {
 		ev, rerr = Decode(raw)
 	}
-	if err := r.inject("open"); err != nil {
+	if err := r.inject(ctx, "open"); err != nil {
 		return Verdict{}, err
 	}
 	if r.Open == nil {
 		return Verdict{}, errors.New("hook has no guard")
 	}
-	g, closeGuard, err := r.Open(ctx)
+	// The guard opens within the whole deadline: a call whose decision
+	// time runs out while it opens is still recorded.
+	g, closeGuard, err := r.Open(rctx)
 	if err != nil {
 		if rerr != nil {
 			return Verdict{}, rerr
@@ -335,30 +403,29 @@ func (r *Runner) decide(ctx context.Context, stdin io.Reader) (Verdict, error) {
 	}
 	if rerr != nil {
 		if errors.Is(rerr, ErrInput) {
-			if err := g.RecordInvalid(ctx, r.Format, raw, rerr); err != nil {
+			if err := g.RecordInvalid(rctx, r.Format, raw, rerr); err != nil {
 				return Verdict{}, errors.Join(rerr, err)
 			}
 		}
 		return Verdict{}, rerr
 	}
-	if err := r.inject("decide"); err != nil {
-		return Verdict{}, err
-	}
-	v, err := g.Decide(ctx, r.Format, ev)
-	if err != nil {
+	if err := r.inject(ctx, "decide"); err != nil {
 		return Verdict{}, err
 	}
 	if ctx.Err() != nil {
-		return Verdict{}, fmt.Errorf("no decision within the deadline: %w", ctx.Err())
+		err := fmt.Errorf("no decision within the deadline: %w", ctx.Err())
+		return Verdict{}, errors.Join(err, g.RecordLate(rctx, r.Format, raw, ev))
 	}
-	return v, nil
+	// Once claimed, the verdict stands even if the decision's time ends
+	// while it is recorded: the receipts say what the agent is told.
+	return g.DecideWithin(ctx, rctx, r.Format, ev, claim)
 }
 
-func (r *Runner) inject(stage string) error {
+func (r *Runner) inject(ctx context.Context, stage string) error {
 	if r.fault == nil {
 		return nil
 	}
-	return r.fault(stage)
+	return r.fault(ctx, stage)
 }
 
 // claudeOutput is Claude Code's PreToolUse answer (and Codex's deny).

@@ -230,7 +230,7 @@ func TestFaults(t *testing.T) {
 	}{
 		{name: "panic while deciding", format: ClaudeCode, input: input,
 			mod: func(f *fixture, r *Runner) {
-				r.fault = func(stage string) error {
+				r.fault = func(_ context.Context, stage string) error {
 					if stage == "decide" {
 						panic("injected")
 					}
@@ -240,7 +240,7 @@ func TestFaults(t *testing.T) {
 			wantStderr: "internal error: injected"},
 		{name: "panic while opening", format: Codex, input: input,
 			mod: func(f *fixture, r *Runner) {
-				r.fault = func(stage string) error {
+				r.fault = func(_ context.Context, stage string) error {
 					if stage == "open" {
 						panic("injected")
 					}
@@ -251,7 +251,7 @@ func TestFaults(t *testing.T) {
 		{name: "slower than the deadline", format: ClaudeCode, input: input,
 			mod: func(f *fixture, r *Runner) {
 				r.Deadline = 50 * time.Millisecond
-				r.fault = func(string) error { time.Sleep(time.Hour); return nil }
+				r.fault = func(context.Context, string) error { time.Sleep(time.Hour); return nil }
 			},
 			wantStderr: "no decision within 50ms"},
 		{name: "guard cannot open", format: ClaudeCode, input: input,
@@ -543,7 +543,7 @@ func TestInterrupted(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runner{Format: ClaudeCode, Deadline: time.Minute, Open: f.open(t),
-		fault: func(string) error { cancel(); time.Sleep(time.Hour); return nil }}
+		fault: func(context.Context, string) error { cancel(); time.Sleep(time.Hour); return nil }}
 	var stdout, stderr bytes.Buffer
 	code := r.Run(ctx, strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"ls"}}`), &stdout, &stderr)
 	if code != ExitBlock || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted before a decision") {
@@ -938,5 +938,57 @@ func TestRunnerGo(t *testing.T) {
 	})
 	if code != ExitBlock || out != "" || !strings.Contains(errb, "no decision within 200ms") {
 		t.Fatalf("a decision never started: exit %d, stdout %q, stderr %q; want a block for the deadline", code, out, errb)
+	}
+}
+
+// TestLateCallIsRecorded: a call whose decision time runs out is blocked
+// within the deadline, and the reserve at the end of the deadline records
+// the block (rule hook.deadline), where before the agent was blocked and
+// the log said nothing.
+func TestLateCallIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	code, stdout, stderr := f.run(t, ClaudeCode, f.expand([]byte(`{"session_id":"s-late","tool_name":"Read","tool_input":{"file_path":"$WS/notes.txt"}}`)), func(r *Runner) {
+		r.Deadline = 3 * time.Second
+		r.fault = func(ctx context.Context, stage string) error {
+			if stage == "decide" {
+				<-ctx.Done() // the decision's time is up
+			}
+			return nil
+		}
+	})
+	if code != ExitBlock || stdout != "" || !strings.Contains(stderr, "no decision within 3s") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	log := f.receiptText(t)
+	if !strings.Contains(log, ReasonDeadline) || !strings.Contains(log, "s-late") {
+		t.Fatalf("no %s receipt for the late call:\n%s", ReasonDeadline, log)
+	}
+}
+
+// TestRefusedClaimRecordsBlock: a decision whose answer the runner has
+// already given as a block (its claim refused) records the block, not
+// the allow nobody will see.
+func TestRefusedClaimRecordsBlock(t *testing.T) {
+	f := newFixture(t)
+	g, closeGuard, err := f.open(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeGuard()
+	ev, err := Decode(f.expand([]byte(`{"session_id":"s-claim","tool_name":"Read","tool_input":{"file_path":"$WS/notes.txt"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.DecideWithin(ctx, ctx, ClaudeCode, ev, func() bool { return false }); err == nil {
+		t.Fatal("a refused claim gave a verdict")
+	}
+	log := f.receiptText(t)
+	if !strings.Contains(log, "blocked: no decision within the deadline") || strings.Contains(log, OutcomeDelegated) {
+		t.Fatalf("the receipts do not say blocked:\n%s", log)
+	}
+	// The same decision with its claim granted is the allow it was.
+	if v, err := g.DecideWithin(ctx, ctx, ClaudeCode, ev, func() bool { return true }); err != nil || v.Answer != gate.Allow {
+		t.Fatalf("verdict %+v, %v", v, err)
 	}
 }
