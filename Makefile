@@ -30,6 +30,7 @@ vet: deps
 # Sandbox tests must run (not skip) when CLAW_REQUIRE_SANDBOX is set.
 test: deps vet mcp-client claude-code
 	$(GO) test -count=1 -timeout 9m ./... ./testdata/everyday
+	@scripts/unprivileged.sh
 
 # The foreign MCP client the mcp tests drive (the official TypeScript SDK),
 # installed from its lock file when node is there; the tests skip without
