@@ -43,6 +43,26 @@ func waitForced(t *testing.T, n uint64) bool {
 	return false
 }
 
+// stillNone waits d and fails with why when a collection came after the
+// n-th.
+func stillNone(t *testing.T, n uint64, d time.Duration, why string) {
+	t.Helper()
+	time.Sleep(d)
+	if forced() != n {
+		t.Fatal(why)
+	}
+}
+
+// endCollects ends c's last request and fails unless a collection after
+// the n-th follows.
+func endCollects(t *testing.T, c *Collector, n uint64) {
+	t.Helper()
+	c.End()
+	if !waitForced(t, n) {
+		t.Fatal("no collection after the last request ended")
+	}
+}
+
 func TestCollectsWhenIdle(t *testing.T) {
 	withoutPacing(t)
 	c := New(time.Millisecond, 1<<20)
@@ -69,14 +89,8 @@ func TestNoCollectionInFlight(t *testing.T) {
 	c.Begin()
 	makeGarbage(8 << 20)
 	c.End() // one still in flight
-	time.Sleep(50 * time.Millisecond)
-	if forced() != n {
-		t.Fatal("collected while a request was in flight")
-	}
-	c.End()
-	if !waitForced(t, n) {
-		t.Fatal("no collection after the last request ended")
-	}
+	stillNone(t, n, 50*time.Millisecond, "collected while a request was in flight")
+	endCollects(t, c, n)
 }
 
 func TestBeginCancelsTheWait(t *testing.T) {
@@ -87,14 +101,8 @@ func TestBeginCancelsTheWait(t *testing.T) {
 	c.Begin()
 	c.End()
 	c.Begin() // before the idle time is over
-	time.Sleep(100 * time.Millisecond)
-	if forced() != n {
-		t.Fatal("collected although a request began within the idle time")
-	}
-	c.End()
-	if !waitForced(t, n) {
-		t.Fatal("no collection after the last request ended")
-	}
+	stillNone(t, n, 100*time.Millisecond, "collected although a request began within the idle time")
+	endCollects(t, c, n)
 }
 
 func TestLittleGarbageIsLeft(t *testing.T) {
@@ -104,10 +112,7 @@ func TestLittleGarbageIsLeft(t *testing.T) {
 	c.Begin()
 	makeGarbage(1 << 20)
 	c.End()
-	time.Sleep(50 * time.Millisecond)
-	if forced() != n {
-		t.Fatal("collected 1 MiB of garbage below a 64 MiB threshold")
-	}
+	stillNone(t, n, 50*time.Millisecond, "collected 1 MiB of garbage below a 64 MiB threshold")
 }
 
 func TestAdaptiveThreshold(t *testing.T) {
