@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
+	"github.com/clawsec/claw/internal/idlegc"
 	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
@@ -411,4 +412,32 @@ func newTestLog(t testing.TB, dir string) *Log {
 	}
 	t.Cleanup(func() { log.Close() })
 	return log
+}
+
+// inFlightApprover records how many requests the idle collector counts
+// while it is asked.
+type inFlightApprover struct{ during int }
+
+func (a *inFlightApprover) Approve(context.Context, Request) (Answer, error) {
+	a.during = idlegc.InFlight()
+	return Answer{Result: "rejected", By: "cli:test"}, nil
+}
+
+// TestActionCountsForIdleCollector: an action is in flight for the idle
+// collector from its decision to its outcome (here, while a human is
+// asked), and no longer once it returns.
+func TestActionCountsForIdleCollector(t *testing.T) {
+	a := &inFlightApprover{}
+	r := newRigWith(t, "supervised", nil, func(c *Config) { c.Approver = a })
+	before := idlegc.InFlight()
+	out, err := r.b.Invoke(context.Background(), sh("rm -rf gone; touch made"), "c1")
+	if err != nil || out.Status != StatusRejected {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if a.during != before+1 {
+		t.Fatalf("%d requests in flight while asking, %d before", a.during, before)
+	}
+	if n := idlegc.InFlight(); n != before {
+		t.Fatalf("%d requests in flight after the action, %d before", n, before)
+	}
 }

@@ -153,3 +153,10 @@ func Begin() { std.Begin() }
 
 // End notes its end.
 func End() { std.End() }
+
+// InFlight is how many requests the process's collector counts now.
+func InFlight() int {
+	std.mu.Lock()
+	defer std.mu.Unlock()
+	return std.inFlight
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/clawsec/claw/internal/approvals"
 	"github.com/clawsec/claw/internal/broker"
 	"github.com/clawsec/claw/internal/broker/brokertest"
+	"github.com/clawsec/claw/internal/idlegc"
 	"github.com/clawsec/claw/internal/toolkind"
 	"github.com/clawsec/claw/receipts"
 )
@@ -911,5 +912,32 @@ func TestChannelMessages(t *testing.T) {
 	none := newRig(t, nil)
 	if res := do(t, none.unixClient(), "POST", "http://claw/channels/bridge/messages", token, `{"session":"main","content":"x"}`); res.code != 503 {
 		t.Errorf("without Deliver: %d %s", res.code, res.raw)
+	}
+}
+
+// TestRequestsCountForIdleCollector: a request is in flight for the idle
+// collector while it is answered, so that no collection is started
+// under it, and no longer once answered.
+func TestRequestsCountForIdleCollector(t *testing.T) {
+	var during atomic.Int32
+	r := newRig(t, func(c *Config) {
+		c.Chat = func(context.Context, ChatRequest, func(string)) (ChatResult, error) {
+			during.Store(int32(idlegc.InFlight()))
+			return ChatResult{Conversation: "c-idle", Reply: "ok"}, nil
+		}
+	})
+	before := idlegc.InFlight()
+	u := "http://claw"
+	if got := do(t, r.unixClient(), "POST", u+"/chat", token, `{"message":"hi"}`); got.code != 200 {
+		t.Fatalf("chat = %d %s", got.code, got.raw)
+	}
+	if n := int(during.Load()); n != before+1 {
+		t.Fatalf("%d requests in flight while answering, %d before", n, before)
+	}
+	// The count ends after the answer is written: wait for it, boundedly.
+	for end := time.Now().Add(5 * time.Second); idlegc.InFlight() != before; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d requests in flight after the answer, %d before", idlegc.InFlight(), before)
+		}
 	}
 }
