@@ -7,6 +7,12 @@
 //
 // Each -c is NAME|STDIN|COMMAND ARG...: the arguments are split on spaces;
 // STDIN, when not empty, is a file given on standard input.
+//
+// -pause D waits D, untimed, before every run: each contender then starts
+// the way a tool call of an agent does, after the machine did other things
+// for a while (its model thinking), instead of right after the contender
+// before it. Without it, a contender that follows a heavy one inherits
+// caches that one evicted, and one that follows a light one does not.
 package main
 
 import (
@@ -36,6 +42,7 @@ func main() {
 	var cs list
 	n := flag.Int("n", 100, "rounds")
 	warm := flag.Int("warmup", 3, "rounds not counted")
+	pause := flag.Duration("pause", 0, "untimed wait before every run")
 	flag.Var(&cs, "c", "NAME|STDIN|COMMAND ARG... (repeatable; the first is the anchor)")
 	flag.Parse()
 	var all []*contender
@@ -54,6 +61,7 @@ func main() {
 	fmt.Printf("load average before: %s\n\n", load())
 	for i := 0; i < *warm+*n; i++ {
 		for _, c := range all {
+			time.Sleep(*pause)
 			w, cpu, err := c.run()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "procs: %s: %v\n", c.name, err)
@@ -70,7 +78,7 @@ func main() {
 		m := median(c.wall)
 		fmt.Printf("| %s | %s | %s | %s | %s | %.2f |\n", c.name, ms(m), ms(pct(c.wall, 0.90)), ms(pct(c.wall, 0.99)), ms(median(c.cpu)), float64(m)/float64(base))
 	}
-	fmt.Printf("\nn=%d rounds each, interleaved; load average after: %s\n", *n, load())
+	fmt.Printf("\nn=%d rounds each, interleaved, %v untimed before each run; load average after: %s\n", *n, *pause, load())
 }
 
 // run runs the contender once; a non-zero exit is an error except 2 for a
