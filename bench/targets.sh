@@ -12,7 +12,11 @@
 #      interleaved;
 #   4. bench/gate-opa.sh: the bypass corpus decided in process (and again
 #      with the idle collector between decisions, as claw serve runs it), and
-#      opa bench on sampled inputs.
+#      opa bench on sampled inputs;
+#   5. the gate's BenchmarkDecideAfterIdle: a decision after the policies
+#      went unused 0, 2, 20 or 200 ms (an agent's calls come seconds
+#      apart), beside dependent loads over a 4 MB table after the same gap,
+#      which tells what the machine's caches keep meanwhile.
 # Usage: bench/targets.sh [N] [ACTIONS]   (process rounds, default 60;
 # broker actions per case, default 200)
 set -euo pipefail
@@ -35,6 +39,10 @@ echo "== 3. bench/startup.sh $n"
 bench/startup.sh "$n" | tee "$out/startup"
 echo "== 4. bench/gate-opa.sh 3 40"
 bench/gate-opa.sh 3 40 | tee "$out/gate"
+echo "== 5. the decision after idle, load average before: $(load)"
+go test -count=1 -run '^$' -bench 'BenchmarkDecideAfterIdle' -benchtime 20x ./gate |
+	awk '/^Benchmark/ {for (i=1;i<=NF;i++) {if ($(i+1)=="p50-µs") p=$i; if ($(i+1)=="anchor-p50-µs") a=$i}; sub(/-[0-9]+$/, "", $1); sub(/^BenchmarkDecideAfterIdle\//, "", $1); print $1, p, a}' | tee "$out/idle"
+echo "== load average after: $(load)"
 
 # median (ms) of the row named $2 in the procs table $1
 med() { awk -F'|' -v name="$2" '{gsub(/^ +| +$/, "", $2)} $2 == name {gsub(/ ms| /, "", $3); print $3}' "$1"; }
@@ -75,5 +83,10 @@ echo "| claw sandbox run ≤ 2× bwrap | $sbx ms = $(ratio "$sbx" "$bwrap")× | 
 echo "| decision p50 ≤ 250 µs (bypass corpus; wall, CPU) | $dp50 µs, $cp50 µs | opa bench: see part 4 | $(le "$dp50" 250) |"
 echo "| decision p99 ≤ 2 ms (bypass corpus; wall, CPU) | $dp99 µs, $cp99 µs | — | wall $(le "$dp99" 2000), CPU $(le "$cp99" 2000) |"
 echo "| the same, idle collector between decisions (as claw serve) | p50 $ip50 µs, p99 $ip99 µs; CPU p99 $icp99 µs | — | wall $(le "$ip99" 2000), CPU $(le "$icp99" 2000) |"
+for a in time shell_ls_-la; do
+	read -r hot ahot < <(awk -v c="$a/gap=0s" '$1 == c {print $2, $3}' "$out/idle")
+	read -r cold acold < <(awk -v c="$a/gap=200ms" '$1 == c {print $2, $3}' "$out/idle")
+	echo "| (not a target) $a decided after 200 ms unused | $cold µs = $(ratio "$cold" "$hot")× back to back ($hot µs) | 4 MB of dependent loads: $acold µs = $(ratio "$acold" "$ahot")× ($ahot µs) | the machine's |"
+done
 echo
 echo "load average at the end: $(load)"
