@@ -12,8 +12,9 @@ import data.claw.lib
 
 # The rules add to reach_denials, which is only evaluated when the action
 # runs a program some rule looks at or writes something, and each family
-# that looks at programs only when the action runs one: a write alone,
-# the commoner case, enters the workspace-file family alone.
+# that looks at programs only when the action runs one of its programs
+# (program_families): a write alone, the commoner case, enters the
+# workspace-file family alone.
 deny contains r if {
 	reach_watched
 	some r in reach_denials
@@ -26,139 +27,215 @@ reach_watched if {
 
 reach_watched if some _ in writes
 
+# reach_program_run: the command runs a program of some reach family.
 reach_program_run if {
-	input.kind == "shell"
-	count(command_names & reach_programs) > 0
+	some f in command_families
+	f in reach_families
 }
 
-reach_program_run if {
-	input.kind == "shell"
+reach_families := {"identity", "persist", "delayed", "cred", "proc", "exec_write"}
+
+# command_families are the families of rules that the programs of a shell
+# command call for, found once per decision: by the program's name, by a
+# prefix of it, and by the wrappers the analyser unwrapped. A family's
+# rules are entered only when it is here; a rule that looks at another
+# program must list it in these tables.
+command_families contains f if {
 	some n in command_names
-	startswith(n, "git-credential-")
+	some f in program_families[n]
 }
 
-reach_program_run if {
-	input.kind == "shell"
+command_families contains f if {
 	some n in command_names
-	startswith(n, "python")
+	strings.any_prefix_match(n, program_prefixes)
+	some prefix, fs in program_prefix_families
+	startswith(n, prefix)
+	some f in fs
 }
 
-reach_program_run if {
-	input.kind == "shell"
-	some n in command_names
-	startswith(n, "docker-credential-")
-}
-
-reach_program_run if {
+command_families contains f if {
 	input.kind == "shell"
 	some c in cmds
 	some v in c.via
-	v in reach_wrappers
+	some f in wrapper_families[v]
 }
 
-reach_wrappers := identity_wrappers | {"systemd-run"}
+# program_families names, for every program some family looks at, the
+# families that do: identity, persist, delayed, cred (credential
+# printers), proc (process control) and exec_write (workspace files that
+# run code) here, exec_option (options that run a command) below. A
+# literal table: one built from the families' sets would be built again
+# for every decision.
+program_families := {
+	"addgroup": ["identity"],
+	"adduser": ["identity"],
+	"at": ["delayed"],
+	"aws": ["cred"],
+	"az": ["cred"],
+	"batch": ["delayed"],
+	"bw": ["cred"],
+	"c++": ["exec_option"],
+	"capsh": ["identity"],
+	"cargo": ["persist"],
+	"cc": ["exec_option"],
+	"chage": ["identity"],
+	"chfn": ["identity"],
+	"chgrp": ["identity"],
+	"chkconfig": ["persist"],
+	"chmod": ["identity"],
+	"chown": ["identity"],
+	"chpasswd": ["identity"],
+	"chroot": ["identity"],
+	"chsh": ["identity"],
+	"clang": ["exec_option"],
+	"clang++": ["exec_option"],
+	"cmake": ["exec_option"],
+	"cpio": ["exec_option"],
+	"cpp": ["exec_option"],
+	"crontab": ["delayed"],
+	"csplit": ["exec_option"],
+	"delgroup": ["identity"],
+	"deluser": ["identity"],
+	"direnv": ["exec_write"],
+	"docker": ["identity"],
+	"doctl": ["cred"],
+	"dpkg": ["exec_option"],
+	"firebase": ["cred"],
+	"firewall-cmd": ["identity"],
+	"fly": ["cred"],
+	"flyctl": ["cred"],
+	"g++": ["exec_option"],
+	"gcc": ["exec_option"],
+	"gcloud": ["cred"],
+	"gem": ["persist"],
+	"gfortran": ["exec_option"],
+	"gh": ["cred"],
+	"git": ["persist", "cred", "exec_write"],
+	"glab": ["cred"],
+	"go": ["persist"],
+	"gopass": ["cred"],
+	"gpasswd": ["identity"],
+	"groupadd": ["identity"],
+	"groupdel": ["identity"],
+	"groupmod": ["identity"],
+	"hcloud": ["cred"],
+	"heroku": ["cred"],
+	"icc": ["exec_option"],
+	"insmod": ["identity"],
+	"install": ["identity"],
+	"ip6tables": ["identity"],
+	"iptables": ["identity"],
+	"keyctl": ["cred"],
+	"killall": ["proc"],
+	"kubectl": ["cred"],
+	"latex": ["exec_option"],
+	"launchctl": ["persist"],
+	"ld": ["exec_option"],
+	"ld.bfd": ["exec_option"],
+	"ld.gold": ["exec_option"],
+	"ld.lld": ["exec_option"],
+	"loginctl": ["persist"],
+	"losetup": ["identity"],
+	"lpass": ["cred"],
+	"lualatex": ["exec_option"],
+	"modprobe": ["identity"],
+	"mount": ["identity"],
+	"mysql": ["exec_option"],
+	"nerdctl": ["identity"],
+	"netlify": ["cred"],
+	"newgidmap": ["identity"],
+	"newgrp": ["identity"],
+	"newuidmap": ["identity"],
+	"nft": ["identity"],
+	"npm": ["persist"],
+	"nsenter": ["identity"],
+	"nvcc": ["exec_option"],
+	"op": ["cred"],
+	"pass": ["cred"],
+	"passwd": ["identity"],
+	"pdflatex": ["exec_option"],
+	"pip": ["persist"],
+	"pip3": ["persist"],
+	"pipx": ["persist"],
+	"pivot_root": ["identity"],
+	"pkill": ["proc"],
+	"pnpm": ["persist"],
+	"podman": ["identity"],
+	"psql": ["exec_option"],
+	"rc-update": ["persist"],
+	"rmmod": ["identity"],
+	"rpm": ["exec_option"],
+	"rsync": ["exec_option"],
+	"rustup": ["persist"],
+	"secret-tool": ["cred"],
+	"security": ["cred"],
+	"service": ["proc"],
+	"setcap": ["identity"],
+	"split": ["exec_option"],
+	"sqlite3": ["exec_option"],
+	"ssh-add": ["cred"],
+	"ssh-keygen": ["exec_option"],
+	"swapoff": ["identity"],
+	"swapon": ["identity"],
+	"systemctl": ["persist", "proc"],
+	"systemd-run": ["persist", "delayed"],
+	"tar": ["exec_option"],
+	"tcc": ["exec_option"],
+	"tcpdump": ["exec_option"],
+	"ufw": ["identity"],
+	"umount": ["identity"],
+	"unshare": ["identity"],
+	"update-rc.d": ["persist"],
+	"useradd": ["identity"],
+	"userdel": ["identity"],
+	"usermod": ["identity"],
+	"uv": ["persist"],
+	"valgrind": ["exec_option"],
+	"vault": ["cred"],
+	"vercel": ["cred"],
+	"vigr": ["identity"],
+	"vipw": ["identity"],
+	"visudo": ["identity"],
+	"xelatex": ["exec_option"],
+	"yarn": ["persist"],
+	"zig": ["exec_option"],
+	"zip": ["exec_option"],
+}
 
-# reach_programs are the programs some rule here looks at (a literal set:
-# a set built from others would be built again for every decision).
-reach_programs := {
-	"addgroup",
-	"adduser",
-	"at",
-	"aws",
-	"az",
-	"batch",
-	"bw",
-	"capsh",
-	"cargo",
-	"chage",
-	"chfn",
-	"chgrp",
-	"chkconfig",
-	"chmod",
-	"chown",
-	"chpasswd",
-	"chroot",
-	"chsh",
-	"crontab",
-	"delgroup",
-	"deluser",
-	"direnv",
-	"docker",
-	"doctl",
-	"firebase",
-	"firewall-cmd",
-	"fly",
-	"flyctl",
-	"gcloud",
-	"gem",
-	"gh",
-	"git",
-	"glab",
-	"go",
-	"gopass",
-	"gpasswd",
-	"groupadd",
-	"groupdel",
-	"groupmod",
-	"hcloud",
-	"heroku",
-	"insmod",
-	"install",
-	"ip6tables",
-	"iptables",
-	"keyctl",
-	"killall",
-	"kubectl",
-	"launchctl",
-	"loginctl",
-	"losetup",
-	"lpass",
-	"modprobe",
-	"mount",
-	"nerdctl",
-	"netlify",
-	"newgidmap",
-	"newgrp",
-	"newuidmap",
-	"nft",
-	"npm",
-	"nsenter",
-	"op",
-	"pass",
-	"passwd",
-	"pip",
-	"pip3",
-	"pipx",
-	"pivot_root",
-	"pkill",
-	"pnpm",
-	"podman",
-	"rc-update",
-	"rmmod",
-	"rustup",
-	"secret-tool",
-	"security",
-	"service",
-	"setcap",
-	"ssh-add",
-	"swapoff",
-	"swapon",
-	"systemctl",
-	"systemd-run",
-	"ufw",
-	"umount",
-	"unshare",
-	"update-rc.d",
-	"useradd",
-	"userdel",
-	"usermod",
-	"uv",
-	"vault",
-	"vercel",
-	"vigr",
-	"vipw",
-	"visudo",
-	"yarn",
+# program_prefix_families are the families of programs known by a prefix
+# of their name (python3.12, git-credential-store, x86_64-linux-gnu-gcc);
+# program_prefixes lists the same prefixes, for one test per name.
+program_prefix_families := {
+	"python": ["persist"],
+	"git-credential-": ["cred"],
+	"docker-credential-": ["cred"],
+	"x86_64": ["exec_option"],
+	"aarch64": ["exec_option"],
+	"arm": ["exec_option"],
+	"riscv64": ["exec_option"],
+	"i686": ["exec_option"],
+	"gcc-": ["exec_option"],
+	"g++-": ["exec_option"],
+	"clang-": ["exec_option"],
+	"clang++-": ["exec_option"],
+}
+
+program_prefixes := [
+	"python", "git-credential-", "docker-credential-", "x86_64", "aarch64",
+	"arm", "riscv64", "i686", "gcc-", "g++-", "clang-", "clang++-",
+]
+
+# wrapper_families are the families of the wrappers the analyser records
+# in a command's via.
+wrapper_families := {
+	"unshare": ["identity"],
+	"nsenter": ["identity"],
+	"chroot": ["identity"],
+	"newgrp": ["identity"],
+	"capsh": ["identity"],
+	"systemd-run": ["delayed"],
+	"strace -o |": ["exec_option"],
+	"ltrace -o |": ["exec_option"],
 }
 
 # ---------------------------------------------------------------------------
@@ -265,7 +342,7 @@ identity_msgs contains sprintf("%s %s gives files to root", [c.name, c.operands[
 #   id: priv.identity
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"identity" in command_families
 	some msg in identity_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -434,7 +511,7 @@ sub_verb(c) := sub(c)
 #   id: persist.config
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"persist" in command_families
 	some msg in persist_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -466,7 +543,7 @@ delayed_msgs contains "crontab installs scheduled jobs" if {
 #   id: persist.delayed
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"delayed" in command_families
 	some msg in delayed_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -688,7 +765,7 @@ cred_msgs contains sprintf("%s is a credential helper", [c.name]) if {
 #   id: cred.printer
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"cred" in command_families
 	some msg in cred_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -727,7 +804,7 @@ proc_msgs contains sprintf("service %s stops, starts or signals a service", [con
 #   id: proc.control
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"proc" in command_families
 	some msg in proc_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -808,22 +885,9 @@ cross_compiler(n) if regex.match(`^(x86_64|aarch64|arm|riscv64|i686)[-a-z0-9_]*-
 #   severity: medium
 ask contains r if {
 	input.kind == "shell"
-	exec_option_watched
+	"exec_option" in command_families
 	some msg in exec_option_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
-}
-
-exec_option_watched if count(command_names & exec_option_names) > 0
-
-exec_option_watched if {
-	some n in command_names
-	compiler(n)
-}
-
-exec_option_watched if {
-	some c in cmds
-	some v in c.via
-	v in {"strace -o |", "ltrace -o |"}
 }
 
 exec_option_names := {
