@@ -425,6 +425,7 @@ netdev_msgs contains sprintf("%s uses the network device %s", [label(name), deta
 
 netdev_msgs contains sprintf("the command uses the network device %s", [t]) if {
 	input.kind == "shell"
+	input.parsed.network[0] = _
 	some t in input.parsed.network
 }
 

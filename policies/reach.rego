@@ -20,20 +20,15 @@ deny contains r if {
 	some r in reach_denials
 }
 
+# reach_watched: the command runs a program of some reach family, or the
+# action writes.
 reach_watched if {
 	input.kind == "shell"
-	reach_program_run
+	some f in command_families
+	f in {"identity", "persist", "delayed", "cred", "proc", "exec_write"}
 }
 
 reach_watched if some _ in writes
-
-# reach_program_run: the command runs a program of some reach family.
-reach_program_run if {
-	some f in command_families
-	f in reach_families
-}
-
-reach_families := {"identity", "persist", "delayed", "cred", "proc", "exec_write"}
 
 # ---------------------------------------------------------------------------
 # Privilege and identity.
