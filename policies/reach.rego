@@ -388,6 +388,9 @@ exec_write_msgs contains sprintf("writing %s changes what runs outside the sandb
 #   id: persist.workspace_exec_allowed
 #   severity: medium
 supervised_ask contains r if {
+	# workspace_exec_allow lists something: OPA's index answers this
+	# test, so without the setting the rule is not entered.
+	data.claw.config.workspace_exec_allow[0] = _
 	some p in writes
 	exec_file_candidate(p)
 	exec_file(p)
