@@ -53,6 +53,246 @@ ask contains r if {
 	some r in mark_ask
 }
 
+# ---------------------------------------------------------------------------
+# Dispatch: which families of rules a shell command's programs call for.
+
+# command_names are the names of the commands the shell command runs.
+command_names contains c.name if {
+	input.kind == "shell"
+	some c in cmds
+}
+
+# command_families are the families of rules that the programs of a shell
+# command call for, found once per decision: by the program's name, by a
+# prefix of it, and by the wrappers the analyser unwrapped. A family's
+# rules are entered only when it is here; a rule that looks at another
+# program must list it in these tables.
+command_families contains f if {
+	some n in command_names
+	some f in program_families[n]
+}
+
+command_families contains f if {
+	some n in command_names
+	strings.any_prefix_match(n, program_prefixes)
+	some prefix, fs in program_prefix_families
+	startswith(n, prefix)
+	some f in fs
+}
+
+command_families contains f if {
+	input.kind == "shell"
+	some c in cmds
+	some v in c.via
+	some f in wrapper_families[v]
+}
+
+# program_families names, for every program some family looks at, the
+# families that do: identity, persist, delayed, cred (credential
+# printers), proc (process control), exec_write (workspace files that
+# run code) and exec_option (options that run a command) in reach.rego,
+# destroy in destructive.rego. A literal table: one built from the
+# families' sets would be built again for every decision.
+program_families := {
+	"addgroup": ["identity"],
+	"adduser": ["identity"],
+	"at": ["delayed"],
+	"aws": ["cred"],
+	"az": ["cred"],
+	"batch": ["delayed"],
+	"bw": ["cred"],
+	"c++": ["exec_option"],
+	"capsh": ["identity"],
+	"cargo": ["persist"],
+	"cc": ["exec_option"],
+	"chage": ["identity"],
+	"chattr": ["destroy"],
+	"chfn": ["identity"],
+	"chgrp": ["identity", "destroy"],
+	"chkconfig": ["persist"],
+	"chmod": ["identity", "destroy"],
+	"chown": ["identity", "destroy"],
+	"chpasswd": ["identity"],
+	"chroot": ["identity"],
+	"chsh": ["identity"],
+	"clang": ["exec_option"],
+	"clang++": ["exec_option"],
+	"cmake": ["exec_option"],
+	"cpio": ["exec_option"],
+	"cpp": ["exec_option"],
+	"crontab": ["delayed", "destroy"],
+	"csplit": ["exec_option"],
+	"dd": ["destroy"],
+	"delgroup": ["identity"],
+	"deluser": ["identity"],
+	"direnv": ["exec_write"],
+	"docker": ["identity"],
+	"doctl": ["cred"],
+	"dpkg": ["exec_option"],
+	"find": ["destroy"],
+	"firebase": ["cred"],
+	"firewall-cmd": ["identity"],
+	"fly": ["cred"],
+	"flyctl": ["cred"],
+	"g++": ["exec_option"],
+	"gcc": ["exec_option"],
+	"gcloud": ["cred"],
+	"gem": ["persist"],
+	"gfortran": ["exec_option"],
+	"gh": ["cred"],
+	"git": ["persist", "cred", "exec_write"],
+	"glab": ["cred"],
+	"go": ["persist"],
+	"gopass": ["cred"],
+	"gpasswd": ["identity"],
+	"groupadd": ["identity"],
+	"groupdel": ["identity"],
+	"groupmod": ["identity"],
+	"halt": ["destroy"],
+	"hcloud": ["cred"],
+	"heroku": ["cred"],
+	"icc": ["exec_option"],
+	"init": ["destroy"],
+	"insmod": ["identity"],
+	"install": ["identity"],
+	"ip6tables": ["identity"],
+	"iptables": ["identity"],
+	"kexec": ["destroy"],
+	"keyctl": ["cred"],
+	"kill": ["destroy"],
+	"killall": ["proc", "destroy"],
+	"killall5": ["destroy"],
+	"kubectl": ["cred"],
+	"latex": ["exec_option"],
+	"launchctl": ["persist"],
+	"ld": ["exec_option"],
+	"ld.bfd": ["exec_option"],
+	"ld.gold": ["exec_option"],
+	"ld.lld": ["exec_option"],
+	"loginctl": ["persist", "destroy"],
+	"losetup": ["identity"],
+	"lpass": ["cred"],
+	"lualatex": ["exec_option"],
+	"mkdosfs": ["destroy"],
+	"mke2fs": ["destroy"],
+	"mkexfatfs": ["destroy"],
+	"mkfs": ["destroy"],
+	"mkntfs": ["destroy"],
+	"mkswap": ["destroy"],
+	"modprobe": ["identity"],
+	"mount": ["identity"],
+	"mv": ["destroy"],
+	"mysql": ["exec_option"],
+	"nerdctl": ["identity"],
+	"netlify": ["cred"],
+	"newgidmap": ["identity"],
+	"newgrp": ["identity"],
+	"newuidmap": ["identity"],
+	"nft": ["identity"],
+	"npm": ["persist"],
+	"nsenter": ["identity"],
+	"nvcc": ["exec_option"],
+	"op": ["cred"],
+	"pass": ["cred"],
+	"passwd": ["identity"],
+	"pdflatex": ["exec_option"],
+	"pip": ["persist"],
+	"pip3": ["persist"],
+	"pipx": ["persist"],
+	"pivot_root": ["identity"],
+	"pkill": ["proc", "destroy"],
+	"pnpm": ["persist"],
+	"podman": ["identity"],
+	"poweroff": ["destroy"],
+	"psql": ["exec_option"],
+	"rc-update": ["persist"],
+	"reboot": ["destroy"],
+	"rm": ["destroy"],
+	"rmmod": ["identity"],
+	"rpm": ["exec_option"],
+	"rsync": ["exec_option", "destroy"],
+	"rustup": ["persist"],
+	"secret-tool": ["cred"],
+	"security": ["cred"],
+	"service": ["proc"],
+	"setcap": ["identity"],
+	"setfacl": ["destroy"],
+	"shutdown": ["destroy"],
+	"skill": ["destroy"],
+	"split": ["exec_option"],
+	"sqlite3": ["exec_option"],
+	"ssh-add": ["cred"],
+	"ssh-keygen": ["exec_option"],
+	"swapoff": ["identity"],
+	"swapon": ["identity"],
+	"sysctl": ["destroy"],
+	"systemctl": ["persist", "proc", "destroy"],
+	"systemd-run": ["persist", "delayed"],
+	"tar": ["exec_option"],
+	"tcc": ["exec_option"],
+	"tcpdump": ["exec_option"],
+	"telinit": ["destroy"],
+	"ufw": ["identity"],
+	"umount": ["identity"],
+	"unshare": ["identity"],
+	"update-rc.d": ["persist"],
+	"useradd": ["identity"],
+	"userdel": ["identity"],
+	"usermod": ["identity"],
+	"uv": ["persist"],
+	"valgrind": ["exec_option"],
+	"vault": ["cred"],
+	"vercel": ["cred"],
+	"vigr": ["identity"],
+	"vipw": ["identity"],
+	"visudo": ["identity"],
+	"wipefs": ["destroy"],
+	"xelatex": ["exec_option"],
+	"yarn": ["persist"],
+	"zig": ["exec_option"],
+	"zip": ["exec_option"],
+}
+
+# program_prefix_families are the families of programs known by a prefix
+# of their name (python3.12, mkfs.ext4, git-credential-store,
+# x86_64-linux-gnu-gcc);
+# program_prefixes lists the same prefixes, for one test per name.
+program_prefix_families := {
+	"python": ["persist"],
+	"mkfs.": ["destroy"],
+	"git-credential-": ["cred"],
+	"docker-credential-": ["cred"],
+	"x86_64": ["exec_option"],
+	"aarch64": ["exec_option"],
+	"arm": ["exec_option"],
+	"riscv64": ["exec_option"],
+	"i686": ["exec_option"],
+	"gcc-": ["exec_option"],
+	"g++-": ["exec_option"],
+	"clang-": ["exec_option"],
+	"clang++-": ["exec_option"],
+}
+
+program_prefixes := [
+	"python", "mkfs.", "git-credential-", "docker-credential-", "x86_64",
+	"aarch64", "arm", "riscv64", "i686", "gcc-", "g++-", "clang-", "clang++-",
+]
+
+# wrapper_families are the families of the wrappers the analyser records
+# in a command's via.
+wrapper_families := {
+	"unshare": ["identity"],
+	"nsenter": ["identity"],
+	"chroot": ["identity"],
+	"newgrp": ["identity"],
+	"capsh": ["identity"],
+	"systemd-run": ["delayed"],
+	"strace -o |": ["exec_option"],
+	"ltrace -o |": ["exec_option"],
+}
+
+# ---------------------------------------------------------------------------
+
 # label(name) names a command in messages.
 label(name) := name if {
 	is_string(name)
@@ -185,6 +425,7 @@ netdev_msgs contains sprintf("%s uses the network device %s", [label(name), deta
 
 netdev_msgs contains sprintf("the command uses the network device %s", [t]) if {
 	input.kind == "shell"
+	input.parsed.network[0] = _
 	some t in input.parsed.network
 }
 

@@ -8,48 +8,43 @@ import data.claw.lib
 
 # Every destructive rule adds to the set destructive, which is only
 # evaluated when the action could match one of them at all: it runs a
-# command some rule looks at, writes something, is a fork bomb, or pipes
-# a download into a shell. Most actions skip the whole family.
+# command some rule looks at (the destroy family of program_families),
+# writes something, is a fork bomb, or pipes a download into a shell.
+# Most actions skip the whole family.
 deny contains r if {
 	might_destroy
 	some r in destructive
 }
 
-watched_commands := {
-	"rm", "find", "dd", "chmod", "chown", "chgrp", "crontab", "sysctl",
-	"kill", "killall", "killall5", "pkill", "skill", "init", "telinit", "systemctl",
-	"loginctl", "shutdown", "reboot", "halt", "poweroff", "kexec", "mkfs",
-	"mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "wipefs",
-}
+might_destroy if input.writes[0] = _
 
-command_names contains c.name if {
+might_destroy if {
 	input.kind == "shell"
-	some c in cmds
+	"destroy" in command_families
 }
 
 might_destroy if {
 	input.kind == "shell"
-	shell_might_destroy
-}
-
-might_destroy if {
-	some _ in input.writes
-}
-
-shell_might_destroy if count(command_names & watched_commands) > 0
-
-shell_might_destroy if {
-	some n in command_names
-	startswith(n, "mkfs.")
-}
-
-shell_might_destroy if {
 	some _ in writes
 }
 
-shell_might_destroy if input.parsed.fork_bomb == true
+might_destroy if {
+	input.kind == "shell"
+	input.parsed.fork_bomb == true
+}
 
-shell_might_destroy if mark_kinds.download_to_shell
+might_destroy if {
+	input.kind == "shell"
+	mark_kinds.download_to_shell
+}
+
+# The rules on commands add to destructive_commands, which is only
+# evaluated when a command of the destroy family runs: a write alone, the
+# commoner case, enters the rules on writes alone.
+destructive contains r if {
+	"destroy" in command_families
+	some r in destructive_commands
+}
 
 # ---------------------------------------------------------------------------
 # Critical directories: the root, every top-level directory, the system
@@ -120,7 +115,7 @@ rm_root_msgs contains "rm --no-preserve-root" if {
 # custom:
 #   id: destructive.rm_root
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some msg in rm_root_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
@@ -145,7 +140,7 @@ find_roots(c) := c.paths if {
 # custom:
 #   id: destructive.find_delete
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "find"
@@ -167,7 +162,7 @@ mkfs_command(name) if startswith(name, "mkfs.")
 # custom:
 #   id: destructive.mkfs
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	mkfs_command(c.name)
@@ -180,7 +175,7 @@ destructive contains r if {
 # custom:
 #   id: destructive.dd_device
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "dd"
@@ -269,7 +264,7 @@ only_reads_state(c) if c.operands[0] in power_read_verbs
 # custom:
 #   id: destructive.power
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	count(command_names & power_commands) > 0
 	some msg in power_msgs
@@ -288,7 +283,7 @@ power_commands := power_names | {"init", "telinit", "systemctl", "loginctl"}
 # custom:
 #   id: destructive.recursive_chmod
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name in {"chmod", "chown", "chgrp", "setfacl", "chattr"}
@@ -314,7 +309,7 @@ system_mode_prefixes := [
 # custom:
 #   id: destructive.chmod_system
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "chmod"
@@ -616,7 +611,7 @@ kill_all_msgs contains sprintf("loginctl %s signals every process of a user or s
 # custom:
 #   id: destructive.kill_all
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	count(command_names & kill_names) > 0
 	some msg in kill_all_msgs
@@ -695,7 +690,7 @@ own_workspace_path(p) if {
 # custom:
 #   id: destructive.crontab_remove
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "crontab"
@@ -752,7 +747,7 @@ move_critical_msgs contains sprintf("rsync --remove-source-files from %s would e
 # custom:
 #   id: destructive.move_critical
 #   severity: critical
-destructive contains r if {
+destructive_commands contains r if {
 	input.kind == "shell"
 	count(command_names & {"mv", "rsync"}) > 0
 	some msg in move_critical_msgs

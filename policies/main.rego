@@ -360,8 +360,17 @@ no_rule_reasons if {
 	count(supervised_ask) == 0
 }
 
+# rank is the highest of base_rank and the ranks of the rule reasons.
+# base_rank is never above high, so a critical or high reason decides it
+# alone, without working out the reach of the action.
 rank := base_rank if {
 	no_rule_reasons
+} else := 3 if {
+	some r in rule_reasons
+	r.severity == "critical"
+} else := 2 if {
+	some r in rule_reasons
+	r.severity == "high"
 } else := max(array.concat([base_rank], [lib.severity_rank[r.severity] | some r in rule_reasons]))
 
 risk := ["low", "medium", "high", "critical"][rank]
@@ -602,19 +611,19 @@ write_plan := workspace_list if {
 # writable: the bind mount cannot make one file inside it writable.
 default sandbox_protect := []
 
-sandbox_protect := protect_kept if {
+# It is protect_rel itself when nothing is listed (the common case: one
+# comparison instead of two lookups per protected path).
+sandbox_protect := protect_rel if {
 	ws_valid
 	input.kind in {"shell", "file_write", "edit_file"}
-}
-
-# protect_kept is protect_rel itself when nothing is listed (the common
-# case: one comparison instead of two lookups per protected path).
-protect_kept := protect_rel if {
 	count(workspace_exec_allow) == 0
 } else := [p |
 	some p in protect_rel
 	not protect_lifted(p)
-]
+] if {
+	ws_valid
+	input.kind in {"shell", "file_write", "edit_file"}
+}
 
 protect_lifted(p) if exec_granted(p)
 
@@ -630,11 +639,17 @@ protect_rel := [
 	".cursor", ".husky", ".mise.toml", "mise.toml", ".gemini",
 ]
 
+# The http tool reaches the network; any other action only the hosts its
+# plan admits, which come from its destinations (tested first, through
+# OPA's index, so an action without any enters no rule here).
+default sandbox_net := false
+
+sandbox_net if input.kind == "http"
+
 sandbox_net if {
-	input.kind == "http"
-} else if {
+	input.destinations[0] = _
 	count(net_hosts) > 0
-} else := false
+}
 
 # ---------------------------------------------------------------------------
 # The combined result; grants.rego turns it into the result document Go

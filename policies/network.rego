@@ -170,15 +170,20 @@ net_dests := input.destinations if {
 } else := []
 
 # The rules on destinations add to net_denials and net_asks, which are
-# only evaluated when a shell command has destinations at all.
+# only evaluated when a shell command has destinations at all. The rules
+# that read destinations first test input.destinations[0] = _ (there is
+# a first destination, whatever it is): OPA's index answers that test,
+# so for an action without destinations they are not even entered.
 has_dests if some _ in net_dests
 
 deny contains r if {
+	input.destinations[0] = _
 	has_dests
 	some r in net_denials
 }
 
 ask contains r if {
+	input.destinations[0] = _
 	has_dests
 	some r in net_asks
 }
@@ -314,6 +319,7 @@ net_asks contains r if {
 #   id: net.sends
 #   severity: medium
 supervised_ask contains r if {
+	input.destinations[0] = _
 	has_dests
 	some d in net_dests
 	d.sends == true
@@ -344,6 +350,7 @@ sends_label(d) := sprintf("the git remote %s", [d.raw]) if {
 # allowlisted destinations, and for a configured git remote every exact
 # allowlisted host (the egress proxy checks each connection against them).
 net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
+	input.destinations[0] = _
 	some d in net_dests
 	public_dest(d)
 	dest_allowed(d)
@@ -353,6 +360,7 @@ net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
 # a non-public destination that allow_private_cidrs opens (an internal
 # mirror) and allowed_domains names
 net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
+	input.destinations[0] = _
 	some d in net_dests
 	known_dest(d)
 	d.class != "public"
@@ -362,6 +370,7 @@ net_hosts contains sprintf("%s:%d", [host_port_host(d.host), d.port]) if {
 }
 
 net_hosts contains sprintf("%s:443", [h]) if {
+	input.destinations[0] = _
 	some d in net_dests
 	d.how == "remote"
 	some h in allowed_hosts

@@ -10,8 +10,14 @@ import data.claw.lib
 # file-changing commands modify.
 
 # reads holds every path the action reads or names; writes every path
-# it would create, change or remove. Only the shell adds to input's.
-reads contains p if some p in input.paths
+# it would create, change or remove. Only the shell adds to input's. A
+# rule over an input list first tests that it has a first element
+# (input.paths[0] = _): OPA's index answers that test, so the rule is not
+# entered for an action whose list is empty.
+reads contains p if {
+	input.paths[0] = _
+	some p in input.paths
+}
 
 reads contains p if {
 	input.kind == "shell"
@@ -21,12 +27,16 @@ reads contains p if {
 
 reads contains r.target if {
 	input.kind == "shell"
+	input.parsed.redirects[0] = _
 	some r in redirects
 	not r.write
 	startswith(r.target, "/")
 }
 
-writes contains p if some p in input.writes
+writes contains p if {
+	input.writes[0] = _
+	some p in input.writes
+}
 
 writes contains p if {
 	input.kind == "shell"
@@ -36,6 +46,7 @@ writes contains p if {
 
 writes contains r.target if {
 	input.kind == "shell"
+	input.parsed.redirects[0] = _
 	some r in redirects
 	r.write == true
 	startswith(r.target, "/")
@@ -117,14 +128,14 @@ deny contains r if {
 
 # has_paths guards the path rules: any action names paths in input.paths
 # and input.writes; a shell command may name more in its analysis.
-has_paths if some _ in input.paths
+has_paths if input.paths[0] = _
 
 has_paths if {
 	input.kind == "shell"
 	some _ in all_paths
 }
 
-has_paths if some _ in input.writes
+has_paths if input.writes[0] = _
 
 # outside_paths are the paths that are not the workspace or below it.
 outside_paths contains p if {

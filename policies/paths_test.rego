@@ -366,13 +366,15 @@ test_expanding_names_cover_expands if {
 	}
 }
 
-test_watched_commands_cover_destructive_rules if {
+test_destroy_family_covers_destructive_rules if {
 	names := {
-		"rm", "find", "dd", "chmod", "chown", "chgrp", "crontab", "sysctl",
-		"kill", "killall", "killall5", "pkill", "init", "telinit", "systemctl",
-		"loginctl",
+		"rm", "find", "dd", "chmod", "chown", "chgrp", "setfacl", "chattr",
+		"crontab", "sysctl", "mv", "rsync",
 	}
-	count(((names | gate.power_names) | gate.mkfs_names) - gate.watched_commands) == 0
+	every n in ((names | gate.power_commands) | gate.mkfs_names) | gate.kill_names {
+		"destroy" in gate.program_families[n]
+	}
+	"destroy" in gate.program_prefix_families["mkfs."]
 }
 
 # first_forbidden_below finds the first entry, in list order, that starts

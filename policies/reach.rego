@@ -12,154 +12,23 @@ import data.claw.lib
 
 # The rules add to reach_denials, which is only evaluated when the action
 # runs a program some rule looks at or writes something, and each family
-# that looks at programs only when the action runs one: a write alone,
-# the commoner case, enters the workspace-file family alone.
+# that looks at programs only when the action runs one of its programs
+# (program_families): a write alone, the commoner case, enters the
+# workspace-file family alone.
 deny contains r if {
 	reach_watched
 	some r in reach_denials
 }
 
+# reach_watched: the command runs a program of some reach family, or the
+# action writes.
 reach_watched if {
 	input.kind == "shell"
-	reach_program_run
+	some f in command_families
+	f in {"identity", "persist", "delayed", "cred", "proc", "exec_write"}
 }
 
 reach_watched if some _ in writes
-
-reach_program_run if {
-	input.kind == "shell"
-	count(command_names & reach_programs) > 0
-}
-
-reach_program_run if {
-	input.kind == "shell"
-	some n in command_names
-	startswith(n, "git-credential-")
-}
-
-reach_program_run if {
-	input.kind == "shell"
-	some n in command_names
-	startswith(n, "python")
-}
-
-reach_program_run if {
-	input.kind == "shell"
-	some n in command_names
-	startswith(n, "docker-credential-")
-}
-
-reach_program_run if {
-	input.kind == "shell"
-	some c in cmds
-	some v in c.via
-	v in reach_wrappers
-}
-
-reach_wrappers := identity_wrappers | {"systemd-run"}
-
-# reach_programs are the programs some rule here looks at (a literal set:
-# a set built from others would be built again for every decision).
-reach_programs := {
-	"addgroup",
-	"adduser",
-	"at",
-	"aws",
-	"az",
-	"batch",
-	"bw",
-	"capsh",
-	"cargo",
-	"chage",
-	"chfn",
-	"chgrp",
-	"chkconfig",
-	"chmod",
-	"chown",
-	"chpasswd",
-	"chroot",
-	"chsh",
-	"crontab",
-	"delgroup",
-	"deluser",
-	"direnv",
-	"docker",
-	"doctl",
-	"firebase",
-	"firewall-cmd",
-	"fly",
-	"flyctl",
-	"gcloud",
-	"gem",
-	"gh",
-	"git",
-	"glab",
-	"go",
-	"gopass",
-	"gpasswd",
-	"groupadd",
-	"groupdel",
-	"groupmod",
-	"hcloud",
-	"heroku",
-	"insmod",
-	"install",
-	"ip6tables",
-	"iptables",
-	"keyctl",
-	"killall",
-	"kubectl",
-	"launchctl",
-	"loginctl",
-	"losetup",
-	"lpass",
-	"modprobe",
-	"mount",
-	"nerdctl",
-	"netlify",
-	"newgidmap",
-	"newgrp",
-	"newuidmap",
-	"nft",
-	"npm",
-	"nsenter",
-	"op",
-	"pass",
-	"passwd",
-	"pip",
-	"pip3",
-	"pipx",
-	"pivot_root",
-	"pkill",
-	"pnpm",
-	"podman",
-	"rc-update",
-	"rmmod",
-	"rustup",
-	"secret-tool",
-	"security",
-	"service",
-	"setcap",
-	"ssh-add",
-	"swapoff",
-	"swapon",
-	"systemctl",
-	"systemd-run",
-	"ufw",
-	"umount",
-	"unshare",
-	"update-rc.d",
-	"useradd",
-	"userdel",
-	"usermod",
-	"uv",
-	"vault",
-	"vercel",
-	"vigr",
-	"vipw",
-	"visudo",
-	"yarn",
-}
 
 # ---------------------------------------------------------------------------
 # Privilege and identity.
@@ -265,7 +134,7 @@ identity_msgs contains sprintf("%s %s gives files to root", [c.name, c.operands[
 #   id: priv.identity
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"identity" in command_families
 	some msg in identity_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -434,7 +303,7 @@ sub_verb(c) := sub(c)
 #   id: persist.config
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"persist" in command_families
 	some msg in persist_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -466,7 +335,7 @@ delayed_msgs contains "crontab installs scheduled jobs" if {
 #   id: persist.delayed
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"delayed" in command_families
 	some msg in delayed_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -519,6 +388,9 @@ exec_write_msgs contains sprintf("writing %s changes what runs outside the sandb
 #   id: persist.workspace_exec_allowed
 #   severity: medium
 supervised_ask contains r if {
+	# workspace_exec_allow lists something: OPA's index answers this
+	# test, so without the setting the rule is not entered.
+	data.claw.config.workspace_exec_allow[0] = _
 	some p in writes
 	exec_file_candidate(p)
 	exec_file(p)
@@ -688,7 +560,7 @@ cred_msgs contains sprintf("%s is a credential helper", [c.name]) if {
 #   id: cred.printer
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"cred" in command_families
 	some msg in cred_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -727,7 +599,7 @@ proc_msgs contains sprintf("service %s stops, starts or signals a service", [con
 #   id: proc.control
 #   severity: high
 reach_denials contains r if {
-	reach_program_run
+	"proc" in command_families
 	some msg in proc_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -808,26 +680,7 @@ cross_compiler(n) if regex.match(`^(x86_64|aarch64|arm|riscv64|i686)[-a-z0-9_]*-
 #   severity: medium
 ask contains r if {
 	input.kind == "shell"
-	exec_option_watched
+	"exec_option" in command_families
 	some msg in exec_option_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
-}
-
-exec_option_watched if count(command_names & exec_option_names) > 0
-
-exec_option_watched if {
-	some n in command_names
-	compiler(n)
-}
-
-exec_option_watched if {
-	some c in cmds
-	some v in c.via
-	v in {"strace -o |", "ltrace -o |"}
-}
-
-exec_option_names := {
-	"tar", "rsync", "cpio", "ld", "tcpdump", "rpm", "ssh-keygen", "cmake", "valgrind",
-	"zip", "sqlite3", "mysql", "psql", "dpkg", "pdflatex", "latex", "xelatex", "lualatex",
-	"split", "csplit",
 }

@@ -95,15 +95,38 @@ test_reach_quiet if {
 	no_failures(failing)
 }
 
-# reach_programs, a literal set for speed, covers every program a reach
-# rule looks at, and the exec-option names cover the option table.
-test_reach_programs_cover_the_rules if {
-	every n in ((data.claw.gate.identity_programs | data.claw.gate.persist_programs) | data.claw.gate.credential_programs) | data.claw.gate.delayed_programs {
-		n in data.claw.gate.reach_programs
+# program_families, a literal table for speed, names every program a
+# family looks at under that family, and the prefixes are listed twice
+# alike.
+test_program_families_cover_the_rules if {
+	every table in [
+		[data.claw.gate.identity_programs, "identity"],
+		[data.claw.gate.persist_programs, "persist"],
+		[data.claw.gate.credential_programs, "cred"],
+		[data.claw.gate.delayed_programs, "delayed"],
+		[{n | some n, _ in data.claw.gate.cred_verbs}, "cred"],
+		[{n | some n, _ in data.claw.gate.exec_options}, "exec_option"],
+		[{"gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran", "tcc", "icc", "nvcc", "zig", "ld", "ld.bfd", "ld.gold", "ld.lld", "split", "csplit"}, "exec_option"],
+		[{"docker", "podman", "nerdctl", "chmod", "install", "chown", "chgrp"}, "identity"],
+		[{"git", "go", "cargo", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "pipx", "gem", "rustup", "systemctl"}, "persist"],
+		[{"gh", "glab", "kubectl", "pass", "ssh-add", "git"}, "cred"],
+		[{"killall", "pkill", "systemctl", "service"}, "proc"],
+		[{"git", "direnv"}, "exec_write"],
+	] {
+		every n in table[0] {
+			table[1] in data.claw.gate.program_families[n]
+		}
 	}
-	every n, _ in data.claw.gate.exec_options {
-		n in data.claw.gate.exec_option_names
+	every n in data.claw.gate.identity_wrappers {
+		"identity" in data.claw.gate.wrapper_families[n]
 	}
+	{p | some p in data.claw.gate.program_prefixes} == {p | some p, _ in data.claw.gate.program_prefix_families}
+}
+
+# A compiler known by its name's prefix calls for the exec-option family.
+test_command_families_by_prefix if {
+	fams := data.claw.gate.command_families with input as sh([cmd(["aarch64-linux-gnu-gcc"], [], [])])
+	"exec_option" in fams
 }
 
 # A listed path leaves the sandbox's read-only mounts, and so does a
