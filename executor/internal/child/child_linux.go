@@ -55,6 +55,7 @@ func Main(args []string) int {
 	st.Stage = "ready"
 	writeStatus(status, st)
 	if armed {
+		WarmJSON(c.InProcess)
 		err := takeRequest(c, cf)
 		cf.Close()
 		if err != nil {
