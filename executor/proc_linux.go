@@ -383,24 +383,19 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 		case <-finished:
 		}
 	}()
-	reported := make(chan struct{}) // the exit line and both ends of output
-	go func() {
-		for _, c := range []<-chan struct{}{exitSeen, outDone, errDone} {
-			select {
-			case <-c:
-			case <-finished:
-				return
-			}
-		}
-		close(reported)
-	}()
-
+	// Over when the child exits, or once the exit line and both ends of
+	// output have come (waited for here, not by another goroutine that
+	// would have to be woken on the way).
 	var werr error
 	waited := false
-	select {
-	case werr = <-exited:
-		waited = true
-	case <-reported:
+wait:
+	for _, c := range []<-chan struct{}{exitSeen, outDone, errDone} {
+		select {
+		case werr = <-exited:
+			waited = true
+			break wait
+		case <-c:
+		}
 	}
 	p.kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(p.start)
