@@ -2,13 +2,16 @@ package executor
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
 )
@@ -392,4 +395,39 @@ func TestArmedRelayCgroupFails(t *testing.T) {
 	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != child.CodeSetup {
 		t.Fatalf("the relay: %v, want exit %d", err, child.CodeSetup)
 	}
+}
+
+// TestRunAfter: RunAfter readies the child (one started for the action,
+// one started ahead, an armed worker) and gives it the action only after
+// ready returned nil; when ready refuses, nothing runs and RunAfter
+// returns ready's error.
+func TestRunAfter(t *testing.T) {
+	requireSandbox(t)
+	inEveryMode(t, func(t *testing.T) {
+		f := newFixture(t)
+		made := filepath.Join(f.ws, "made")
+		spec := f.spec("touch", made)
+		spec.Timeout = 20 * time.Second
+		calls := 0
+		res, err := RunAfter(context.Background(), spec, func() error {
+			calls++
+			if _, err := os.Lstat(made); err == nil {
+				t.Error("the action ran before ready returned")
+			}
+			return nil
+		})
+		if err != nil || res.ExitCode != 0 || calls == 0 {
+			t.Fatalf("RunAfter: exit %d, %v, ready called %d times", res.ExitCode, err, calls)
+		}
+		if _, err := os.Lstat(made); err != nil {
+			t.Fatalf("the action did not run: %v", err)
+		}
+		refused := errors.New("not cleared")
+		spec = f.spec("touch", filepath.Join(f.ws, "refused"))
+		spec.Timeout = 20 * time.Second
+		if _, err := RunAfter(context.Background(), spec, func() error { return refused }); !errors.Is(err, refused) {
+			t.Fatalf("RunAfter with a refusing ready = %v, want %v", err, refused)
+		}
+		absent(t, filepath.Join(f.ws, "refused"))
+	})
 }

@@ -77,6 +77,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawsec/claw/agent"
@@ -373,6 +374,9 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		// Nothing is asked and nothing runs: the decision and its
 		// outcome go in one commit.
 		return x.out, x.recordEnded(ctx, status, msg)
+	}
+	if spec, ok := x.readyAhead(); ok {
+		return x.runAhead(ctx, spec)
 	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
@@ -683,7 +687,7 @@ type ran struct {
 // question's answer, an in-process tool) or in the sandbox. An error is
 // a sandbox spec that could not be built: nothing ran.
 func (x *invocation) run(ctx context.Context) (ran, error) {
-	c, a, d := x.c, x.a, x.out.Decision
+	c, a := x.c, x.a
 	r := ran{start: time.Now()}
 	if x.relay != nil {
 		r.res = runInProcess(ctx, relayed, nil)
@@ -698,21 +702,91 @@ func (x *invocation) run(ctx context.Context) (ran, error) {
 		cancel()
 		return r, nil
 	}
-	var err error
-	if x.in.Kind == toolkind.Plugin {
-		r.spec, err = x.b.pluginSpec(a, x.in, d, x.plugin)
-	} else {
-		r.spec, err = x.b.spec(a, x.in, d)
-	}
+	spec, err := x.sandboxSpec()
 	if err != nil {
 		return r, err
 	}
-	r.start = time.Now()
-	r.res, r.err = executor.Run(ctx, r.spec)
+	return x.execute(ctx, spec, nil), nil
+}
+
+// sandboxSpec is the executor's Spec of an action that runs in the
+// sandbox: a plugin's, or a built-in tool's.
+func (x *invocation) sandboxSpec() (executor.Spec, error) {
+	if x.in.Kind == toolkind.Plugin {
+		return x.b.pluginSpec(x.a, x.in, x.out.Decision, x.plugin)
+	}
+	return x.b.spec(x.a, x.in, x.out.Decision)
+}
+
+// execute runs spec in the sandbox, its child given the action once
+// ready allows it (see executor.RunAfter).
+func (x *invocation) execute(ctx context.Context, spec executor.Spec, ready func() error) ran {
+	r := ran{spec: spec, start: time.Now()}
+	r.res, r.err = executor.RunAfter(ctx, spec, ready)
 	if r.err == nil && x.in.Kind == toolkind.Plugin {
 		pluginResult(&r.res)
 	}
-	return r, nil
+	return r
+}
+
+// readyAhead reports whether the action's sandbox is readied while its
+// decision receipt is written (see runAhead), with its Spec: an allowed
+// action, asked of nobody, that runs in the sandbox.
+func (x *invocation) readyAhead() (executor.Spec, bool) {
+	if x.relay != nil || x.out.Decision.Decision != gate.Allow {
+		return executor.Spec{}, false
+	}
+	if _, ok := x.c.InProcess[x.a.Tool]; ok {
+		return executor.Spec{}, false
+	}
+	spec, err := x.sandboxSpec()
+	return spec, err == nil // a spec that cannot be built fails in run, as ever
+}
+
+// errNotCleared is what holds back an action's child when its decision
+// receipt could not be written or approve ended it.
+var errNotCleared = errors.New("the action was not cleared to run")
+
+// runAhead takes an allowed action in the sandbox through record,
+// approve, run and close, with its sandbox readied meanwhile: while the
+// decision receipt is being made durable the executor starts the child,
+// or takes a worker started ahead and checks that it fits, and it gives
+// the child the action only once the receipt is durable and approve has
+// let it run. A receipt that cannot be written, or an emergency stop,
+// ends the action as in invoke, before anything ran.
+func (x *invocation) runAhead(ctx context.Context, spec executor.Spec) (*Outcome, error) {
+	recorded := make(chan error, 1)
+	go func() { recorded <- x.record(ctx) }()
+	// From here on the action is in flight: the emergency stop cancels it.
+	ctx, done := x.b.track(ctx)
+	defer done()
+	var (
+		once           sync.Once
+		asked, cleared bool
+		err            error
+		start          time.Time
+	)
+	ready := func() error {
+		asked = true
+		once.Do(func() {
+			if err = <-recorded; err == nil {
+				cleared, err = x.approve(ctx)
+			}
+			start = time.Now()
+		})
+		if !cleared {
+			return errNotCleared
+		}
+		return nil
+	}
+	r := x.execute(ctx, spec, ready)
+	if asked { // the action's time runs from when it was let run
+		r.start = start
+	}
+	if ready() != nil {
+		return x.out, err
+	}
+	return x.close(ctx, r)
 }
 
 // close is the last phase: the outcome's status and its receipt, from
