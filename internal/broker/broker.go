@@ -756,7 +756,7 @@ var errNotCleared = errors.New("the action was not cleared to run")
 // ends the action as in invoke, before anything ran.
 func (x *invocation) runAhead(ctx context.Context, spec executor.Spec) (*Outcome, error) {
 	recorded := make(chan error, 1)
-	go func() { recorded <- x.record(ctx) }()
+	go func(ctx context.Context) { recorded <- x.record(ctx) }(ctx)
 	// From here on the action is in flight: the emergency stop cancels it.
 	ctx, done := x.b.track(ctx)
 	defer done()
