@@ -398,9 +398,9 @@ func TestArmedRelayCgroupFails(t *testing.T) {
 }
 
 // TestRunAfter: RunAfter readies the child (one started for the action,
-// one started ahead, an armed worker) and gives it the action only after
-// ready returned nil; when ready refuses, nothing runs and RunAfter
-// returns ready's error.
+// one started ahead, an armed worker, which gets its request ahead) and
+// lets it run the action only after ready returned nil; when ready
+// refuses, nothing runs and RunAfter returns ready's error.
 func TestRunAfter(t *testing.T) {
 	requireSandbox(t)
 	inEveryMode(t, func(t *testing.T) {
@@ -425,7 +425,10 @@ func TestRunAfter(t *testing.T) {
 		refused := errors.New("not cleared")
 		spec = f.spec("touch", filepath.Join(f.ws, "refused"))
 		spec.Timeout = 20 * time.Second
-		if _, err := RunAfter(context.Background(), spec, func() error { return refused }); !errors.Is(err, refused) {
+		// a while before the refusal: an armed worker has its request by
+		// then (primed) and must still run nothing
+		refuse := func() error { time.Sleep(200 * time.Millisecond); return refused }
+		if _, err := RunAfter(context.Background(), spec, refuse); !errors.Is(err, refused) {
 			t.Fatalf("RunAfter with a refusing ready = %v, want %v", err, refused)
 		}
 		absent(t, filepath.Join(f.ws, "refused"))

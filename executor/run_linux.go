@@ -209,6 +209,9 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		if err := useHome(); err != nil {
 			return Result{}, err
 		}
+		if std.ready != nil {
+			p.prime(cfg, std)
+		}
 		if err := std.await(); err != nil {
 			return Result{}, err
 		}
