@@ -375,8 +375,8 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		// outcome go in one commit.
 		return x.out, x.recordEnded(ctx, status, msg)
 	}
-	if spec, ok := x.readyAhead(); ok {
-		return x.runAhead(ctx, spec)
+	if x.readyAhead() {
+		return x.runAhead(ctx)
 	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
@@ -730,17 +730,13 @@ func (x *invocation) execute(ctx context.Context, spec executor.Spec, ready func
 }
 
 // readyAhead reports whether the action's sandbox is readied while its
-// decision receipt is written (see runAhead), with its Spec: an allowed
-// action, asked of nobody, that runs in the sandbox.
-func (x *invocation) readyAhead() (executor.Spec, bool) {
-	if x.relay != nil || x.out.Decision.Decision != gate.Allow {
-		return executor.Spec{}, false
-	}
-	if _, ok := x.c.InProcess[x.a.Tool]; ok {
-		return executor.Spec{}, false
-	}
-	spec, err := x.sandboxSpec()
-	return spec, err == nil // a spec that cannot be built fails in run, as ever
+// decision receipt is written (see runAhead): an allowed action, asked of
+// nobody, that runs in the sandbox. A plugin's is not: its spec checks
+// that the plugin is still the one the gate judged, which stays right
+// before it runs.
+func (x *invocation) readyAhead() bool {
+	_, inProcess := x.c.InProcess[x.a.Tool]
+	return x.relay == nil && x.out.Decision.Decision == gate.Allow && !inProcess && x.in.Kind != toolkind.Plugin
 }
 
 // errNotCleared is what holds back an action's child when its decision
@@ -753,8 +749,9 @@ var errNotCleared = errors.New("the action was not cleared to run")
 // or takes a worker started ahead and checks that it fits, and it gives
 // the child the action only once the receipt is durable and approve has
 // let it run. A receipt that cannot be written, or an emergency stop,
-// ends the action as in invoke, before anything ran.
-func (x *invocation) runAhead(ctx context.Context, spec executor.Spec) (*Outcome, error) {
+// ends the action as in invoke, before anything ran; a spec that cannot
+// be built, once the receipt is durable, as in run.
+func (x *invocation) runAhead(ctx context.Context) (*Outcome, error) {
 	recorded := make(chan error, 1)
 	go func(ctx context.Context) { recorded <- x.record(ctx) }(ctx)
 	// From here on the action is in flight: the emergency stop cancels it.
@@ -778,6 +775,14 @@ func (x *invocation) runAhead(ctx context.Context, spec executor.Spec) (*Outcome
 			return errNotCleared
 		}
 		return nil
+	}
+	spec, serr := x.sandboxSpec()
+	if serr != nil {
+		if ready() != nil {
+			return x.out, err
+		}
+		x.out.Err = serr
+		return x.out, x.end(ctx, StatusError, serr.Error())
 	}
 	r := x.execute(ctx, spec, ready)
 	if asked { // the action's time runs from when it was let run

@@ -488,3 +488,21 @@ func TestDecisionReceiptBeforeRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecErrorAfterReceipt: an allowed action whose sandbox spec cannot
+// be built (a tool with no runner) is recorded like any other, its
+// decision first, and ends with the spec's error: nothing ran.
+func TestSpecErrorAfterReceipt(t *testing.T) {
+	r := newRig(t, "full", nil)
+	out, err := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+	if err != nil || out.Decision.Decision != gate.Allow {
+		t.Fatalf("Invoke: %v, decision %s", err, out.Decision.Decision)
+	}
+	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "has no executor") {
+		t.Fatalf("status %s, result %v, err %v; want error \"has no executor\" and nothing run", out.Status, out.Result, out.Err)
+	}
+	bs := r.bodies(t, out.ActionID)
+	if got := types(bs); got != "decision outcome:failed" || !strings.Contains(bs[1].Outcome.Error, "has no executor") {
+		t.Fatalf("receipts = %q, outcome error %q", got, bs[len(bs)-1].Outcome.Error)
+	}
+}
