@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
+	"golang.org/x/sys/unix"
 )
 
 // armed runs f with Prestart on and every action with a plan in a worker
@@ -433,4 +435,49 @@ func TestRunAfter(t *testing.T) {
 		}
 		absent(t, filepath.Join(f.ws, "refused"))
 	})
+}
+
+// TestFingerprint: a path's fingerprint tells an absent path, a file and
+// a symbolic link (and what it leads to, if anything) apart, and changes
+// when what is at the path is replaced.
+func TestFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	file, link, dangling, absentPath := filepath.Join(dir, "f"), filepath.Join(dir, "l"), filepath.Join(dir, "d"), filepath.Join(dir, "a")
+	must(t, os.WriteFile(file, nil, 0o644))
+	must(t, os.Symlink(file, link))
+	must(t, os.Symlink(filepath.Join(dir, "nothing"), dangling))
+	ids := fingerprint([]string{file, link, dangling, absentPath})
+	if f := ids[0]; !f.lok || !f.ok || f.lino != f.ino || f.mode != unix.S_IFREG {
+		t.Errorf("file: %+v", f)
+	}
+	if l := ids[1]; !l.lok || l.lmode != unix.S_IFLNK || !l.ok || l.ino != ids[0].ino || l.lino == l.ino {
+		t.Errorf("link to the file: %+v", l)
+	}
+	if d := ids[2]; !d.lok || d.lmode != unix.S_IFLNK || d.ok {
+		t.Errorf("dangling link: %+v", d)
+	}
+	if a := ids[3]; a != (fileID{}) {
+		t.Errorf("absent path: %+v", a)
+	}
+	// the old file stays open, as a worker's Landlock rules hold it, so
+	// that its inode number is not given to the new one
+	old, err := os.Open(file)
+	must(t, err)
+	defer old.Close()
+	must(t, os.Remove(file))
+	must(t, os.WriteFile(file, nil, 0o644))
+	must(t, os.WriteFile(absentPath, nil, 0o644))
+	again := fingerprint([]string{file, link, dangling, absentPath})
+	if again[0] == ids[0] || again[1] == ids[1] || again[3] == ids[3] || again[2] != ids[2] {
+		t.Errorf("after replacing the file and creating the absent path:\n%+v\nwas\n%+v", again, ids)
+	}
+}
+
+// BenchmarkFingerprint is the check of a file_read plan's granted paths
+// that an armed worker passes before it is used (and twice when armed).
+func BenchmarkFingerprint(b *testing.B) {
+	paths := slices.Concat(systemReadPaths(), []string{"/proc", b.TempDir()}, devicePaths)
+	for b.Loop() {
+		fingerprint(paths)
+	}
 }
