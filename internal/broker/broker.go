@@ -2,10 +2,14 @@
 //
 //	gate.Decide → decision receipt (durable) → approval → executor.Run → outcome receipt
 //
-// Nothing runs unless its decision receipt is on disk first. A deny, a
-// rejected or timed-out approval, an engaged emergency stop, a sandbox that
-// cannot be applied, or a failure to write a receipt all mean the action
-// does not run, and the receipts say why.
+// Nothing runs unless its decision receipt is on disk first: an allowed
+// action's sandbox is readied while the receipt is being written (the
+// child started, or a worker started ahead taken, checked and handed
+// the request; see executor.RunAfter), and the action runs only once
+// the receipt is durable. A deny, a rejected or timed-out approval, an
+// engaged emergency stop, a sandbox that cannot be applied, or a failure
+// to write a receipt all mean the action does not run, and the receipts
+// say why.
 //
 // # Use
 //
