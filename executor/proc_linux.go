@@ -312,6 +312,13 @@ func pipeSize(f *os.File) int {
 	return n
 }
 
+// copyBuffers are the buffers a run's output is copied through: an
+// action would otherwise allocate (and clear) two of io.Copy's 32 KiB.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
+
 // earlyReturns counts the runs that ended on the child's exit report
 // rather than its exit.
 var earlyReturns atomic.Int64
@@ -360,7 +367,10 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	copyOut := func(dst io.Writer, src *os.File) <-chan struct{} {
 		done := make(chan struct{})
 		go func() {
-			io.Copy(dst, src)
+			buf := copyBuffers.Get().(*[]byte)
+			// src without its WriteTo, which would take a new buffer
+			io.CopyBuffer(dst, struct{ io.Reader }{src}, *buf)
+			copyBuffers.Put(buf)
 			close(done)
 		}()
 		return done
