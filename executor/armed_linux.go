@@ -164,12 +164,13 @@ func fingerprint(paths []string) []fileID {
 	ids := make([]fileID, len(paths))
 	for i, p := range paths {
 		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil {
-			ids[i].lok, ids[i].ldev, ids[i].lino, ids[i].lmode = true, st.Dev, st.Ino, st.Mode&unix.S_IFMT
-			if ids[i].lmode != unix.S_IFLNK { // it leads to itself: no second lookup
-				ids[i].ok, ids[i].dev, ids[i].ino, ids[i].mode = true, st.Dev, st.Ino, ids[i].lmode
-				continue
-			}
+		if unix.Lstat(p, &st) != nil {
+			continue // absent: nothing there to follow either
+		}
+		ids[i].lok, ids[i].ldev, ids[i].lino, ids[i].lmode = true, st.Dev, st.Ino, st.Mode&unix.S_IFMT
+		if ids[i].lmode != unix.S_IFLNK { // it leads to itself: no second lookup
+			ids[i].ok, ids[i].dev, ids[i].ino, ids[i].mode = true, st.Dev, st.Ino, ids[i].lmode
+			continue
 		}
 		if unix.Stat(p, &st) == nil {
 			ids[i].ok, ids[i].dev, ids[i].ino, ids[i].mode = true, st.Dev, st.Ino, st.Mode&unix.S_IFMT

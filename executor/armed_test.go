@@ -2,15 +2,20 @@ package executor
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
+	"golang.org/x/sys/unix"
 )
 
 // armed runs f with Prestart on and every action with a plan in a worker
@@ -391,5 +396,88 @@ func TestArmedRelayCgroupFails(t *testing.T) {
 	}
 	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != child.CodeSetup {
 		t.Fatalf("the relay: %v, want exit %d", err, child.CodeSetup)
+	}
+}
+
+// TestRunAfter: RunAfter readies the child (one started for the action,
+// one started ahead, an armed worker, which gets its request ahead) and
+// lets it run the action only after ready returned nil; when ready
+// refuses, nothing runs and RunAfter returns ready's error.
+func TestRunAfter(t *testing.T) {
+	requireSandbox(t)
+	inEveryMode(t, func(t *testing.T) {
+		f := newFixture(t)
+		made := filepath.Join(f.ws, "made")
+		spec := f.spec("touch", made)
+		spec.Timeout = 20 * time.Second
+		calls := 0
+		res, err := RunAfter(context.Background(), spec, func() error {
+			calls++
+			if _, err := os.Lstat(made); err == nil {
+				t.Error("the action ran before ready returned")
+			}
+			return nil
+		})
+		if err != nil || res.ExitCode != 0 || calls == 0 {
+			t.Fatalf("RunAfter: exit %d, %v, ready called %d times", res.ExitCode, err, calls)
+		}
+		if _, err := os.Lstat(made); err != nil {
+			t.Fatalf("the action did not run: %v", err)
+		}
+		refused := errors.New("not cleared")
+		spec = f.spec("touch", filepath.Join(f.ws, "refused"))
+		spec.Timeout = 20 * time.Second
+		// a while before the refusal: an armed worker has its request by
+		// then (primed) and must still run nothing
+		refuse := func() error { time.Sleep(200 * time.Millisecond); return refused }
+		if _, err := RunAfter(context.Background(), spec, refuse); !errors.Is(err, refused) {
+			t.Fatalf("RunAfter with a refusing ready = %v, want %v", err, refused)
+		}
+		absent(t, filepath.Join(f.ws, "refused"))
+	})
+}
+
+// TestFingerprint: a path's fingerprint tells an absent path, a file and
+// a symbolic link (and what it leads to, if anything) apart, and changes
+// when what is at the path is replaced.
+func TestFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	file, link, dangling, absentPath := filepath.Join(dir, "f"), filepath.Join(dir, "l"), filepath.Join(dir, "d"), filepath.Join(dir, "a")
+	must(t, os.WriteFile(file, nil, 0o644))
+	must(t, os.Symlink(file, link))
+	must(t, os.Symlink(filepath.Join(dir, "nothing"), dangling))
+	ids := fingerprint([]string{file, link, dangling, absentPath})
+	if f := ids[0]; !f.lok || !f.ok || f.lino != f.ino || f.mode != unix.S_IFREG {
+		t.Errorf("file: %+v", f)
+	}
+	if l := ids[1]; !l.lok || l.lmode != unix.S_IFLNK || !l.ok || l.ino != ids[0].ino || l.lino == l.ino {
+		t.Errorf("link to the file: %+v", l)
+	}
+	if d := ids[2]; !d.lok || d.lmode != unix.S_IFLNK || d.ok {
+		t.Errorf("dangling link: %+v", d)
+	}
+	if a := ids[3]; a != (fileID{}) {
+		t.Errorf("absent path: %+v", a)
+	}
+	// the old file stays open, as a worker's Landlock rules hold it, so
+	// that its inode number is not given to the new one
+	old, err := os.Open(file)
+	must(t, err)
+	defer old.Close()
+	must(t, os.Remove(file))
+	must(t, os.WriteFile(file, nil, 0o644))
+	must(t, os.WriteFile(absentPath, nil, 0o644))
+	again := fingerprint([]string{file, link, dangling, absentPath})
+	if again[0] == ids[0] || again[1] == ids[1] || again[3] == ids[3] || again[2] != ids[2] {
+		t.Errorf("after replacing the file and creating the absent path:\n%+v\nwas\n%+v", again, ids)
+	}
+}
+
+// BenchmarkFingerprint is the check of a file_read plan's granted paths
+// that an armed worker passes before it is used (and twice when armed).
+func BenchmarkFingerprint(b *testing.B) {
+	paths := slices.Concat(systemReadPaths(), []string{"/proc", b.TempDir()}, devicePaths)
+	for b.Loop() {
+		fingerprint(paths)
 	}
 }

@@ -128,7 +128,11 @@
 // for its request: the command or tool, environment and directory of one
 // action, which cannot widen what it was confined to (the program is
 // looked up and the directory entered under that confinement; a worker
-// that holds a tool's program runs only a tool). The plan is everything
+// that holds a tool's program runs only a tool). Under [RunAfter] a
+// worker is handed its request and the action's input while the caller's
+// ready runs; it parses the request then, and looks the program up,
+// enters the directory and runs the action only after the go-ahead that
+// follows once ready returned nil. The plan is everything
 // the child applies before it knows the command: the launcher, the
 // namespaces, the grants (read, write, protect, devices, ports), the
 // rlimits and cgroup limits, the uid, the seccomp program, the minimum

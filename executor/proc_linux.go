@@ -74,7 +74,8 @@ type proc struct {
 	ready          *child.Status
 	stBuf          *bufio.Reader
 	fp             []fileID
-	mounts         int // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
+	primed         bool // its request and input are written (prime); run sends the go-ahead
+	mounts         int  // a prestarted child's view: this namespace's mountinfo (raw fd) as it started; -1 none
 	cfgW, stR      *os.File
 	stdinW         *os.File
 	outR, errR     *os.File // the child's stdout and stderr
@@ -250,11 +251,21 @@ func (p *proc) discard() {
 
 // message is what the child is sent for its action: the whole config, or
 // to an armed worker, already confined to its plan, the request (command,
-// environment, directory) in a frame.
+// environment, directory) in a frame and the go-ahead, or once primed
+// the go-ahead alone.
 func (p *proc) message(cfg *child.Config) ([]byte, error) {
-	if p.ready == nil {
+	switch {
+	case p.ready == nil:
 		return child.MarshalConfig(cfg), nil
+	case p.primed:
+		return []byte{child.RequestGo}, nil
 	}
+	req, err := request(cfg)
+	return append(req, child.RequestGo), err
+}
+
+// request is an armed worker's request for the action of cfg, framed.
+func request(cfg *child.Config) ([]byte, error) {
 	data, err := json.Marshal(child.Request{Argv: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir})
 	if err != nil {
 		return nil, err
@@ -264,6 +275,25 @@ func (p *proc) message(cfg *child.Config) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// prime writes an armed worker its action's input and request ahead of
+// run, when both fit in their empty pipes: the worker parses the request
+// while the caller waits (see RunAfter), and looks up the command,
+// enters its directory and runs it only once run sends the go-ahead.
+func (p *proc) prime(cfg *child.Config, std stdio) {
+	in, ok := std.in.(*bytes.Reader)
+	if p.ready == nil || !ok {
+		return
+	}
+	req, err := request(cfg)
+	if err != nil || len(req) > pipeSize(p.cfgW) || in.Len() > pipeSize(p.stdinW) {
+		return
+	}
+	io.Copy(p.stdinW, in)
+	p.stdinW.Close()
+	p.cfgW.Write(req)
+	p.primed = true
 }
 
 // pipeSize is the capacity of the pipe f writes to: what a write to it
@@ -281,6 +311,13 @@ func pipeSize(f *os.File) int {
 	})
 	return n
 }
+
+// copyBuffers are the buffers a run's output is copied through: an
+// action would otherwise allocate (and clear) two of io.Copy's 32 KiB.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // earlyReturns counts the runs that ended on the child's exit report
 // rather than its exit.
@@ -318,17 +355,22 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 	} else {
 		go writeCfg()
 	}
-	go func() {
-		if std.in != nil {
-			// fails with EPIPE when the command does not read it all
-			io.Copy(p.stdinW, std.in)
-		}
-		p.stdinW.Close()
-	}()
+	if !p.primed { // a primed worker's input is written already
+		go func() {
+			if std.in != nil {
+				// fails with EPIPE when the command does not read it all
+				io.Copy(p.stdinW, std.in)
+			}
+			p.stdinW.Close()
+		}()
+	}
 	copyOut := func(dst io.Writer, src *os.File) <-chan struct{} {
 		done := make(chan struct{})
 		go func() {
-			io.Copy(dst, src)
+			buf := copyBuffers.Get().(*[]byte)
+			// src without its WriteTo, which would take a new buffer
+			io.CopyBuffer(dst, struct{ io.Reader }{src}, *buf)
+			copyBuffers.Put(buf)
 			close(done)
 		}()
 		return done
@@ -383,24 +425,19 @@ func (p *proc) run(ctx context.Context, cfg *child.Config, std stdio, maxOut int
 		case <-finished:
 		}
 	}()
-	reported := make(chan struct{}) // the exit line and both ends of output
-	go func() {
-		for _, c := range []<-chan struct{}{exitSeen, outDone, errDone} {
-			select {
-			case <-c:
-			case <-finished:
-				return
-			}
-		}
-		close(reported)
-	}()
-
+	// Over when the child exits, or once the exit line and both ends of
+	// output have come (waited for here, not by another goroutine that
+	// would have to be woken on the way).
 	var werr error
 	waited := false
-	select {
-	case werr = <-exited:
-		waited = true
-	case <-reported:
+wait:
+	for _, c := range []<-chan struct{}{exitSeen, outDone, errDone} {
+		select {
+		case werr = <-exited:
+			waited = true
+			break wait
+		case <-c:
+		}
 	}
 	p.kill() // nothing of the tree may outlive the action
 	res.Duration = time.Since(p.start)

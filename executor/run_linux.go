@@ -24,6 +24,17 @@ import (
 // exist. Otherwise the error is nil and the Result carries the command's
 // exit status (non-zero included).
 func Run(ctx context.Context, s Spec) (Result, error) {
+	return RunAfter(ctx, s, nil)
+}
+
+// RunAfter is [Run] that readies the sandbox first (starts the child, or
+// takes a worker started ahead and checks that it fits) and gives the
+// child its action only once ready returns nil: a caller readies the
+// sandbox while it makes its record of the action durable. When ready
+// returns an error nothing runs, and RunAfter returns that error. ready
+// may be called more than once (after a failed start Run tries again);
+// a nil ready is Run.
+func RunAfter(ctx context.Context, s Spec, ready func() error) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -31,10 +42,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if checkedReady.Load() {
 		sup = Check()
 	}
-	res, err := runWith(ctx, s, sup)
+	res, err := runStdio(ctx, s, sup, stdio{ready: ready})
 	if retryable(res, err) && !checkedReady.Load() {
 		// the namespaces were not what the sysctls suggested; nothing ran
-		res, err = runWith(ctx, s, Check())
+		res, err = runStdio(ctx, s, Check(), stdio{ready: ready})
 	}
 	return res, err
 }
@@ -198,6 +209,12 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		if err := useHome(); err != nil {
 			return Result{}, err
 		}
+		if std.ready != nil {
+			p.prime(cfg, std)
+		}
+		if err := std.await(); err != nil {
+			return Result{}, err
+		}
 		res, st, err = p.run(ctx, cfg, std, maxOut)
 		p = nil
 	} else {
@@ -213,16 +230,14 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 			if err := useHome(); err != nil {
 				return nil, err
 			}
-			k := jobCgroups()
-			if k.version == "" {
-				return nil, nil
+			var cg *jobCgroup
+			if k := jobCgroups(); k.version != "" {
+				if cg, err = newJobCgroup(k, s.Limits); err != nil {
+					warnings = append(warnings, err.Error())
+					cg = nil
+				}
 			}
-			cg, err := newJobCgroup(k, s.Limits)
-			if err != nil {
-				warnings = append(warnings, err.Error())
-				return nil, nil
-			}
-			return cg, nil
+			return cg, std.await()
 		}
 		var extra []*os.File
 		if eg != nil {

@@ -25,6 +25,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	return Result{}, fmt.Errorf("%w: %s is not Linux", ErrUnavailable, runtime.GOOS)
 }
 
+// RunAfter refuses off Linux, like Run, without calling ready.
+func RunAfter(ctx context.Context, s Spec, ready func() error) (Result, error) {
+	return Run(ctx, s)
+}
+
 // ErrNotFound is returned (wrapped) when the command does not exist.
 var ErrNotFound = errors.New("command not found")
 

@@ -81,6 +81,17 @@ func (p *Process) Wait() (Result, error) {
 type stdio struct {
 	in  io.Reader
 	out io.Writer
+	// ready, when set, is waited for before the child is given its
+	// command (see [RunAfter]).
+	ready func() error
+}
+
+// await waits for ready, when there is one.
+func (s stdio) await() error {
+	if s.ready == nil {
+		return nil
+	}
+	return s.ready()
 }
 
 // streamed reports whether the command's stdio is streams (see [Start]).

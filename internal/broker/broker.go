@@ -2,10 +2,14 @@
 //
 //	gate.Decide → decision receipt (durable) → approval → executor.Run → outcome receipt
 //
-// Nothing runs unless its decision receipt is on disk first. A deny, a
-// rejected or timed-out approval, an engaged emergency stop, a sandbox that
-// cannot be applied, or a failure to write a receipt all mean the action
-// does not run, and the receipts say why.
+// Nothing runs unless its decision receipt is on disk first: an allowed
+// action's sandbox is readied while the receipt is being written (the
+// child started, or a worker started ahead taken, checked and handed
+// the request; see executor.RunAfter), and the action runs only once
+// the receipt is durable. A deny, a rejected or timed-out approval, an
+// engaged emergency stop, a sandbox that cannot be applied, or a failure
+// to write a receipt all mean the action does not run, and the receipts
+// say why.
 //
 // # Use
 //
@@ -77,6 +81,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawsec/claw/agent"
@@ -373,6 +378,9 @@ func (b *Broker) invoke(ctx context.Context, a gate.Action, conversation string,
 		// Nothing is asked and nothing runs: the decision and its
 		// outcome go in one commit.
 		return x.out, x.recordEnded(ctx, status, msg)
+	}
+	if x.readyAhead() {
+		return x.runAhead(ctx)
 	}
 	if err := x.record(ctx); err != nil {
 		return x.out, err
@@ -683,7 +691,7 @@ type ran struct {
 // question's answer, an in-process tool) or in the sandbox. An error is
 // a sandbox spec that could not be built: nothing ran.
 func (x *invocation) run(ctx context.Context) (ran, error) {
-	c, a, d := x.c, x.a, x.out.Decision
+	c, a := x.c, x.a
 	r := ran{start: time.Now()}
 	if x.relay != nil {
 		r.res = runInProcess(ctx, relayed, nil)
@@ -698,21 +706,96 @@ func (x *invocation) run(ctx context.Context) (ran, error) {
 		cancel()
 		return r, nil
 	}
-	var err error
-	if x.in.Kind == toolkind.Plugin {
-		r.spec, err = x.b.pluginSpec(a, x.in, d, x.plugin)
-	} else {
-		r.spec, err = x.b.spec(a, x.in, d)
-	}
+	spec, err := x.sandboxSpec()
 	if err != nil {
 		return r, err
 	}
-	r.start = time.Now()
-	r.res, r.err = executor.Run(ctx, r.spec)
+	return x.execute(ctx, spec, nil), nil
+}
+
+// sandboxSpec is the executor's Spec of an action that runs in the
+// sandbox: a plugin's, or a built-in tool's.
+func (x *invocation) sandboxSpec() (executor.Spec, error) {
+	if x.in.Kind == toolkind.Plugin {
+		return x.b.pluginSpec(x.a, x.in, x.out.Decision, x.plugin)
+	}
+	return x.b.spec(x.a, x.in, x.out.Decision)
+}
+
+// execute runs spec in the sandbox, its child given the action once
+// ready allows it (see executor.RunAfter).
+func (x *invocation) execute(ctx context.Context, spec executor.Spec, ready func() error) ran {
+	r := ran{spec: spec, start: time.Now()}
+	r.res, r.err = executor.RunAfter(ctx, spec, ready)
 	if r.err == nil && x.in.Kind == toolkind.Plugin {
 		pluginResult(&r.res)
 	}
-	return r, nil
+	return r
+}
+
+// readyAhead reports whether the action's sandbox is readied while its
+// decision receipt is written (see runAhead): an allowed action, asked of
+// nobody, that runs in the sandbox. A plugin's is not: its spec checks
+// that the plugin is still the one the gate judged, which stays right
+// before it runs.
+func (x *invocation) readyAhead() bool {
+	_, inProcess := x.c.InProcess[x.a.Tool]
+	return x.relay == nil && x.out.Decision.Decision == gate.Allow && !inProcess && x.in.Kind != toolkind.Plugin
+}
+
+// errNotCleared is what holds back an action's child when its decision
+// receipt could not be written or approve ended it.
+var errNotCleared = errors.New("the action was not cleared to run")
+
+// runAhead takes an allowed action in the sandbox through record,
+// approve, run and close, with its sandbox readied meanwhile: while the
+// decision receipt is being made durable the executor starts the child,
+// or takes a worker started ahead and checks that it fits, and it gives
+// the child the action only once the receipt is durable and approve has
+// let it run. A receipt that cannot be written, or an emergency stop,
+// ends the action as in invoke, before anything ran; a spec that cannot
+// be built, once the receipt is durable, as in run.
+func (x *invocation) runAhead(ctx context.Context) (*Outcome, error) {
+	recorded := make(chan error, 1)
+	go func(ctx context.Context) { recorded <- x.record(ctx) }(ctx)
+	// From here on the action is in flight: the emergency stop cancels it.
+	ctx, done := x.b.track(ctx)
+	defer done()
+	var (
+		once           sync.Once
+		asked, cleared bool
+		err            error
+		start          time.Time
+	)
+	ready := func() error {
+		asked = true
+		once.Do(func() {
+			if err = <-recorded; err == nil {
+				cleared, err = x.approve(ctx)
+			}
+			start = time.Now()
+		})
+		if !cleared {
+			return errNotCleared
+		}
+		return nil
+	}
+	spec, serr := x.sandboxSpec()
+	if serr != nil {
+		if ready() != nil {
+			return x.out, err
+		}
+		x.out.Err = serr
+		return x.out, x.end(ctx, StatusError, serr.Error())
+	}
+	r := x.execute(ctx, spec, ready)
+	if asked { // the action's time runs from when it was let run
+		r.start = start
+	}
+	if ready() != nil {
+		return x.out, err
+	}
+	return x.close(ctx, r)
 }
 
 // close is the last phase: the outcome's status and its receipt, from

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/clawsec/claw/executor"
 	"github.com/clawsec/claw/gate"
@@ -398,6 +400,12 @@ func TestInProcessTools(t *testing.T) {
 // cannot import).
 func newTestLog(t testing.TB, dir string) *Log {
 	t.Helper()
+	return newTestLogWith(t, dir, LogOptions{CheckpointInterval: -1})
+}
+
+// newTestLogWith is newTestLog with opts.
+func newTestLogWith(t testing.TB, dir string, opts LogOptions) *Log {
+	t.Helper()
 	priv, err := receipts.GenerateKey(receipts.Ed25519)
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +414,7 @@ func newTestLog(t testing.TB, dir string) *Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := OpenLog(dir, signer, LogOptions{CheckpointInterval: -1})
+	log, err := OpenLog(dir, signer, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,5 +447,62 @@ func TestActionCountsForIdleCollector(t *testing.T) {
 	}
 	if n := idlegc.InFlight(); n != before {
 		t.Fatalf("%d requests in flight after the action, %d before", n, before)
+	}
+}
+
+// TestDecisionReceiptBeforeRun: an allowed action's sandbox is readied
+// while its decision receipt is written, and the action runs only once
+// the receipt is in the log: the action finds it there, with a child
+// started for it and with workers started ahead, however slow the commit.
+func TestDecisionReceiptBeforeRun(t *testing.T) {
+	requireSandbox(t)
+	for _, prestart := range []bool{false, true} {
+		r := newRig(t, "full", nil)
+		var slow atomic.Bool
+		log := newTestLogWith(t, filepath.Join(r.ws, "receipts"), LogOptions{CheckpointInterval: -1, Now: func() time.Time {
+			if slow.Load() {
+				time.Sleep(200 * time.Millisecond)
+			}
+			return time.Now()
+		}})
+		r.b.cfg.Log = log
+		if prestart {
+			executor.Prestart()
+		}
+		slow.Store(true)
+		for i := range 3 {
+			out, err := r.b.Invoke(context.Background(), sh("cat receipts/* > seen"), "")
+			if err != nil || out.Status != StatusOK {
+				t.Fatalf("prestart %v, action %d: %s %v", prestart, i, out.Status, err)
+			}
+			seen, err := os.ReadFile(filepath.Join(r.ws, "seen"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(seen), `"action_id":"`+out.ActionID+`"`) {
+				t.Fatalf("prestart %v, action %d: the action ran before its decision receipt was written:\n%s", prestart, i, seen)
+			}
+		}
+		if prestart {
+			executor.StopPrestart()
+		}
+	}
+}
+
+// TestSpecErrorAfterReceipt: an allowed action whose sandbox spec cannot
+// be built (a tool with no runner) is recorded like any other, its
+// decision first, and ends with the spec's error: nothing ran.
+func TestSpecErrorAfterReceipt(t *testing.T) {
+	r := newRig(t, "full", nil)
+	out, err := r.b.Invoke(context.Background(), gate.Action{Tool: "time", Args: map[string]any{}}, "")
+	if err != nil || out.Decision.Decision != gate.Allow {
+		t.Fatalf("Invoke: %v, decision %s", err, out.Decision.Decision)
+	}
+	if out.Status != StatusError || out.Result != nil || out.Err == nil || !strings.Contains(out.Err.Error(), "has no executor") {
+		t.Fatalf("status %s, result %v, err %v; want error \"has no executor\" and nothing run", out.Status, out.Result, out.Err)
+	}
+	bs := r.bodies(t, out.ActionID)
+	if got := types(bs); got != "decision outcome:failed" || !strings.Contains(bs[1].Outcome.Error, "has no executor") {
+		t.Fatalf("receipts = %q, outcome error %q", got, bs[len(bs)-1].Outcome.Error)
 	}
 }

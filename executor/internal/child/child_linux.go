@@ -55,6 +55,7 @@ func Main(args []string) int {
 	st.Stage = "ready"
 	writeStatus(status, st)
 	if armed {
+		WarmJSON(c.InProcess)
 		err := takeRequest(c, cf)
 		cf.Close()
 		if err != nil {
@@ -95,8 +96,8 @@ func readConfig(cf *os.File, armed bool) (*Config, error) {
 }
 
 // takeRequest waits for an armed worker's one request (setup has
-// confined it), then looks up the program and enters the directory under
-// that confinement.
+// confined it) and the go-ahead after it, then looks up the program and
+// enters the directory under that confinement.
 func takeRequest(c *Config, cf *os.File) error {
 	data, err := ReadFrame(cf)
 	if err != nil {
@@ -108,6 +109,10 @@ func takeRequest(c *Config, cf *os.File) error {
 	}
 	if err := c.Apply(r); err != nil {
 		return fail("request", err)
+	}
+	var b [1]byte
+	if n, _ := cf.Read(b[:]); n != 1 || b[0] != RequestGo {
+		return fail("request", errors.New("no go-ahead for the request"))
 	}
 	if c.Path, err = resolve(c); err != nil {
 		return err

@@ -31,3 +31,17 @@ func TestUnjoinableCgroupFailsSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmJSONDecodes: what WarmJSON decodes is accepted whole, so the
+// warm-up goes through the decoders the worker's request and tool
+// arguments take, not just their first error.
+func TestWarmJSONDecodes(t *testing.T) {
+	if _, err := ParseRequest(warmRequest); err != nil {
+		t.Errorf("warm request: %v", err)
+	}
+	for _, a := range []any{&FileReadArgs{}, &FileWriteArgs{}, &EditFileArgs{}, &FileListArgs{}} {
+		if err := StrictJSON(warmArgs, a); err != nil {
+			t.Errorf("warm arguments for %T: %v", a, err)
+		}
+	}
+}

@@ -40,8 +40,15 @@ const ArgPrestarted = "prestarted"
 // reads its Config as a frame (see WriteFrame) with Mode ModeArmed,
 // confines itself, reports "ready", and only then reads its Request (the
 // command, environment and directory of one action) as a second frame on
-// the same descriptor. It runs that one action and exits like any child.
+// the same descriptor, and after it the byte RequestGo. It parses the
+// request as soon as it comes, but looks up the command, enters the
+// directory and runs the action only once RequestGo follows: the parent
+// may hand it the request while it still makes its record of the action
+// durable. It runs that one action and exits like any child.
 const ArgArmed = "armed"
+
+// RequestGo follows an armed worker's Request: the action may run.
+const RequestGo = 'g'
 
 // ArgRelayed is appended to the child's arguments by the relay that
 // cloned it: the child then has a life pipe on LifeFD.

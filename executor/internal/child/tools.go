@@ -137,6 +137,33 @@ func StrictJSON(data []byte, v any) error {
 	return nil
 }
 
+// warmRequest and warmArgs are what WarmJSON decodes: a request and
+// arguments every built-in tool accepts (its path alone).
+var (
+	warmRequest = []byte(`{"argv":["x"],"env":["A=b"],"dir":"/"}`)
+	warmArgs    = []byte(`{"path":"/"}`)
+)
+
+// WarmJSON builds encoding/json's caches for the types an armed worker
+// decodes and encodes once its request comes (the request; with tools,
+// the built-in tools' arguments, results and output), while it waits
+// for it. A new process builds them on first use, about a tenth of a
+// millisecond on the action's path. Nothing is read or written.
+func WarmJSON(tools bool) {
+	ParseRequest(warmRequest)
+	if !tools {
+		return
+	}
+	for _, a := range []any{&FileReadArgs{}, &FileWriteArgs{}, &EditFileArgs{}, &FileListArgs{}} {
+		StrictJSON(warmArgs, a)
+	}
+	for _, r := range []any{&FileReadResult{}, &FileWriteResult{}, &EditFileResult{}, &FileListResult{Entries: []Entry{{}}}} {
+		if b, err := json.Marshal(r); err == nil {
+			json.Marshal(ToolOutput{Payload: b})
+		}
+	}
+}
+
 func checkPath(p string) error {
 	if p == "" {
 		return errors.New("path is empty")

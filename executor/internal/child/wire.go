@@ -25,8 +25,9 @@ import (
 // gives back the same bytes.
 
 // configMagic starts every encoded Config; a helper from another build of
-// claw, which would read the fields otherwise, refuses it.
-const configMagic = "claw-config-3\n"
+// claw, which would read the fields (or an armed worker's request and
+// its go-ahead) otherwise, refuses it.
+const configMagic = "claw-config-4\n"
 
 // MarshalConfig encodes c for ParseConfig.
 func MarshalConfig(c *Config) []byte {
