@@ -437,6 +437,29 @@ func TestRunAfter(t *testing.T) {
 	})
 }
 
+// TestTimeoutRunsFromTheGoAhead: the time the caller's ready takes (its
+// decision receipt being made durable) does not count against the
+// action's timeout, nor in its Duration: a 0.5 s sleep with a 1 s timeout
+// runs to its end after a ready of 0.8 s.
+func TestTimeoutRunsFromTheGoAhead(t *testing.T) {
+	requireSandbox(t)
+	inEveryMode(t, func(t *testing.T) {
+		f := newFixture(t)
+		spec := f.spec("sleep", "0.5")
+		spec.Timeout = time.Second
+		res, err := RunAfter(context.Background(), spec, func() error {
+			time.Sleep(800 * time.Millisecond)
+			return nil
+		})
+		if err != nil || res.TimedOut || res.ExitCode != 0 {
+			t.Fatalf("RunAfter: exit %d, timed out %v, %v", res.ExitCode, res.TimedOut, err)
+		}
+		if res.Duration < 500*time.Millisecond || res.Duration >= 800*time.Millisecond+500*time.Millisecond {
+			t.Errorf("Duration %v counts the wait for ready, or not the sleep", res.Duration)
+		}
+	})
+}
+
 // TestFingerprint: a path's fingerprint tells an absent path, a file and
 // a symbolic link (and what it leads to, if anything) apart, and changes
 // when what is at the path is replaced.

@@ -45,6 +45,7 @@ func launch(ctx context.Context, l launcher, m nsMode, cfg *child.Config, std st
 		p.discard()
 		return Result{}, nil, cg, err
 	}
+	p.start = time.Now() // the action's time runs from here
 	p.cg = cg
 	if cg.joinedByChild(cfg) {
 		cfg.Cgroups = cg.dirs

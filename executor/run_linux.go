@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/clawsec/claw/executor/internal/child"
 	"golang.org/x/sys/unix"
@@ -185,13 +186,26 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		return nil
 	}
 
-	var cancel context.CancelFunc
-	if noDeadline {
-		ctx, cancel = context.WithCancel(ctx)
-	} else {
-		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+	// The action's time runs from when the child is given it: readying
+	// the sandbox while the caller makes its record durable (RunAfter's
+	// ready) does not count against s.Timeout. The same bound holds
+	// meanwhile, so that a start that hangs still ends.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var clock *time.Timer
+	if !noDeadline {
+		clock = time.AfterFunc(s.Timeout, func() { cancel(context.DeadlineExceeded) })
+		defer clock.Stop()
 	}
-	defer cancel()
+	given := func() error {
+		if err := std.await(); err != nil {
+			return err
+		}
+		if clock != nil {
+			clock.Reset(s.Timeout)
+		}
+		return nil
+	}
 	maxOut := s.MaxOutput
 	if s.Tool != "" && s.Tool != ToolShell {
 		maxOut = maxToolOutput
@@ -212,9 +226,10 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		if std.ready != nil {
 			p.prime(cfg, std)
 		}
-		if err := std.await(); err != nil {
+		if err := given(); err != nil {
 			return Result{}, err
 		}
+		p.start = time.Now()
 		res, st, err = p.run(ctx, cfg, std, maxOut)
 		p = nil
 	} else {
@@ -237,7 +252,7 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 					cg = nil
 				}
 			}
-			return cg, std.await()
+			return cg, given()
 		}
 		var extra []*os.File
 		if eg != nil {
@@ -268,7 +283,7 @@ func runStdio(ctx context.Context, s Spec, sup Support, std stdio) (Result, erro
 		res.Sandbox.UID = st.UID
 		res.Sandbox.ToolInProcess = cfg.InProcess
 	}
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		res.TimedOut = true
 	}
 	if st != nil && st.Stage == "start" {
