@@ -91,8 +91,9 @@ command_families contains f if {
 # families that do: identity, persist, delayed, cred (credential
 # printers), proc (process control), exec_write (workspace files that
 # run code) and exec_option (options that run a command) in reach.rego,
-# destroy in destructive.rego. A literal table: one built from the
-# families' sets would be built again for every decision.
+# destroy in destructive.rego, force_push and outside_server (the rules
+# of program_asks) here. A literal table: one built from the families'
+# sets would be built again for every decision.
 program_families := {
 	"addgroup": ["identity"],
 	"adduser": ["identity"],
@@ -101,6 +102,7 @@ program_families := {
 	"az": ["cred"],
 	"batch": ["delayed"],
 	"bw": ["cred"],
+	"byobu": ["outside_server"],
 	"c++": ["exec_option"],
 	"capsh": ["identity"],
 	"cargo": ["persist"],
@@ -140,7 +142,7 @@ program_families := {
 	"gem": ["persist"],
 	"gfortran": ["exec_option"],
 	"gh": ["cred"],
-	"git": ["persist", "cred", "exec_write"],
+	"git": ["persist", "cred", "exec_write", "force_push"],
 	"glab": ["cred"],
 	"go": ["persist"],
 	"gopass": ["cred"],
@@ -212,6 +214,7 @@ program_families := {
 	"rpm": ["exec_option"],
 	"rsync": ["exec_option", "destroy"],
 	"rustup": ["persist"],
+	"screen": ["outside_server"],
 	"secret-tool": ["cred"],
 	"security": ["cred"],
 	"service": ["proc"],
@@ -232,6 +235,7 @@ program_families := {
 	"tcc": ["exec_option"],
 	"tcpdump": ["exec_option"],
 	"telinit": ["destroy"],
+	"tmux": ["outside_server"],
 	"ufw": ["identity"],
 	"umount": ["identity"],
 	"unshare": ["identity"],
@@ -545,6 +549,16 @@ mark_ask contains r if {
 	r := lib.reason(rego.metadata.rule(), sprintf("%s prints the environment, where secrets often live", [label(name)]))
 }
 
+# The rules on one program's approvals add to program_asks under their
+# own name (program_asks.force_push contains r ...), which is also their
+# family in program_families: a rule is entered only when a command it
+# looks at runs, and a command none of them looks at enters none.
+ask contains r if {
+	input.kind == "shell"
+	some f in command_families
+	some r in program_asks[f]
+}
+
 force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirror", "delete", "d"}
 
 # METADATA
@@ -553,7 +567,7 @@ force_push_opts := {"f", "force", "force-with-lease", "force-if-includes", "mirr
 # custom:
 #   id: git.force_push
 #   severity: medium
-ask contains r if {
+program_asks.force_push contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "git"
@@ -579,7 +593,7 @@ force_push(c) if {
 # custom:
 #   id: shell.outside_server
 #   severity: medium
-ask contains r if {
+program_asks.outside_server contains r if {
 	input.kind == "shell"
 	count(command_names & {"tmux", "screen", "byobu"}) > 0
 	some c in cmds

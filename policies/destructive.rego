@@ -38,12 +38,62 @@ might_destroy if {
 	mark_kinds.download_to_shell
 }
 
-# The rules on commands add to destructive_commands, which is only
-# evaluated when a command of the destroy family runs: a write alone, the
-# commoner case, enters the rules on writes alone.
+# The rules on commands add to destructive_commands under their own name
+# (destructive_commands.rm_root contains r ...), and destroy_rules names
+# the rules each program calls for: only the rules of the commands that
+# run are entered, and only when a command of the destroy family runs. A
+# write alone, the commoner case, enters the rules on writes alone.
 destructive contains r if {
 	"destroy" in command_families
-	some r in destructive_commands
+	some n in command_names
+	some k in destroy_rules[n]
+	some r in destructive_commands[k]
+}
+
+# mkfs.ext4 and every other mkfs.<type>: a prefix the table cannot list.
+destructive contains r if {
+	"destroy" in command_families
+	some n in command_names
+	startswith(n, "mkfs.")
+	some r in destructive_commands.mkfs
+}
+
+# destroy_rules names, for every program a rule of destructive_commands
+# looks at, the rules that do. A rule on another program must list it
+# here (and in program_families).
+destroy_rules := {
+	"chattr": ["recursive_chmod"],
+	"chgrp": ["recursive_chmod"],
+	"chmod": ["recursive_chmod", "chmod_system"],
+	"chown": ["recursive_chmod"],
+	"crontab": ["crontab_remove"],
+	"dd": ["dd_device"],
+	"find": ["find_delete"],
+	"halt": ["power"],
+	"init": ["power"],
+	"kexec": ["power"],
+	"kill": ["kill_all"],
+	"killall": ["kill_all"],
+	"killall5": ["kill_all"],
+	"loginctl": ["power", "kill_all"],
+	"mkdosfs": ["mkfs"],
+	"mke2fs": ["mkfs"],
+	"mkexfatfs": ["mkfs"],
+	"mkfs": ["mkfs"],
+	"mkntfs": ["mkfs"],
+	"mkswap": ["mkfs"],
+	"mv": ["move_critical"],
+	"pkill": ["kill_all"],
+	"poweroff": ["power"],
+	"reboot": ["power"],
+	"rm": ["rm_root"],
+	"rsync": ["move_critical"],
+	"setfacl": ["recursive_chmod"],
+	"shutdown": ["power"],
+	"skill": ["kill_all"],
+	"systemctl": ["power"],
+	"telinit": ["power"],
+	"wipefs": ["mkfs"],
 }
 
 # ---------------------------------------------------------------------------
@@ -115,7 +165,7 @@ rm_root_msgs contains "rm --no-preserve-root" if {
 # custom:
 #   id: destructive.rm_root
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.rm_root contains r if {
 	input.kind == "shell"
 	some msg in rm_root_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
@@ -140,7 +190,7 @@ find_roots(c) := c.paths if {
 # custom:
 #   id: destructive.find_delete
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.find_delete contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "find"
@@ -162,7 +212,7 @@ mkfs_command(name) if startswith(name, "mkfs.")
 # custom:
 #   id: destructive.mkfs
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.mkfs contains r if {
 	input.kind == "shell"
 	some c in cmds
 	mkfs_command(c.name)
@@ -175,7 +225,7 @@ destructive_commands contains r if {
 # custom:
 #   id: destructive.dd_device
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.dd_device contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "dd"
@@ -264,7 +314,7 @@ only_reads_state(c) if c.operands[0] in power_read_verbs
 # custom:
 #   id: destructive.power
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.power contains r if {
 	input.kind == "shell"
 	count(command_names & power_commands) > 0
 	some msg in power_msgs
@@ -283,7 +333,7 @@ power_commands := power_names | {"init", "telinit", "systemctl", "loginctl"}
 # custom:
 #   id: destructive.recursive_chmod
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.recursive_chmod contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name in {"chmod", "chown", "chgrp", "setfacl", "chattr"}
@@ -309,7 +359,7 @@ system_mode_prefixes := [
 # custom:
 #   id: destructive.chmod_system
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.chmod_system contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "chmod"
@@ -611,7 +661,7 @@ kill_all_msgs contains sprintf("loginctl %s signals every process of a user or s
 # custom:
 #   id: destructive.kill_all
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.kill_all contains r if {
 	input.kind == "shell"
 	count(command_names & kill_names) > 0
 	some msg in kill_all_msgs
@@ -690,7 +740,7 @@ own_workspace_path(p) if {
 # custom:
 #   id: destructive.crontab_remove
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.crontab_remove contains r if {
 	input.kind == "shell"
 	some c in cmds
 	c.name == "crontab"
@@ -747,7 +797,7 @@ move_critical_msgs contains sprintf("rsync --remove-source-files from %s would e
 # custom:
 #   id: destructive.move_critical
 #   severity: critical
-destructive_commands contains r if {
+destructive_commands.move_critical contains r if {
 	input.kind == "shell"
 	count(command_names & {"mv", "rsync"}) > 0
 	some msg in move_critical_msgs

@@ -20,9 +20,9 @@ severity_names := ["low", "medium", "high", "critical"]
 
 # dir_slash(d) is d with one trailing slash: every path strictly below d
 # starts with it ("/" stays "/").
-dir_slash(d) := d if endswith(d, "/")
-
-dir_slash(d) := concat("", [d, "/"]) if not endswith(d, "/")
+dir_slash(d) := concat("", [d, "/"]) if {
+	not endswith(d, "/")
+} else := d
 
 # under(p, d) holds when p is d or lies below it. Both are canonical
 # absolute paths.

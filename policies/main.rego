@@ -153,20 +153,13 @@ user_msg(x) := x.msg if {
 # user_items holds [set, module, item] for every item of every user
 # module's deny, ask and passphrase sets. Each set is referred to by name:
 # referring to data.claw.user as a whole would make the gate depend on
-# every user rule, tests included.
-user_items contains ["deny", name, x] if {
+# every user rule, tests included. One rule for the three sets: the name
+# of the set is known before the reference, so OPA looks up only that
+# set in each module.
+user_items contains [key, name, x] if {
+	some key in ["deny", "ask", "passphrase"]
 	some name
-	some x in data.claw.user[name].deny
-}
-
-user_items contains ["ask", name, x] if {
-	some name
-	some x in data.claw.user[name].ask
-}
-
-user_items contains ["passphrase", name, x] if {
-	some name
-	some x in data.claw.user[name].passphrase
+	some x in data.claw.user[name][key]
 }
 
 has_user_items if some _ in user_items

@@ -322,7 +322,7 @@ func ruleIDs(t *testing.T) map[string]string {
 }
 
 // reasonSets are the sets of reasons in package claw.gate.
-var reasonSets = []string{"deny", "ask", "outcome", "input_denials", "path_denials", "user_denials", "destructive", "mark_deny", "mark_ask", "reach_denials", "supervised_ask", "net_denials", "net_asks", "destructive_commands"}
+var reasonSets = []string{"deny", "ask", "outcome", "input_denials", "path_denials", "user_denials", "destructive", "mark_deny", "mark_ask", "reach_denials", "family_denials", "program_asks", "supervised_ask", "net_denials", "net_asks", "destructive_commands"}
 
 // foldsReasonSet reports whether r adds the members of another reason set.
 func foldsReasonSet(r *ast.Rule) bool {

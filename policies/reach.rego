@@ -11,13 +11,21 @@ package claw.gate
 import data.claw.lib
 
 # The rules add to reach_denials, which is only evaluated when the action
-# runs a program some rule looks at or writes something, and each family
-# that looks at programs only when the action runs one of its programs
+# runs a program some rule looks at or writes something. The families
+# that look at programs add to family_denials under their own name and
+# are entered only when the action runs one of their programs
 # (program_families): a write alone, the commoner case, enters the
 # workspace-file family alone.
 deny contains r if {
 	reach_watched
 	some r in reach_denials
+}
+
+# The families the command calls for select their own rules: OPA enters
+# family_denials[f] only for a name f it is given.
+reach_denials contains r if {
+	some f in command_families
+	some r in family_denials[f]
 }
 
 # reach_watched: the command runs a program of some reach family, or the
@@ -133,8 +141,7 @@ identity_msgs contains sprintf("%s %s gives files to root", [c.name, c.operands[
 # custom:
 #   id: priv.identity
 #   severity: high
-reach_denials contains r if {
-	"identity" in command_families
+family_denials.identity contains r if {
 	some msg in identity_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -302,8 +309,7 @@ sub_verb(c) := sub(c)
 # custom:
 #   id: persist.config
 #   severity: high
-reach_denials contains r if {
-	"persist" in command_families
+family_denials.persist contains r if {
 	some msg in persist_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -334,8 +340,7 @@ delayed_msgs contains "crontab installs scheduled jobs" if {
 # custom:
 #   id: persist.delayed
 #   severity: high
-reach_denials contains r if {
-	"delayed" in command_families
+family_denials.delayed contains r if {
 	some msg in delayed_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -559,8 +564,7 @@ cred_msgs contains sprintf("%s is a credential helper", [c.name]) if {
 # custom:
 #   id: cred.printer
 #   severity: high
-reach_denials contains r if {
-	"cred" in command_families
+family_denials.cred contains r if {
 	some msg in cred_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
@@ -598,8 +602,7 @@ proc_msgs contains sprintf("service %s stops, starts or signals a service", [con
 # custom:
 #   id: proc.control
 #   severity: high
-reach_denials contains r if {
-	"proc" in command_families
+family_denials.proc contains r if {
 	some msg in proc_msgs
 	r := lib.reason(rego.metadata.rule(), msg)
 }
