@@ -291,3 +291,32 @@ test_destructive_quiet if {
 	}
 	no_failures(failing)
 }
+
+# destroy_rules, a literal table for speed, leads every program a rule of
+# destructive_commands looks at to that rule, and every program it lists
+# is in the destroy family: a program left out would skip its rule.
+test_destroy_rules_lead_to_the_rules if {
+	wants := {
+		"rm_root": {"rm"},
+		"find_delete": {"find"},
+		"dd_device": {"dd"},
+		"recursive_chmod": {"chmod", "chown", "chgrp", "setfacl", "chattr"},
+		"chmod_system": {"chmod"},
+		"crontab_remove": {"crontab"},
+		"move_critical": {"mv", "rsync"},
+		"mkfs": data.claw.gate.mkfs_names,
+		"power": data.claw.gate.power_commands,
+		"kill_all": data.claw.gate.kill_names,
+	}
+	every rule, names in wants {
+		every n in names {
+			rule in data.claw.gate.destroy_rules[n]
+		}
+	}
+	every n, rules in data.claw.gate.destroy_rules {
+		"destroy" in data.claw.gate.program_families[n]
+		every rule in rules {
+			n in wants[rule]
+		}
+	}
+}
