@@ -72,10 +72,7 @@ func TestCollectsWhenIdle(t *testing.T) {
 	if g := c.Garbage(); g < 4<<20 {
 		t.Fatalf("Garbage() = %d after 8 MiB of garbage", g)
 	}
-	c.End()
-	if !waitForced(t, n) {
-		t.Fatal("no collection after the last request ended")
-	}
+	endCollects(t, c, n)
 	if g := c.Garbage(); g >= 4<<20 {
 		t.Errorf("Garbage() = %d after the collection", g)
 	}
