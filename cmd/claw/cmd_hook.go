@@ -103,6 +103,9 @@ EXIT STATUS
 			if err := setHookFlags(h, trust); err != nil {
 				return err
 			}
+			// One call, one decision, then exit: the heap of compiling
+			// the policies is live until the decision.
+			runtime.OneShotGC()
 			if f := g.hookFallback; f != nil {
 				h.Start = f.start
 				h.NoDaemon = h.NoDaemon || !f.retry
