@@ -191,12 +191,14 @@ func compile(ctx context.Context, opts Options) (*compiled, error) {
 	return compileWith(ctx, opts, false)
 }
 
-// compileWith compiles the built-in and user policies: the built-ins
+// compileWith compiles the built-in and user policies, the collector
+// held off (see pauseGC): the built-ins
 // parsed ahead (see Prefetch), and without the compiler's check stages
 // when there are no user policies (see checkStages). With plain set it
 // compiles them the way OPA does on its own, every stage over modules it
 // parses itself: the reference the tests compare with.
 func compileWith(ctx context.Context, opts Options, plain bool) (*compiled, error) {
+	defer pauseGC()()
 	all, err := builtinSources()
 	if err != nil {
 		return nil, err

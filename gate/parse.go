@@ -98,6 +98,7 @@ var prefetch struct {
 	mu      sync.Mutex
 	started bool
 	ch      chan prefetched
+	resume  func() // ends the collector's pause the prefetch began
 }
 
 type prefetched struct {
@@ -111,7 +112,8 @@ type prefetched struct {
 // own start: reading the config, the kernel checks. The first compile
 // afterwards takes the parsed modules; every later compile (a reload)
 // parses again, since compiling rewrites the modules in place. Calling it
-// more than once does nothing.
+// more than once does nothing. The collector is held off from here until
+// that compile ends (see pauseGC).
 func Prefetch() {
 	prefetch.mu.Lock()
 	defer prefetch.mu.Unlock()
@@ -119,6 +121,7 @@ func Prefetch() {
 		return
 	}
 	prefetch.started = true
+	prefetch.resume = pauseGC()
 	ch := make(chan prefetched, 1)
 	prefetch.ch = ch
 	go func() {
@@ -136,11 +139,12 @@ func Prefetch() {
 // if a prefetch is waiting to be taken, otherwise parsed now.
 func parsedBuiltins(src map[string]string) (map[string]*ast.Module, error) {
 	prefetch.mu.Lock()
-	ch := prefetch.ch
-	prefetch.ch = nil
+	ch, resume := prefetch.ch, prefetch.resume
+	prefetch.ch, prefetch.resume = nil, nil
 	prefetch.mu.Unlock()
 	if ch != nil {
 		p := <-ch
+		resume() // the compile that takes it holds its own pause
 		return p.mods, p.err
 	}
 	return parseModules(src)

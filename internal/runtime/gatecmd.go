@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/clawsec/claw/gate"
@@ -23,19 +22,6 @@ type DryRun struct {
 	Explain bool   // also the parsed action and the rules that fired
 	Output  string // text or json
 }
-
-// OneShotGC turns the garbage collector off, up to a bounded heap, for a
-// process that makes one decision and exits: it allocates some 15 MB,
-// most of it compiling the policies, all of it live until the decision,
-// and collecting it would only cost time.
-func OneShotGC() {
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(oneShotHeapLimit)
-}
-
-// oneShotHeapLimit bounds the heap of a one-decision process: past it the
-// collector runs again.
-const oneShotHeapLimit = 256 << 20
 
 // DecideDryRun decides one action in gctx and writes the decision to
 // stdout as claw gate test shows it (a gate error is a warning on

@@ -42,8 +42,12 @@ type (
 	Engine      = gate.Engine
 )
 
-// Prefetch starts parsing the built-in policies while the config loads.
-var Prefetch = gate.Prefetch
+// Prefetch starts parsing the built-in policies while the config loads;
+// OneShotGC turns the collector off in a process that makes one decision.
+var (
+	Prefetch  = gate.Prefetch
+	OneShotGC = gate.OneShotGC
+)
 
 // The receipt signer, and a receipt as `claw receipt list` reads it.
 type (
