@@ -13,14 +13,19 @@ import (
 // default pacing, six collections in a `claw exec`, a fifth of its time.
 // So the collector is held off while the policies are parsed and
 // compiled and for gcResumeDelay after (pauseGC), with the heap allowed
-// to grow by pauseHeadroom: a command that runs one action is over by
+// to grow by pauseHeadroom in each: a command that runs one action is over by
 // then without a collection, and a process that lives on (the daemon,
 // the REPL, a long `claw exec`) collects as before from then on. A
 // process that makes one decision and exits keeps it off (OneShotGC).
 
 // pauseHeadroom bounds the heap's growth while the collector is held
-// off: past it the collector runs anyway.
-const pauseHeadroom = 256 << 20
+// off, from the start of a pause and again from its end (a process that
+// decides at once, such as a table of dry runs, makes garbage fast):
+// past it the collector runs anyway.
+const pauseHeadroom = 64 << 20
+
+// oneShotLimit bounds the heap of a process that makes one decision.
+const oneShotLimit = 256 << 20
 
 // gcResumeDelay is how long after the last pause ends the collector's
 // settings come back.
@@ -56,6 +61,7 @@ func pauseGC() (resume func()) {
 			gc.mu.Lock()
 			defer gc.mu.Unlock()
 			if gc.pauses--; gc.pauses == 0 {
+				debug.SetMemoryLimit(min(gc.limit, heapBytes()+pauseHeadroom))
 				gc.ends++
 				end := gc.ends
 				time.AfterFunc(gcResumeDelay, func() { restoreGC(end) })
@@ -77,17 +83,17 @@ func restoreGC(end uint64) {
 }
 
 // OneShotGC turns the collector off for good, up to a heap of
-// pauseHeadroom, in a process that makes one decision and exits (claw
+// oneShotLimit, in a process that makes one decision and exits (claw
 // gate test, a hook call decided in process): what it allocates is
 // mostly the compiled policies, live until the decision, and collecting
 // would only cost time. A pause under way ends in these settings.
 func OneShotGC() {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	gc.percent, gc.limit = -1, pauseHeadroom
+	gc.percent, gc.limit = -1, oneShotLimit
 	if !gc.held {
 		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(pauseHeadroom)
+		debug.SetMemoryLimit(oneShotLimit)
 	}
 }
 

@@ -65,6 +65,10 @@ func TestPauseGC(t *testing.T) {
 	restoreGC(end)
 	wantGC(t, "a pause began since", -1, 0)
 	r3()
+	_, l = gcSettings()
+	if h := heapBytes(); l < h || l > h+pauseHeadroom {
+		t.Fatalf("memory limit %d once the pauses ended, want between the heap (%d) and %d more", l, h, pauseHeadroom)
+	}
 	restoreGC(end)
 	wantGC(t, "a restore due before the last end", -1, 0)
 	restoreGC(gc.ends)
@@ -75,7 +79,7 @@ func TestPauseGC(t *testing.T) {
 	wantGC(t, "one shot while paused", -1, 0)
 	r()
 	restoreGC(gc.ends)
-	wantGC(t, "one shot after the pause", -1, pauseHeadroom)
+	wantGC(t, "one shot after the pause", -1, oneShotLimit)
 }
 
 // TestCompilePausesGC: compiling holds the collector off, and a
