@@ -18,7 +18,8 @@ import (
 // also once it has grown by pauseHeadroom: a command that runs one action
 // is over by then without a collection, and a process that lives on (the
 // daemon, the REPL, a long `claw exec`) collects as before from then on.
-// A process that makes one decision and exits turns it off (OneShotGC).
+// A process that makes one decision and exits holds it back for good
+// (OneShotGC).
 
 // pauseGrowth is how much the heap may grow past what was live at the
 // last collection while a pause lasts, set as the GOGC that gives it
@@ -34,9 +35,6 @@ const pauseGrowth = 128 << 20
 // grows that much.
 const pauseHeadroom = 64 << 20
 
-// oneShotLimit bounds the heap of a process that makes one decision.
-const oneShotLimit = 256 << 20
-
 // gcResumeDelay is how long after the last pause ends the collector's
 // settings come back.
 var gcResumeDelay = 500 * time.Millisecond
@@ -47,6 +45,7 @@ var gc struct {
 	pauses  int    // pauses not yet ended
 	ends    uint64 // times the last pause ended: a restore due is the latest's
 	held    bool   // the collector is held off by a pause, ended or not
+	oneShot bool   // held for good (OneShotGC)
 	armed   bool   // a collection will call retune
 	percent int    // GOGC to restore
 	limit   int64  // memory limit to restore
@@ -74,7 +73,7 @@ func pauseGC() (resume func()) {
 		once.Do(func() {
 			gc.mu.Lock()
 			defer gc.mu.Unlock()
-			if gc.pauses--; gc.pauses == 0 {
+			if gc.pauses--; gc.pauses == 0 && !gc.oneShot {
 				debug.SetMemoryLimit(min(gc.limit, heapBytes()+pauseHeadroom))
 				gc.ends++
 				end := gc.ends
@@ -120,25 +119,30 @@ type gcTick struct{ _ *byte }
 func restoreGC(end uint64) {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	if gc.pauses == 0 && gc.ends == end && gc.held {
+	if gc.pauses == 0 && gc.ends == end && gc.held && !gc.oneShot {
 		debug.SetMemoryLimit(gc.limit)
 		debug.SetGCPercent(gc.percent)
 		gc.held = false
 	}
 }
 
-// OneShotGC turns the collector off for good, up to a heap of
-// oneShotLimit, in a process that makes one decision and exits (claw
-// gate test, a hook call decided in process): what it allocates is
-// mostly the compiled policies, live until the decision, and collecting
-// would only cost time. It applies at once, pause or not, and a pause
-// ends in these settings.
+// OneShotGC holds the collector back for good, as a pause does (see
+// pauseGrowth), in a process that makes one decision and exits (claw gate
+// test, a hook call decided in process): what it allocates is mostly the
+// compiled policies, live until the decision, and collecting would only
+// cost time. A pause under way, or its window, ends in this.
 func OneShotGC() {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	gc.percent, gc.limit = -1, oneShotLimit
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(oneShotLimit)
+	gc.oneShot = true
+	if !gc.held {
+		gc.percent = debug.SetGCPercent(-1) // read, and set by retune
+		gc.limit = debug.SetMemoryLimit(-1)
+		gc.held = true
+	} else if gc.pauses == 0 {
+		debug.SetMemoryLimit(gc.limit) // no window's bound
+	}
+	retune()
 }
 
 // heapBytes is the memory the Go runtime holds now, as the memory limit

@@ -27,13 +27,13 @@ func holdGCState(t *testing.T) {
 	delay := gcResumeDelay
 	gcResumeDelay = time.Hour // the test calls restoreGC itself
 	gc.ends++                 // and the restores due from before do nothing
-	gc.pauses, gc.held = 0, false
+	gc.pauses, gc.held, gc.oneShot = 0, false, false
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
 	runtime.GC() // what is live now sets the GOGC of a pause
 	t.Cleanup(func() {
 		gcResumeDelay = delay
-		gc.pauses, gc.held = 0, false
+		gc.pauses, gc.held, gc.oneShot = 0, false, false
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	})
@@ -61,7 +61,8 @@ func wantGC(t *testing.T, step string, percent int, limit int64) {
 // (a limit below what is live would collect without end); pauses nest;
 // the window after the last one bounds the heap; the settings come back
 // only once that window ends with no pause begun since; a one-shot
-// process keeps the collector off; a GOGC that is off or higher stays.
+// process keeps it held back for good; a GOGC that is off or higher
+// stays.
 func TestPauseGC(t *testing.T) {
 	holdGCState(t)
 	const none = math.MaxInt64
@@ -98,16 +99,16 @@ func TestPauseGC(t *testing.T) {
 
 	r := pauseGC()
 	OneShotGC()
-	wantGC(t, "one shot while paused", -1, oneShotLimit)
+	wantGC(t, "one shot while paused", paused, none)
 	r()
-	wantGC(t, "one shot, the window", -1, 0)
+	wantGC(t, "one shot, the pause ended", paused, none)
 	restoreGC(gc.ends)
-	wantGC(t, "one shot after the pause", -1, oneShotLimit)
+	wantGC(t, "one shot after the pause", paused, none)
 	r = pauseGC()
-	wantGC(t, "paused after one shot", -1, oneShotLimit)
 	r()
 	restoreGC(gc.ends)
-	wantGC(t, "one shot, a pause after", -1, oneShotLimit)
+	wantGC(t, "one shot, a pause after", paused, none)
+	gc.oneShot = false
 }
 
 // TestCompilePausesGC: compiling holds the collector back, and a
