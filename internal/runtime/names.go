@@ -43,7 +43,8 @@ type (
 )
 
 // Prefetch starts parsing the built-in policies while the config loads;
-// OneShotGC turns the collector off in a process that makes one decision.
+// OneShotGC holds the collector back for good in a process that makes one
+// decision.
 var (
 	Prefetch  = gate.Prefetch
 	OneShotGC = gate.OneShotGC
