@@ -109,6 +109,22 @@ func (f *fixture) open(t testing.TB) func(ctx context.Context) (*Guard, func(), 
 	}
 }
 
+// openWith opens the guard, closed when t ends, and decodes event ($WS
+// expanded): what a test that decides one call itself starts with.
+func (f *fixture) openWith(t testing.TB, event string) (*Guard, *Event) {
+	t.Helper()
+	g, closeGuard, err := f.open(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeGuard)
+	ev, err := Decode(f.expand([]byte(event)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, ev
+}
+
 // run feeds input to a Runner and returns exit code, stdout and stderr.
 func (f *fixture) run(t *testing.T, format Format, input []byte, mod func(*Runner)) (int, string, string) {
 	t.Helper()
@@ -564,15 +580,7 @@ func TestRenderRefusesEmptyAnswer(t *testing.T) {
 // process would pay).
 func BenchmarkDecide(b *testing.B) {
 	f := newFixtureB(b)
-	g, closeFn, err := f.open(b)(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer closeFn()
-	ev, err := Decode(f.expand([]byte(`{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"git status && ls -la | wc -l"}}`)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	g, ev := f.openWith(b, `{"tool_name":"Bash","cwd":"$WS","tool_input":{"command":"git status && ls -la | wc -l"}}`)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := g.Decide(context.Background(), ClaudeCode, ev); err != nil {
@@ -970,15 +978,7 @@ func TestLateCallIsRecorded(t *testing.T) {
 // the allow nobody will see.
 func TestRefusedClaimRecordsBlock(t *testing.T) {
 	f := newFixture(t)
-	g, closeGuard, err := f.open(t)(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeGuard()
-	ev, err := Decode(f.expand([]byte(`{"session_id":"s-claim","tool_name":"Read","tool_input":{"file_path":"$WS/notes.txt"}}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, ev := f.openWith(t, `{"session_id":"s-claim","tool_name":"Read","tool_input":{"file_path":"$WS/notes.txt"}}`)
 	ctx := context.Background()
 	if _, err := g.DecideWithin(ctx, ctx, ClaudeCode, ev, func() bool { return false }); err == nil {
 		t.Fatal("a refused claim gave a verdict")
